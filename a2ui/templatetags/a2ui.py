@@ -1,0 +1,73 @@
+"""Template tags to embed the a2ui web client in any Django page.
+
+    {% load a2ui %}
+    {% a2ui_client %}              container + import map + stylesheet + module script
+    {% a2ui_import_map %}          only the import map (when the page lays out the rest itself)
+    {% a2ui_csp_nonce %}           the request's CSP nonce (for the page's own CSP header)
+
+The page must send a CSP that allows the import map's nonce (``a2ui.web.csp.csp_protected``
+does it for a view) and ``connect-src`` to the page's own host over ws/wss. See docs/client.md.
+"""
+
+from django import template
+from django.middleware.csrf import get_token
+from django.templatetags.static import static
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+from a2ui.web import csp, importmap
+
+register = template.Library()
+
+DEFAULT_TOKEN_URL = "/api/v4/stream-token"
+DEFAULT_WS_PATH = "/ws/v4/a2ui"
+CLIENT_VERSION = "0.1.0"
+
+
+def _request(context):
+    return context.get("request")
+
+
+@register.simple_tag(takes_context=True)
+def a2ui_csp_nonce(context):
+    """The per-request nonce that the import map (and module script) carry."""
+    return csp.get_nonce(_request(context))
+
+
+@register.simple_tag(takes_context=True)
+def a2ui_import_map(context):
+    """``<script type="importmap">`` for @a2ui/lit, with the request's CSP nonce."""
+    nonce = csp.get_nonce(_request(context))
+    return format_html(
+        '<script type="importmap" nonce="{}">{}</script>',
+        nonce,
+        mark_safe(importmap.import_map_json()),  # JSON with <, >, & escaped as \\u00XX
+    )
+
+
+def _token_url():
+    for name in ("a2ui_api:stream-token", "a2ui-api:stream-token", "stream-token"):
+        try:
+            return reverse(name)
+        except NoReverseMatch:
+            continue
+    return DEFAULT_TOKEN_URL
+
+
+@register.inclusion_tag("a2ui/_client.html", takes_context=True)
+def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True):
+    """The whole client: import map, stylesheet, status bar, regions, toasts, module script."""
+    request = _request(context)
+    return {
+        "nonce": csp.get_nonce(request),
+        "import_map": a2ui_import_map(context) if v09 else "",
+        "csrf_token": get_token(request) if request is not None else "",
+        "token_url": token_url or _token_url(),
+        "ws_path": ws_path,
+        "title": title,
+        "client_version": CLIENT_VERSION,
+        "v09": bool(v09),
+        "stylesheet": static("a2ui/client/a2ui.css"),
+        "module": static("a2ui/client/main.js"),
+    }
