@@ -197,7 +197,8 @@ def clean_tree(obj: Any, path: str = "") -> Any:
     return sanitize_tree(obj, (), path, text=clean_string)
 
 
-_MD_INLINE_LINK = re.compile(r"(\]\(\s*<?)([^)\s>]*)")
+# CommonMark link destinations may contain balanced parentheses: "(a(b)c)".
+_MD_INLINE_LINK = re.compile(r"(\]\(\s*<?)([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)")
 _MD_REF_DEF = re.compile(r"^( {0,3}\[[^\]]+\]:\s*<?)(\S*?)(>?(?:\s|$))", re.MULTILINE)
 
 
