@@ -1,0 +1,346 @@
+// The client: routes server notifications to the regions, prompts, tasks and toasts.
+import { COMPONENT_TYPES, renderComponent } from './components.js';
+import { Connection } from './connection.js';
+import { h, isObject, safeUrl, text } from './dom.js';
+import { Prompts } from './prompts.js';
+import { V09Surfaces } from './v09.js';
+
+const PRIORITY_RANK = { high: 0, normal: 1, low: 2 };
+const STATE_LABELS = { idle: 'Idle', connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' };
+const CLOSED_LABELS = { timed_out: 'timed out', answered: 'was answered', cancelled: 'was cancelled' };
+
+export class App {
+  constructor(root) {
+    this.root = root;
+    const q = (sel) => root.querySelector(sel);
+    this.regions = {
+      main: q('[data-a2ui-components="main"]'),
+      sidebar: q('[data-a2ui-components="sidebar"]'),
+      overlay: q('[data-a2ui-components="overlay"]'),
+    };
+    this.status = q('[data-a2ui-status]');
+    this.statusText = q('[data-a2ui-status-text]');
+    this.reconnectBtn = q('[data-a2ui-reconnect]');
+    this.toasts = q('[data-a2ui-toasts]');
+    this.tasks = q('[data-a2ui-tasks]');
+    this.empty = q('[data-a2ui-empty]');
+    this.components = new Map(); // component_id -> {type, data, metadata, el, ttlTimer}
+    this.taskEls = new Map();
+    this.sequence = 0;
+    this.prompts = new Prompts(q('[data-a2ui-prompts]'), { send: (m, p) => this.send(m, p), toast: (t) => this.toast(t) });
+    this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
+      onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
+      onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
+    });
+    const ds = root.dataset;
+    this.connection = new Connection({
+      tokenUrl: ds.tokenUrl || '/api/v4/stream-token',
+      wsPath: ds.wsPath || '/ws/v4/a2ui',
+      csrfToken: ds.csrfToken || readCookie('csrftoken'),
+      clientInfo: { name: 'a2ui web client', version: ds.clientVersion || '0.1.0' },
+      capabilities: {
+        supported_components: COMPONENT_TYPES.slice(),
+        supports_file_upload: true,
+        'v0.9': { supportedCatalogIds: [V09Surfaces.catalogId] },
+      },
+    }, {
+      onState: (state, detail) => this.showState(state, detail),
+      onMessage: (msg) => this.dispatch(msg),
+      onSession: (info) => this.sessionStarted(info),
+      onDisconnect: () => this.prompts.markAllStale(),
+      onError: (err) => this.rpcError(err),
+    });
+    this.reconnectBtn.addEventListener('click', () => this.connection.start());
+    this.updateEmpty();
+  }
+
+  start() {
+    this.connection.start();
+    if (this.root.dataset.v09 === '1') {
+      // Warm the renderer up in the background so the first surface appears at once.
+      setTimeout(() => this.v09.load().catch(() => {}), 0);
+    }
+  }
+
+  send(method, params) {
+    return this.connection.notify(method, params);
+  }
+
+  // ---- connection state ----------------------------------------------------------------------
+  showState(state, detail) {
+    this.status.dataset.state = state;
+    this.statusText.textContent = detail ? `${STATE_LABELS[state] || state} — ${detail}` : STATE_LABELS[state] || state;
+    this.reconnectBtn.hidden = state !== 'closed';
+    this.root.dataset.connection = state;
+  }
+
+  sessionStarted({ resumed }) {
+    if (!resumed) {
+      // A new session: nothing on screen belongs to it.
+      for (const id of [...this.components.keys()]) this.removeComponent(id);
+      for (const id of [...this.taskEls.keys()]) this.removeTask(id);
+      this.prompts.clear();
+      this.v09.clear();
+    } else {
+      // The server re-sends pending prompts now; what it does not re-send is no longer pending.
+      clearTimeout(this.staleTimer);
+      this.staleTimer = setTimeout(() => this.prompts.dropStale(), 5000);
+    }
+  }
+
+  rpcError(err) {
+    const code = isObject(err) && err.code !== undefined ? ` (${err.code})` : '';
+    const message = isObject(err) ? text(err.message || 'Error') : text(String(err));
+    this.toast({ level: 'error', title: `Server error${code}`, message, duration_ms: 8000 });
+  }
+
+  // ---- dispatch ------------------------------------------------------------------------------
+  dispatch(msg) {
+    const p = isObject(msg.params) ? msg.params : {};
+    try {
+      switch (msg.method) {
+        case 'ui.render': return this.render(p);
+        case 'ui.update': return this.update(p);
+        case 'ui.request_input': return this.prompts.requestInput(p);
+        case 'ui.confirm': return this.prompts.confirm(p);
+        case 'ui.progress': return this.progress(p);
+        case 'ui.navigate': return this.navigate(p.url, Boolean(p.new_tab));
+        case 'ui.notify': return this.toast(p);
+        case 'a2ui.v09': return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
+        case 'a2ui.consent_required': return this.prompts.consent(p);
+        case 'a2ui.request_closed': return this.requestClosed(p);
+        case 'ui.remove': case 'ui.delete': return this.removeComponent(p.component_id);
+        default: return console.debug('a2ui: ignored notification', msg.method);
+      }
+    } catch (err) {
+      console.error('a2ui: failed to handle', msg.method, err);
+      this.toast({ level: 'error', title: 'Display error', message: `Could not show ${msg.method}.` });
+    }
+    return undefined;
+  }
+
+  // ---- components ----------------------------------------------------------------------------
+  render(p) {
+    const id = p.component_id;
+    if (!id || !COMPONENT_TYPES.includes(p.component_type)) {
+      this.toast({ level: 'warning', title: 'Unsupported component', message: text(p.component_type || '') });
+      return;
+    }
+    const existing = this.components.get(id);
+    const metadata = isObject(p.metadata) ? p.metadata : existing?.metadata || {};
+    const entry = { type: p.component_type, data: isObject(p.data) ? p.data : {}, metadata, el: null, ttlTimer: null };
+    entry.el = this.buildFrame(id, entry);
+    const region = this.regions[metadata.position] || this.regions.main;
+    if (existing && existing.el.parentNode === region) {
+      existing.el.replaceWith(entry.el);
+    } else {
+      existing?.el.remove();
+      this.insertByPriority(region, entry.el);
+    }
+    clearTimeout(existing?.ttlTimer);
+    const ttl = Number(metadata.ttl_seconds);
+    if (Number.isFinite(ttl) && ttl > 0) entry.ttlTimer = setTimeout(() => this.removeComponent(id), ttl * 1000);
+    this.components.set(id, entry);
+    this.updateEmpty();
+  }
+
+  buildFrame(id, entry) {
+    const priority = PRIORITY_RANK[entry.metadata.priority] !== undefined ? entry.metadata.priority : 'normal';
+    this.sequence += 1;
+    const frame = h('section', {
+      class: `a2ui-component a2ui-component-${entry.type} a2ui-priority-${priority}`,
+      dataset: { componentId: id, componentType: entry.type, priority, seq: this.sequence },
+    });
+    if (entry.metadata.position === 'overlay') {
+      frame.append(h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': 'Close', on: { click: () => this.removeComponent(id) } }, '×'));
+    }
+    const ctx = {
+      componentId: id,
+      send: (m, params) => this.send(m, params),
+      navigate: (url, newTab) => this.navigate(url, newTab),
+      toast: (t) => this.toast(t),
+      remove: () => this.removeComponent(id),
+    };
+    frame.append(renderComponent(entry.type, entry.data, ctx));
+    const title = frame.querySelector('h2, h3, caption, figcaption, .a2ui-alert-title');
+    if (title) frame.setAttribute('aria-label', title.textContent);
+    return frame;
+  }
+
+  insertByPriority(region, el) {
+    const rank = PRIORITY_RANK[el.dataset.priority];
+    const before = [...region.children].find((child) => PRIORITY_RANK[child.dataset.priority] > rank);
+    region.insertBefore(el, before || null);
+  }
+
+  update(p) {
+    const entry = this.components.get(p.component_id);
+    if (!entry) {
+      console.debug('a2ui: ui.update for an unknown component', p.component_id);
+      return;
+    }
+    const patch = isObject(p.data) ? p.data : {};
+    let data;
+    if (p.operation === 'replace') {
+      data = patch;
+    } else {
+      // merge: shallow; append: lists are extended and strings concatenated. Data of the
+      // {title, content: {...}} form is patched inside content for keys it does not have itself.
+      const put = (obj, key, value) => { obj[key] = p.operation === 'append' ? appendValue(obj[key], value) : value; };
+      data = { ...entry.data };
+      const wrapped = isObject(data.content);
+      if (wrapped) data.content = { ...data.content };
+      for (const [key, value] of Object.entries(patch)) {
+        if (key === 'content' && wrapped && isObject(value)) {
+          for (const [k, v] of Object.entries(value)) put(data.content, k, v);
+        } else if (wrapped && !(key in data)) {
+          put(data.content, key, value);
+        } else {
+          put(data, key, value);
+        }
+      }
+    }
+    const hadFocus = entry.el.contains(document.activeElement);
+    entry.data = data;
+    const el = this.buildFrame(p.component_id, entry);
+    entry.el.replaceWith(el);
+    entry.el = el;
+    if (hadFocus) {
+      el.setAttribute('tabindex', '-1');
+      el.focus();
+    }
+  }
+
+  removeComponent(id) {
+    const entry = this.components.get(id);
+    if (!entry) return;
+    clearTimeout(entry.ttlTimer);
+    entry.el.remove();
+    this.components.delete(id);
+    this.updateEmpty();
+  }
+
+  updateEmpty() {
+    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0;
+  }
+
+  // ---- prompts closed by the server ----------------------------------------------------------
+  requestClosed(p) {
+    if (!p.request_id) return;
+    const wasOpen = this.prompts.close(`req:${p.request_id}`);
+    if (wasOpen && p.status !== 'answered') {
+      this.toast({ level: 'info', title: 'Request closed', message: `The request ${CLOSED_LABELS[p.status] || text(p.status || 'closed')}.` });
+    }
+  }
+
+  // ---- ui.progress ---------------------------------------------------------------------------
+  progress(p) {
+    const taskId = p.task_id;
+    if (!taskId) return;
+    let t = this.taskEls.get(taskId);
+    if (!t) {
+      const bar = h('progress', { class: 'a2ui-progress-bar' });
+      const label = h('p', { class: 'a2ui-progress-message' });
+      const log = h('div', { class: 'a2ui-progress-stream', role: 'log', 'aria-live': 'polite', hidden: true });
+      const cancel = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Cancel');
+      const el = h('div', { class: 'a2ui-task', dataset: { taskId } },
+        h('div', { class: 'a2ui-task-head' }, label, cancel), bar, log);
+      t = { el, bar, label, log, cancel, done: false };
+      cancel.addEventListener('click', () => {
+        if (this.send('user.cancel', { task_id: taskId, reason: 'User requested cancellation' })) {
+          cancel.disabled = true;
+          cancel.textContent = 'Cancelling…';
+        } else {
+          this.toast({ level: 'error', title: 'Not connected', message: 'The task was not cancelled.' });
+        }
+      });
+      this.taskEls.set(taskId, t);
+      this.tasks.append(el);
+      this.updateEmpty();
+    }
+    const type = ['determinate', 'indeterminate', 'streaming'].includes(p.progress_type) ? p.progress_type : 'indeterminate';
+    t.el.dataset.progressType = type;
+    const message = p.message !== undefined && p.message !== null ? text(p.message) : '';
+    const labelText = `Task ${taskId}`;
+    if (type === 'determinate') {
+      const total = Number(p.total) > 0 ? Number(p.total) : 100;
+      const value = Math.min(Math.max(Number(p.value) || 0, 0), total);
+      t.bar.max = total;
+      t.bar.value = value;
+      const pct = Math.round((value / total) * 100);
+      t.bar.setAttribute('aria-label', `${message || labelText}: ${pct}%`);
+      t.label.textContent = `${message || labelText} (${pct}%)`;
+      if (value >= total) this.finishTask(taskId);
+    } else if (type === 'indeterminate') {
+      t.bar.removeAttribute('value');
+      t.bar.setAttribute('aria-label', message || labelText);
+      t.label.textContent = message || `${labelText}: working…`;
+    } else {
+      t.bar.removeAttribute('value');
+      t.bar.setAttribute('aria-label', labelText);
+      t.label.textContent = labelText;
+      t.log.hidden = false;
+      if (message) t.log.append(message);
+    }
+  }
+
+  finishTask(taskId) {
+    const t = this.taskEls.get(taskId);
+    if (!t || t.done) return;
+    t.done = true;
+    t.cancel.hidden = true;
+    t.el.classList.add('a2ui-task-done');
+    setTimeout(() => this.removeTask(taskId), 4000);
+  }
+
+  removeTask(taskId) {
+    this.taskEls.get(taskId)?.el.remove();
+    this.taskEls.delete(taskId);
+    this.updateEmpty();
+  }
+
+  // ---- ui.navigate ---------------------------------------------------------------------------
+  navigate(url, newTab) {
+    const safe = safeUrl(url);
+    if (!safe) {
+      this.toast({ level: 'warning', title: 'Navigation blocked', message: 'Only http(s) and relative addresses are followed.' });
+      return;
+    }
+    if (newTab) {
+      const win = window.open(safe, '_blank', 'noopener,noreferrer');
+      if (!win) this.toast({ level: 'info', title: 'Open link', message: safe });
+    } else {
+      window.location.assign(safe);
+    }
+  }
+
+  // ---- ui.notify -----------------------------------------------------------------------------
+  toast(p) {
+    const level = ['info', 'success', 'warning', 'error'].includes(p.level) ? p.level : 'info';
+    const close = h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': 'Dismiss notification' }, '×');
+    const el = h('div', { class: `a2ui-toast a2ui-toast-${level}`, role: level === 'error' ? 'alert' : 'status' },
+      h('div', { class: 'a2ui-toast-body' },
+        h('strong', { class: 'a2ui-toast-title' }, text(p.title || level)),
+        p.message ? h('p', {}, text(p.message)) : null),
+      close);
+    const remove = () => { clearTimeout(timer); el.remove(); };
+    close.addEventListener('click', remove);
+    this.toasts.append(el);
+    while (this.toasts.children.length > 5) this.toasts.firstElementChild.remove();
+    const duration = Number.isFinite(Number(p.duration_ms)) && p.duration_ms !== null ? Number(p.duration_ms) : 5000;
+    const timer = duration > 0 ? setTimeout(remove, duration) : null;
+    return el;
+  }
+}
+
+function appendValue(current, value) {
+  if (Array.isArray(current)) return current.concat(Array.isArray(value) ? value : [value]);
+  if (typeof current === 'string' && typeof value === 'string') return current + value;
+  if (current === undefined && Array.isArray(value)) return value.slice();
+  return value;
+}
+
+function readCookie(name) {
+  const match = document.cookie.split('; ').find((c) => c.startsWith(`${name}=`));
+  return match ? decodeURIComponent(match.slice(name.length + 1)) : '';
+}

@@ -1,0 +1,195 @@
+// The socket: stream token -> WebSocket -> a2ui.init (resume with the stored session id) ->
+// JSON-RPC messages. Reconnects with exponential backoff and full jitter, a new token each time.
+
+const SESSION_KEY = 'a2ui.session_id';
+const FATAL_CLOSE = {
+  4005: 'Session expired.',
+  4007: 'Too many open sessions.',
+  4010: 'Session terminated by an operator.',
+  4011: 'Credential revoked.',
+};
+const DROP_SESSION_ON = new Set([4005, 4010, 4011]);
+const RESUME_ERRORS = new Set([-32000, -32005]);
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_CAP_MS = 30000;
+
+export function storedSessionId() {
+  try { return sessionStorage.getItem(SESSION_KEY); } catch { return null; }
+}
+function storeSessionId(id) {
+  try { if (id) sessionStorage.setItem(SESSION_KEY, id); else sessionStorage.removeItem(SESSION_KEY); } catch { /* storage off */ }
+}
+
+class FatalError extends Error {}
+
+export class Connection {
+  /**
+   * options: tokenUrl, wsPath, csrfToken, clientInfo, capabilities;
+   * hooks: onState(state, detail), onMessage(msg), onSession({sessionId, resumed, result}), onError(err)
+   */
+  constructor(options, hooks) {
+    this.options = options;
+    this.hooks = hooks;
+    this.ws = null;
+    this.attempt = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.state = 'idle';
+  }
+
+  setState(state, detail = '') {
+    this.state = state;
+    this.hooks.onState?.(state, detail);
+  }
+
+  start() {
+    this.stopped = false;
+    this.attempt = 0;
+    clearTimeout(this.timer);
+    this.connect();
+  }
+
+  stop(reason = 'Closed.') {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) { this.ws.onclose = null; this.ws.close(1000); this.ws = null; }
+    this.setState('closed', reason);
+  }
+
+  async fetchToken() {
+    const resp = await fetch(this.options.tokenUrl, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': this.options.csrfToken || '' },
+      body: JSON.stringify({ token_type: 'stream_a2ui' }),
+    });
+    if (resp.status === 401 || resp.status === 403) throw new FatalError('Not signed in, or not allowed to open a session.');
+    if (!resp.ok) throw new Error(`Token request failed (${resp.status}).`);
+    const body = await resp.json();
+    if (!body || typeof body.token !== 'string') throw new Error('Token response had no token.');
+    return body.token;
+  }
+
+  async connect() {
+    if (this.stopped) return;
+    this.setState(this.attempt ? 'reconnecting' : 'connecting', this.attempt ? `Attempt ${this.attempt + 1}…` : '');
+    let token;
+    try {
+      token = await this.fetchToken();
+    } catch (err) {
+      if (err instanceof FatalError) { this.stopped = true; this.setState('closed', err.message); return; }
+      this.scheduleReconnect(err.message || 'Network error.');
+      return;
+    }
+    if (this.stopped) return;
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = `${scheme}//${location.host}${this.options.wsPath}?token=${encodeURIComponent(token)}`;
+    let ws;
+    try { ws = new WebSocket(url); } catch (err) { this.scheduleReconnect(String(err)); return; }
+    this.ws = ws;
+    this.nextId = 1;
+    this.pending.clear();
+    ws.onopen = () => this.init(storedSessionId());
+    ws.onmessage = (ev) => this.receive(ev.data);
+    ws.onerror = () => { /* onclose follows with the code */ };
+    ws.onclose = (ev) => this.closed(ev);
+  }
+
+  init(sessionId) {
+    const params = {
+      client_info: { ...this.options.clientInfo, viewport: { width: window.innerWidth, height: window.innerHeight } },
+      capabilities: this.options.capabilities,
+    };
+    if (sessionId) params.session_id = sessionId;
+    this.request('a2ui.init', params).then((result) => {
+      const id = result?.session_id ?? null;
+      storeSessionId(id);
+      this.attempt = 0;
+      this.setState('connected', '');
+      this.hooks.onSession?.({ sessionId: id, resumed: Boolean(sessionId) && id === sessionId, result });
+    }, (error) => {
+      if (sessionId && RESUME_ERRORS.has(error?.code)) {
+        storeSessionId(null); // the old session is gone: start a fresh one on this socket
+        this.init(null);
+        return;
+      }
+      this.hooks.onError?.(error);
+      this.ws?.close(4000, 'init failed'); // reconnect with backoff
+    });
+  }
+
+  request(method, params) {
+    const id = String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (!this.rawSend({ jsonrpc: '2.0', method, id, params })) {
+        this.pending.delete(id);
+        reject({ code: -32603, message: 'Not connected.' });
+      }
+    });
+  }
+
+  /** Send a notification; false when the socket is not open (the caller tells the user). */
+  notify(method, params) {
+    if (this.state !== 'connected') return false;
+    return this.rawSend({ jsonrpc: '2.0', method, params });
+  }
+
+  rawSend(message) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  receive(raw) {
+    let msg;
+    try { msg = JSON.parse(raw); } catch { this.hooks.onError?.({ code: -32700, message: 'Unreadable message from the server.' }); return; }
+    const batch = Array.isArray(msg) ? msg : [msg];
+    for (const m of batch) {
+      if (!m || typeof m !== 'object') continue;
+      if (typeof m.method === 'string') {
+        if (m.id !== undefined && m.id !== null) {
+          this.rawSend({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+        } else {
+          this.hooks.onMessage?.(m);
+        }
+        continue;
+      }
+      const pending = m.id !== undefined && m.id !== null ? this.pending.get(String(m.id)) : null;
+      if (pending) {
+        this.pending.delete(String(m.id));
+        if (m.error) pending.reject(m.error); else pending.resolve(m.result);
+      } else if (m.error) {
+        this.hooks.onError?.(m.error);
+      }
+    }
+  }
+
+  closed(ev) {
+    this.ws = null;
+    for (const p of this.pending.values()) p.reject({ code: -32603, message: 'Connection closed.' });
+    this.pending.clear();
+    if (this.stopped) return;
+    this.hooks.onDisconnect?.(ev.code);
+    if (FATAL_CLOSE[ev.code]) {
+      if (DROP_SESSION_ON.has(ev.code)) storeSessionId(null);
+      this.stopped = true;
+      this.setState('closed', ev.reason ? `${FATAL_CLOSE[ev.code]} ${ev.reason}` : FATAL_CLOSE[ev.code]);
+      return;
+    }
+    const why = ev.code === 4006 ? 'Authentication failed; getting a new token.' : `Connection lost${ev.code ? ` (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})` : ''}.`;
+    this.scheduleReconnect(why);
+  }
+
+  scheduleReconnect(reason) {
+    if (this.stopped) return;
+    const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** this.attempt);
+    const delay = Math.random() * ceiling; // full jitter
+    this.attempt += 1;
+    this.setState('reconnecting', `${reason} Retrying in ${Math.ceil(delay / 1000)} s.`);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+}

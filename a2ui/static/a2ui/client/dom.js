@@ -1,0 +1,88 @@
+// DOM helpers. Server strings are "HTML-safe text" (tags stripped by the server, entities
+// kept): they are decoded with DOMParser (an inert document: no script runs, nothing loads) and
+// only ever inserted as text. Nothing in this client assigns innerHTML.
+
+const parser = new DOMParser();
+
+/** Decode HTML entities (&lt; &amp; &#39; ...) of a server string into plain text. */
+export function text(value) {
+  if (value === null || value === undefined) return '';
+  const s = typeof value === 'string' ? value : String(value);
+  if (!s.includes('&') && !s.includes('<')) return s;
+  const doc = parser.parseFromString(`<!DOCTYPE html><body>${s}`, 'text/html');
+  return doc.body.textContent ?? '';
+}
+
+/**
+ * Build an element. attrs: plain attributes (false/null/undefined skipped, true -> ""), plus
+ * `class`, `dataset` (object), `on` (object of listeners), `props` (object of properties).
+ * children: strings (inserted as text nodes, never parsed) or Nodes, nested arrays allowed.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  applyAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  applyAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+function applyAttrs(node, attrs) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === false || value === null || value === undefined) continue;
+    if (key === 'on') {
+      for (const [evt, fn] of Object.entries(value)) node.addEventListener(evt, fn);
+    } else if (key === 'dataset') {
+      for (const [k, v] of Object.entries(value)) node.dataset[k] = String(v);
+    } else if (key === 'props') {
+      Object.assign(node, value);
+    } else {
+      node.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+}
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A URL the client may follow or load: http(s) or relative (resolved against the page). */
+export function safeUrl(raw, { allowData = false } = {}) {
+  if (typeof raw !== 'string') return null;
+  const value = text(raw).trim();
+  if (!value) return null;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  let url;
+  try {
+    url = new URL(value, document.baseURI);
+  } catch {
+    return null;
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
+  if (allowData && url.protocol === 'data:' && /^data:image\/(png|jpe?g|gif|webp|avif);/i.test(value)) {
+    return value;
+  }
+  return null;
+}
+
+let idCounter = 0;
+export function uid(prefix = 'a2ui') {
+  idCounter += 1;
+  return `${prefix}-${idCounter}`;
+}
+
+export function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

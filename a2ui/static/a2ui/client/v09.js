@@ -1,0 +1,72 @@
+// A2UI v0.9 surfaces through the official renderer (@a2ui/lit, v0_9 entry), loaded lazily
+// through the page's import map on the first a2ui.v09 message.
+import { h } from './dom.js';
+
+const BASIC_CATALOG_ID = 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json';
+
+export class V09Surfaces {
+  constructor(container, { onAction, onError }) {
+    this.container = container;
+    this.onAction = onAction;
+    this.onError = onError;
+    this.ready = null;
+    this.processor = null;
+    this.elements = new Map();
+  }
+
+  load() {
+    if (!this.ready) {
+      this.ready = Promise.all([import('@a2ui/lit/v0_9'), import('@a2ui/web_core/v0_9')]).then(([lit, core]) => {
+        this.processor = new core.MessageProcessor([lit.basicCatalog], (action) => this.onAction(action));
+        this.processor.onSurfaceCreated((surface) => this.mount(surface));
+        this.processor.onSurfaceDeleted((id) => this.unmount(id));
+        return this.processor;
+      });
+      this.ready.catch((err) => this.onError(`The v0.9 renderer could not be loaded: ${err?.message || err}`));
+    }
+    return this.ready;
+  }
+
+  mount(surface) {
+    this.unmount(surface.id);
+    const el = document.createElement('a2ui-surface');
+    el.surface = surface;
+    const agent = surface.theme?.agentDisplayName;
+    const wrap = h('section', { class: 'a2ui-surface', dataset: { surfaceId: surface.id }, 'aria-label': agent ? `Surface from ${agent}` : 'Agent surface' }, el);
+    this.elements.set(surface.id, wrap);
+    this.container.append(wrap);
+  }
+
+  unmount(id) {
+    this.elements.get(id)?.remove();
+    this.elements.delete(id);
+  }
+
+  /** Feed server messages in order; a bad message is reported and skipped. */
+  async process(messages) {
+    if (!Array.isArray(messages) || !messages.length) return;
+    let processor;
+    try { processor = await this.load(); } catch { return; }
+    for (const message of messages) {
+      try {
+        // Surfaces re-sent on resume: replace the old surface instead of failing.
+        const create = message?.createSurface;
+        if (create?.surfaceId && processor.model.getSurface(create.surfaceId)) {
+          processor.processMessages([{ version: message.version || 'v0.9', deleteSurface: { surfaceId: create.surfaceId } }]);
+        }
+        processor.processMessages([message]);
+      } catch (err) {
+        this.onError(`A v0.9 message was not applied: ${err?.message || err}`);
+      }
+    }
+  }
+
+  clear() {
+    if (!this.processor) return;
+    for (const id of [...this.processor.model.surfacesMap.keys()]) this.processor.model.deleteSurface(id);
+  }
+
+  static get catalogId() {
+    return BASIC_CATALOG_ID;
+  }
+}
