@@ -1,0 +1,1 @@
+"""REST adapters (DRF): stream tokens for users, message endpoints for agents."""

@@ -1,0 +1,23 @@
+from rest_framework import serializers
+
+from ..models import StreamToken
+
+
+class StreamTokenRequestSerializer(serializers.Serializer):
+    token_type = serializers.ChoiceField(choices=[t for t, _ in StreamToken.TYPES])
+    agent_id = serializers.CharField(
+        required=False, max_length=64,
+        help_text="The agent's id or name; default: A2UI['DEFAULT_AGENT'].",
+    )
+
+
+class StreamTokenResponseSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    token_type = serializers.CharField()
+
+
+class JsonRpcNotificationSerializer(serializers.Serializer):
+    jsonrpc = serializers.ChoiceField(choices=["2.0"])
+    method = serializers.CharField()
+    params = serializers.DictField()

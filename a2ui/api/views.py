@@ -1,0 +1,104 @@
+"""REST views. Thin: validate the request shape, call the service layer, shape the answer."""
+
+from asgiref.sync import async_to_sync
+from django.db.models import Q
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import tokens
+from ..models import Agent
+from ..protocol import methods
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import audit, delivery
+from .permissions import IsAgent, IsPerson
+from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
+
+
+def _find_agent(agent_id):
+    query = Q(name=agent_id)
+    if agent_id.isdigit():
+        query |= Q(pk=int(agent_id))
+    return Agent.objects.filter(query, is_active=True).first()
+
+
+class StreamTokenView(APIView):
+    """Issue a stream token for the signed-in person (seed 000 section 2.1)."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        request=StreamTokenRequestSerializer,
+        responses={201: StreamTokenResponseSerializer, 400: OpenApiResponse(description="Bad")},
+    )
+    def post(self, request):
+        body = StreamTokenRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        agent_id = body.validated_data.get("agent_id")
+        agent = _find_agent(agent_id) if agent_id else tokens.default_agent()
+        if agent is None:
+            raise ValidationError(
+                {"agent_id": ["Unknown or inactive agent." if agent_id else
+                              "No default agent: pass agent_id or set A2UI['DEFAULT_AGENT']."]}
+            )
+        issued = tokens.issue_stream_token(request.user, agent, body.validated_data["token_type"])
+        audit.record(
+            "token.issue", actor=request.user, agent=agent, target=issued.record,
+            details={"token_type": issued.token_type},
+        )
+        return Response(
+            {
+                "token": issued.token,
+                "expires_at": issued.expires_at,
+                "token_type": issued.token_type,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SessionMessagesView(APIView):
+    """Agents push fire-and-forget JSON-RPC notifications (one object or a list) to a session.
+
+    The whole list is validated before anything is delivered: a bad item changes nothing.
+    ui.request_input and ui.confirm need an answer, so they go over the agent WebSocket or the
+    Python API instead.
+    """
+
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=dict, responses={202: dict})
+    def post(self, request, session_id):
+        items = request.data if isinstance(request.data, list) else [request.data]
+        if not items:
+            raise ValidationError({"detail": "Send one JSON-RPC notification or a non-empty list."})
+        if len(items) > 100:
+            raise ValidationError({"detail": "At most 100 messages per request."})
+        batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
+        delivered = []
+        for method, params in batch:
+            seq, _ = async_to_sync(delivery.apush)(request.auth.id, session_id, method, params)
+            delivered.append({"method": method, "seq": seq})
+        return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
+
+    def _validate(self, index, item, session_id):
+        try:
+            if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+                raise ProtocolError(ErrorCode.INVALID_REQUEST, data={"index": index})
+            method = item.get("method")
+            if method in methods.AWAITING:
+                raise ProtocolError(
+                    ErrorCode.INVALID_PARAMS,
+                    f"{method} awaits the user's answer: use the agent WebSocket or Python API",
+                    data={"index": index},
+                )
+            params = item.get("params")
+            if not isinstance(params, dict):
+                raise ProtocolError(ErrorCode.INVALID_PARAMS, data={"path": "params"})
+            _, params = delivery.validate(method, {**params, "session_id": str(session_id)})
+            return method, params
+        except ProtocolError as exc:
+            if isinstance(exc.data, dict):
+                exc.data.setdefault("index", index)
+            raise

@@ -1,0 +1,109 @@
+"""The app's settings: one namespaced ``A2UI`` dict, read through ``a2ui_settings``.
+
+Modelled on DRF's ``api_settings``: defaults live here, a site overrides only the keys it needs,
+attribute access is cached, and the cache is dropped when tests change ``settings.A2UI``.
+The defaults are the limits of the A2UI protocol (seed 000, sections 2 and 7).
+"""
+
+import os
+
+from django.conf import settings
+from django.core.signals import setting_changed
+
+
+def _env_int(name, default):
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        return value  # left for the system check to report, not a crash at import
+
+
+DEFAULTS = {
+    # Tokens and sessions (seed 000 section 2 and 7).
+    "STREAM_TOKEN_EXPIRE_MINUTES": _env_int("STREAM_TOKEN_EXPIRE_MINUTES", 30),
+    "MAX_PAYLOAD_SIZE": 1024 * 1024,
+    "RATE_LIMIT_PER_MINUTE": 60,
+    "MAX_CONCURRENT_SESSIONS_PER_AGENT": 10,
+    "SESSION_INACTIVITY_TIMEOUT_SECONDS": 3600,
+    "CONFIRM_TIMEOUT_SECONDS": 30,
+    "INPUT_TIMEOUT_SECONDS": 300,
+    # Which agent a stream token names when the client does not say (Agent.name); None: the
+    # only active agent if there is exactly one.
+    "DEFAULT_AGENT": None,
+    # Consent types a session needs before the agent may request input or receive user data.
+    "REQUIRED_CONSENTS": [],
+    "CONSENT_DESCRIPTIONS": {
+        "data_collection": "The agent may collect the information you enter.",
+        "ui_interaction": "The agent may show you interactive screens and read your answers.",
+    },
+    # Session metrics are buffered in memory and flushed at this interval (seconds).
+    "METRICS_FLUSH_SECONDS": 2.0,
+    # Retention for a2ui_purge (days); consents and audit events are kept unless told.
+    "RETENTION_DAYS": 90,
+    "PURGE_CONSENTS": False,
+    "PURGE_AUDIT": False,
+    # Redis for what several processes share (sequence numbers, rate limits, the live-session
+    # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
+    "REDIS_URL": os.environ.get("REDIS_URL") or None,
+    # A session whose sockets all went away may be resumed for this long before it is closed.
+    "RESUME_WINDOW_SECONDS": 300,
+    # Web client.
+    "NODE_MODULES_DIR": None,
+    "SERVE_STATIC": True,
+}
+
+# Settings that must be positive integers, checked at start-up by a2ui.checks.
+POSITIVE_INTS = (
+    "STREAM_TOKEN_EXPIRE_MINUTES",
+    "MAX_PAYLOAD_SIZE",
+    "RATE_LIMIT_PER_MINUTE",
+    "MAX_CONCURRENT_SESSIONS_PER_AGENT",
+    "SESSION_INACTIVITY_TIMEOUT_SECONDS",
+    "CONFIRM_TIMEOUT_SECONDS",
+    "INPUT_TIMEOUT_SECONDS",
+    "RETENTION_DAYS",
+    "RESUME_WINDOW_SECONDS",
+)
+
+
+class A2UISettings:
+    """Attribute access to ``settings.A2UI`` over DEFAULTS; unknown names are an error."""
+
+    def __init__(self, defaults=None):
+        self.defaults = defaults or DEFAULTS
+        self._cached = set()
+
+    @property
+    def user_settings(self):
+        if not hasattr(self, "_user_settings"):
+            self._user_settings = getattr(settings, "A2UI", {}) or {}
+        return self._user_settings
+
+    def __getattr__(self, name):
+        if name not in self.defaults:
+            raise AttributeError(f"Invalid A2UI setting: {name!r}")
+        value = self.user_settings.get(name, self.defaults[name])
+        self._cached.add(name)
+        setattr(self, name, value)
+        return value
+
+    def reload(self):
+        for name in self._cached:
+            delattr(self, name)
+        self._cached.clear()
+        if hasattr(self, "_user_settings"):
+            delattr(self, "_user_settings")
+
+
+a2ui_settings = A2UISettings()
+
+
+def _reload(*, setting, **kwargs):
+    if setting == "A2UI":
+        a2ui_settings.reload()
+
+
+setting_changed.connect(_reload)

@@ -1,0 +1,111 @@
+"""The agent socket, /ws/v4/a2ui/agent with ``Authorization: Bearer <agent key>``.
+
+Agents speak JSON-RPC: the seven ``ui.*`` methods with a ``session_id`` param. Fire-and-forget
+methods sent as requests are answered ``{"delivered": true, "seq": n}``. ``ui.request_input``
+and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 when their time
+runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
+a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
+``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications.
+"""
+
+import asyncio
+
+from django.utils import timezone
+
+from ..protocol import jsonrpc, methods
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import delivery, groups, housekeeping, pending, sessions
+from .base import NO_RESPONSE, JsonRpcConsumer
+
+
+class A2UIAgentConsumer(JsonRpcConsumer):
+    agent = None
+
+    async def connect(self):
+        auth = self.scope.get("a2ui_auth")
+        if auth is None or auth.agent is None:
+            reason = "Agent sockets need Authorization: Bearer <agent key>."
+            if auth is not None and auth.agent is None and auth.token is None and auth.error:
+                reason = auth.error
+            await self.reject(ErrorCode.AUTH_FAILED, reason)
+            return
+        self.agent = auth.agent
+        self.timers = {}
+        for group in (groups.agent_group(self.agent.id), groups.agent_key_group(self.agent)):
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups.append(group)
+        await self.accept()
+        housekeeping.ensure_started()
+
+    async def disconnect(self, code):
+        for timer in getattr(self, "timers", {}).values():
+            timer.cancel()
+
+    async def handle(self, msg):
+        if msg.method == "a2ui.sessions":
+            return {"sessions": await sessions.alive_sessions(self.agent)}
+        session_id, params = delivery.validate(msg.method, msg.params)
+        if msg.method in methods.AWAITING:
+            seq, request = await delivery.apush(
+                self.agent.id, session_id, msg.method, params,
+                reply_channel=self.channel_name, rpc_id=msg.id,
+            )
+            self._arm_timer(request)
+            return NO_RESPONSE
+        seq, _ = await delivery.apush(self.agent.id, session_id, msg.method, params)
+        return {"delivered": True, "seq": seq}
+
+    def _arm_timer(self, request):
+        delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
+        key = (str(request.session_id), request.request_id)
+
+        async def expire():
+            await asyncio.sleep(delay)
+            await pending.aexpire(request.session_id, request.request_id)
+
+        self.timers[key] = asyncio.get_running_loop().create_task(expire())
+
+    # From the channel layer ------------------------------------------------------------------
+
+    async def a2ui_answer(self, event):
+        timer = self.timers.pop((event["session_id"], event["request_id"]), None)
+        if timer is not None:
+            timer.cancel()
+        rpc_id, status, value = event["rpc_id"], event["status"], event["value"]
+        if rpc_id is None:
+            if status == "answered":
+                params = {"session_id": event["session_id"], "request_id": event["request_id"]}
+                if event["kind"] == "confirm":
+                    params.update(value)
+                else:
+                    params["value"] = value
+                await self.send_obj(
+                    jsonrpc.notification(pending.ANSWER_METHOD[event["kind"]], params)
+                )
+            else:
+                await self.send_obj(jsonrpc.notification("request.closed", {
+                    "session_id": event["session_id"], "request_id": event["request_id"],
+                    "status": status,
+                }))
+            return
+        if status == "answered":
+            await self.send_obj(jsonrpc.result(rpc_id, value))
+        elif status == "timed_out":
+            data = {"request_id": event["request_id"]}
+            if event["kind"] == "confirm":
+                data["approved"] = False
+            await self.send_error(ProtocolError(ErrorCode.REQUEST_TIMEOUT, data=data), rpc_id)
+        else:
+            await self.send_error(
+                ProtocolError(
+                    ErrorCode.SESSION_NOT_FOUND, "Session closed before the user answered",
+                    data={"session_id": event["session_id"]},
+                ),
+                rpc_id,
+            )
+
+    async def a2ui_agent_event(self, event):
+        await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
+
+    async def a2ui_close(self, event):
+        await self.close(code=event["code"], reason=event.get("reason", "")[:120])

@@ -1,0 +1,68 @@
+"""What every JSON-RPC socket shares: framing, error replies, and no per-frame thread hop.
+
+Channels >= 4.2 runs ``aclose_old_connections()`` (a thread hop) before every handler. Our
+handlers reach the database only through ``database_sync_to_async``, which closes stale
+connections itself, so ``dispatch`` skips that hop on the per-message path.
+"""
+
+import logging
+
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from ..conf import a2ui_settings
+from ..protocol import jsonrpc
+from ..protocol.errors import ErrorCode, ProtocolError
+
+log = logging.getLogger("a2ui.consumers")
+
+NO_RESPONSE = object()  # a handler that answers later (or has answered) returns this
+
+
+class JsonRpcConsumer(AsyncWebsocketConsumer):
+    async def dispatch(self, message):
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def send_obj(self, obj):
+        await self.send(text_data=jsonrpc.encode(obj))
+
+    async def send_error(self, exc, request_id=None):
+        if exc.request_id is None:
+            exc.request_id = request_id
+        await self.send_obj(exc.to_response())
+
+    async def reject(self, code, reason):
+        """Accept, say why in a JSON-RPC error, and close: the client learns the reason."""
+        await self.accept()
+        await self.send_error(ProtocolError(code, data={"reason": reason}))
+        await self.close(code=ProtocolError(code).close_code)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        raw = text_data if text_data is not None else bytes_data
+        msg = None
+        try:
+            msg = jsonrpc.parse(raw or "", max_size=a2ui_settings.MAX_PAYLOAD_SIZE)
+            result = await self.handle(msg)
+        except ProtocolError as exc:
+            # Failed notifications are answered too (with a null id): a silent drop would
+            # leave a person staring at a form that did nothing.
+            await self.send_error(exc, msg.id if msg is not None else None)
+            return
+        except Exception:
+            log.exception("a2ui: unexpected error handling %s", msg.method if msg else "frame")
+            await self.send_error(
+                ProtocolError(ErrorCode.INTERNAL_ERROR), msg.id if msg is not None else None
+            )
+            return
+        if result is not NO_RESPONSE and not msg.is_notification:
+            await self.send_obj(jsonrpc.result(msg.id, result))
+        await self.after_response()
+
+    async def after_response(self):
+        """Hook: work to do once the response to the current message has gone out."""
+
+    async def handle(self, msg):  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,211 @@
+"""The user socket, /ws/v4/a2ui?token=<stream_a2ui token>: seed 000's UI side.
+
+Lifecycle (seed section 6): the token is checked at connect (-32006 and close 4006 otherwise),
+``a2ui.init`` opens or resumes a session, then agent pushes arrive through the session's group
+and user answers go to the services. Every push carries a sequence number; a gap means the
+channel layer dropped something, and the socket is resynchronised from the database.
+"""
+
+import asyncio
+import time
+
+from ..conf import a2ui_settings
+from ..protocol import jsonrpc, methods
+from ..protocol.capabilities import server_capabilities
+from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
+from ..services import groups, housekeeping, pending, sessions, shared
+from ..services.metrics import buffer
+from .base import JsonRpcConsumer
+
+State = sessions.State
+
+
+class A2UIUserConsumer(JsonRpcConsumer):
+    session_id = None
+    token = None
+
+    # Connection ------------------------------------------------------------------------------
+
+    async def connect(self):
+        auth = self.scope.get("a2ui_auth")
+        if auth is None or auth.token is None:
+            reason = auth.error if auth is not None else "No credential presented."
+            await self.reject(ErrorCode.AUTH_FAILED, reason)
+            return
+        self.token = auth.token
+        self.last_seq = 0
+        self.last_activity = time.monotonic()
+        self.v09 = False
+        self.closing = False
+        self.pending_out = []
+        await self.join(groups.token_group(self.token.jti))
+        await self.join(groups.user_group(self.token.user_id))
+        await self.accept()
+        housekeeping.ensure_started()
+        self.watchdog = asyncio.get_running_loop().create_task(self._watch_idle())
+
+    async def join(self, group):
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups.append(group)
+
+    async def disconnect(self, code):
+        watchdog = getattr(self, "watchdog", None)
+        if watchdog is not None:
+            watchdog.cancel()
+        if self.session_id is not None:
+            await buffer.flush(self.session_id)
+            if not self.closing:
+                await sessions.adetach_session(self.session_id)
+
+    async def _watch_idle(self):
+        limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
+        while True:
+            idle = time.monotonic() - self.last_activity
+            if idle >= limit:
+                break
+            await asyncio.sleep(min(limit - idle, 60) + 0.01)
+        await self.send_error(ProtocolError(ErrorCode.SESSION_EXPIRED))
+        self.closing = True
+        if self.session_id is not None:
+            await sessions.aclose_session(
+                self.session_id, State.TIMED_OUT, "Session inactive for too long.",
+                close_code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED],
+            )
+        await self.close(code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED])
+
+    # Inbound ---------------------------------------------------------------------------------
+
+    async def handle(self, msg):
+        self.last_activity = time.monotonic()
+        scope_key = self.session_id.hex if self.session_id else self.channel_name
+        if await shared.hit_rate_limit(scope_key, a2ui_settings.RATE_LIMIT_PER_MINUTE):
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
+            )
+        handler = self.HANDLERS.get(msg.method)
+        if handler is None:
+            if msg.method in methods.AGENT_TO_UI:
+                raise ProtocolError(
+                    ErrorCode.METHOD_NOT_FOUND, "Method not allowed from the UI side",
+                    data={"method": msg.method},
+                )
+            raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": msg.method[:100]})
+        if msg.method != "a2ui.init":
+            if self.session_id is None:
+                raise ProtocolError(
+                    ErrorCode.SESSION_NOT_FOUND, "Send a2ui.init first",
+                )
+            buffer.add(self.session_id)
+        return await handler(self, msg)
+
+    async def on_init(self, msg):
+        params = methods.validate_params("a2ui.init", msg.params)
+        if self.session_id is not None:
+            raise ProtocolError(ErrorCode.INVALID_REQUEST, "Session already initialized")
+        snapshot = None
+        if params.get("session_id"):
+            session, snapshot = await sessions.aresume_session(self.token, params["session_id"])
+        else:
+            session = await sessions.aopen_session(
+                self.token, params.get("client_info", {}), params.get("capabilities", {})
+            )
+        self.session_id = session.session_id
+        self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
+            "capabilities", {}
+        )
+        await self.join(groups.session_group(self.session_id))
+        self.last_seq = await shared.current_seq(self.session_id.hex)
+        await shared.cache_session(self.session_id.hex, session.agent_id, session.user_id)
+        buffer.add(self.session_id)
+        self.pending_out.append(self._after_init(session, snapshot))
+        return {
+            "session_id": str(self.session_id),
+            "server_capabilities": server_capabilities(
+                a2ui_settings.MAX_PAYLOAD_SIZE, a2ui_settings.RATE_LIMIT_PER_MINUTE
+            ),
+        }
+
+    async def _after_init(self, session, snapshot):
+        if snapshot is not None:
+            await self.send_snapshot(snapshot)
+        if session.agent_id:
+            await groups.send_group(
+                groups.agent_group(session.agent_id),
+                groups.agent_event(
+                    "session.resumed" if snapshot is not None else "session.opened",
+                    {
+                        "session_id": str(self.session_id),
+                        "user": self.token.user.get_username(),
+                        "client_info": session.client_info,
+                        "capabilities": session.capabilities,
+                    },
+                ),
+            )
+
+    async def after_response(self):
+        while self.pending_out:
+            await self.pending_out.pop(0)
+
+    async def send_snapshot(self, snapshot):
+        for c in snapshot.components:
+            params = {k: c[k] for k in ("component_id", "component_type", "data", "metadata")}
+            if not params["metadata"]:
+                del params["metadata"]
+            await self.send_obj(jsonrpc.notification("ui.render", params))
+        for r in snapshot.requests:
+            await self.send_obj(jsonrpc.notification(pending.METHOD_BY_KIND[r["kind"]], r["params"]))
+        if self.v09 and snapshot.surfaces:
+            await self.send_surfaces_snapshot(snapshot.surfaces)
+
+    async def send_surfaces_snapshot(self, states):
+        """Hook for v0.9 surfaces on this socket (see a2ui.consumers.surfaces)."""
+
+    async def on_respond(self, msg):
+        params = methods.validate_params("user.respond", msg.params)
+        await pending.aanswer(self.session_id, params["request_id"], "input", params["value"])
+        return {"ok": True}
+
+    async def on_approve(self, msg):
+        params = methods.validate_params("user.approve", msg.params)
+        value = {"approved": params["approved"], "reason": params.get("reason", "")}
+        await pending.aanswer(self.session_id, params["request_id"], "confirm", value)
+        return {"ok": True}
+
+    async def on_cancel(self, msg):
+        params = methods.validate_params("user.cancel", msg.params)
+        agent_id = await self._agent_id()
+        if agent_id:
+            await groups.send_group(
+                groups.agent_group(agent_id),
+                groups.agent_event("user.cancel", {"session_id": str(self.session_id), **params}),
+            )
+        return {"ok": True}
+
+    async def _agent_id(self):
+        cached = await shared.cached_session(self.session_id.hex)
+        if cached is not None:
+            return cached[0] or None
+        return self.token.agent_id
+
+    HANDLERS = {
+        "a2ui.init": on_init,
+        "user.respond": on_respond,
+        "user.approve": on_approve,
+        "user.cancel": on_cancel,
+    }
+
+    # From the channel layer ------------------------------------------------------------------
+
+    async def a2ui_push(self, event):
+        self.last_activity = time.monotonic()
+        seq = event.get("seq")
+        if seq is not None:
+            if self.last_seq and seq > self.last_seq + 1:
+                await self.send_snapshot(await sessions.asnapshot(self.session_id))
+            self.last_seq = max(self.last_seq, seq)
+        await self.send(text_data=event["text"])
+
+    async def a2ui_close(self, event):
+        self.closing = True
+        await self.close(code=event["code"], reason=event.get("reason", "")[:120])

@@ -1,0 +1,65 @@
+"""WebSocket authentication: read the credential a socket presents, decide nothing else.
+
+The middleware resolves at most one credential per connection and puts the outcome in
+``scope["a2ui_auth"]``; each consumer accepts only the kind it is for (seed 000 section 8.3):
+user sockets take a ``stream_a2ui`` token from ``?token=``, agent sockets an agent key from
+``Authorization: Bearer``. A session cookie or DRF token is never looked at, so it opens nothing.
+"""
+
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+
+from . import tokens
+
+
+@dataclass
+class WebSocketAuth:
+    token: object = None  # StreamToken
+    agent: object = None  # Agent
+    error: str | None = None
+
+    @property
+    def user(self):
+        return self.token.user if self.token is not None else None
+
+
+def _query_token(scope):
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+    return values[0] if values else None
+
+
+def _bearer(scope):
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            scheme, _, raw = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and raw.strip():
+                return raw.strip()
+    return None
+
+
+def resolve(scope):
+    """Return the WebSocketAuth for a connection scope (one DB lookup at most)."""
+    bearer = _bearer(scope)
+    query = _query_token(scope)
+    try:
+        if bearer and tokens.looks_like_agent_key(bearer):
+            return WebSocketAuth(agent=tokens.verify_agent_key(bearer))
+        if query:
+            return WebSocketAuth(token=tokens.verify_stream_token(query))
+    except tokens.TokenError as exc:
+        return WebSocketAuth(error=exc.reason)
+    return WebSocketAuth(error="No credential presented.")
+
+
+class A2UIAuthMiddleware:
+    """ASGI middleware that sets ``scope["a2ui_auth"]`` on WebSocket connections."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket":
+            scope = dict(scope, a2ui_auth=await database_sync_to_async(resolve)(scope))
+        return await self.inner(scope, receive, send)

@@ -1,0 +1,298 @@
+"""The data model: what a session shows, what it awaits, who agreed to what, and who did what.
+
+Everything two Daphne processes must agree on lives here (or in Redis), never in a
+process-local dict: a reconnecting client, or an answer that arrives at another process, finds
+its state in these tables.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.utils import timezone
+
+
+class Agent(models.Model):
+    """A registered agent. Its API key is stored only as a SHA-256 hash; see a2ui.tokens."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    display_name = models.CharField(max_length=100, blank=True)
+    icon_url = models.URLField(blank=True, help_text="Shown to users as the agent's icon.")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="a2ui_agents",
+    )
+    key_prefix = models.CharField(max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    is_active = models.BooleanField(default=True)
+    max_concurrent_sessions = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty: A2UI['MAX_CONCURRENT_SESSIONS_PER_AGENT']."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def label(self):
+        return self.display_name or self.name
+
+    def session_limit(self):
+        from .conf import a2ui_settings
+
+        return self.max_concurrent_sessions or a2ui_settings.MAX_CONCURRENT_SESSIONS_PER_AGENT
+
+
+class StreamToken(models.Model):
+    """One issued stream token: its id (jti) and lifecycle, never the token itself."""
+
+    TYPE_STREAM_A2UI = "stream_a2ui"
+    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream")]
+
+    jti = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="a2ui_stream_tokens"
+    )
+    agent = models.ForeignKey(Agent, null=True, on_delete=models.CASCADE, related_name="+")
+    token_type = models.CharField(max_length=32, choices=TYPES, default=TYPE_STREAM_A2UI)
+    issued_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["-issued_at"]
+
+    def __str__(self):
+        return f"{self.token_type} {self.jti}"
+
+    @property
+    def state(self):
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+
+class A2UISessionLog(models.Model):
+    """A session (seed 000 section 6): its state, client, counters and how it ended."""
+
+    class State(models.TextChoices):
+        CONNECTED = "connected"
+        INITIALIZED = "initialized"
+        ACTIVE = "active"
+        CLOSED = "closed"
+        REJECTED = "rejected"
+        TIMED_OUT = "timed_out"
+
+    LIVE_STATES = (State.CONNECTED, State.INITIALIZED, State.ACTIVE)
+
+    session_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(
+        Agent, null=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+        related_name="a2ui_sessions",
+    )
+    token = models.ForeignKey(
+        StreamToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    state = models.CharField(
+        max_length=16, choices=State.choices, default=State.CONNECTED, db_index=True
+    )
+    client_info = models.JSONField(default=dict, blank=True)
+    capabilities = models.JSONField(default=dict, blank=True)
+    message_count = models.PositiveIntegerField(default=0)
+    components_rendered = models.PositiveIntegerField(default=0)
+    inputs_requested = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    last_activity = models.DateTimeField(default=timezone.now)
+    detached_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its last socket went away; resumable until then."
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    close_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "A2UI session"
+        indexes = [models.Index(fields=["agent", "state"])]
+
+    def __str__(self):
+        return str(self.session_id)
+
+    @property
+    def is_live(self):
+        return self.state in self.LIVE_STATES
+
+
+class A2UIConsentRecord(models.Model):
+    """A consent given or refused in a session (seed 000 section 8.4)."""
+
+    session = models.ForeignKey(
+        A2UISessionLog, null=True, blank=True, on_delete=models.SET_NULL, related_name="consents"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+        related_name="a2ui_consents",
+    )
+    consent_type = models.CharField(max_length=64, db_index=True)
+    granted = models.BooleanField()
+    granted_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["-granted_at"]
+        verbose_name = "A2UI consent record"
+
+    def __str__(self):
+        return f"{self.consent_type}: {'granted' if self.granted else 'refused'}"
+
+    @property
+    def is_active(self):
+        return self.granted and self.revoked_at is None
+
+
+class RenderedComponent(models.Model):
+    """What a session shows now, so a reconnecting client gets its screen back."""
+
+    session = models.ForeignKey(
+        A2UISessionLog, on_delete=models.CASCADE, related_name="components"
+    )
+    component_id = models.CharField(max_length=128)
+    component_type = models.CharField(max_length=16)
+    data = models.JSONField(default=dict)
+    metadata = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "component_id"], name="a2ui_component_uniq")
+        ]
+
+    def __str__(self):
+        return f"{self.component_type} {self.component_id}"
+
+
+class PendingRequest(models.Model):
+    """A ui.request_input or ui.confirm awaiting the user's answer, resolvable by any process."""
+
+    KIND_INPUT = "input"
+    KIND_CONFIRM = "confirm"
+    KINDS = [(KIND_INPUT, "input"), (KIND_CONFIRM, "confirm")]
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        ANSWERED = "answered"
+        TIMED_OUT = "timed_out"
+        CANCELLED = "cancelled"
+
+    session = models.ForeignKey(
+        A2UISessionLog, on_delete=models.CASCADE, related_name="pending_requests"
+    )
+    request_id = models.CharField(max_length=128)
+    kind = models.CharField(max_length=8, choices=KINDS)
+    params = models.JSONField(default=dict)
+    deadline = models.DateTimeField()
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    answer = models.JSONField(null=True, blank=True)
+    reply_channel = models.CharField(max_length=200, blank=True)
+    rpc_id = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "request_id"], name="a2ui_request_uniq")
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.request_id} ({self.status})"
+
+
+class Surface(models.Model):
+    """An A2UI v0.9 surface of a session: its whole state as a.v09's SurfaceState dict."""
+
+    session = models.ForeignKey(A2UISessionLog, on_delete=models.CASCADE, related_name="surfaces")
+    surface_id = models.CharField(max_length=128)
+    catalog_id = models.CharField(max_length=500)
+    state = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "surface_id"], name="a2ui_surface_uniq")
+        ]
+
+    def __str__(self):
+        return self.surface_id
+
+
+class AuditEventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise PermissionDenied("Audit events are append-only.")
+
+    def delete(self):
+        raise PermissionDenied("Audit events are append-only.")
+
+
+class AuditEvent(models.Model):
+    """An append-only record of who did what: never changed, never deleted through the ORM.
+
+    Retention (a2ui_purge) is the one sanctioned removal, and it uses a raw delete so that
+    nothing else can by accident.
+    """
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=150, help_text="user:NAME, agent:NAME or system")
+    action = models.CharField(max_length=64, db_index=True)
+    target_type = models.CharField(max_length=64, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    session_id = models.UUIDField(null=True, blank=True, db_index=True)
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    details = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise PermissionDenied("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionDenied("Audit events are append-only.")

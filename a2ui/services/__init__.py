@@ -1,0 +1,6 @@
+"""The service layer: the one place that changes sessions, components, requests and audit.
+
+Consumers, views, the admin and the Python agent API call these functions; none of them writes
+a model directly. Functions named ``a*`` are coroutines; database work runs in one
+``database_sync_to_async`` hop per operation, never one per query.
+"""

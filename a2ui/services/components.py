@@ -1,0 +1,72 @@
+"""What a session shows: RenderedComponent rows kept current by ui.render and ui.update."""
+
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ..models import RenderedComponent
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.updates import apply_update
+
+
+def _expiry(metadata):
+    ttl = (metadata or {}).get("ttl_seconds")
+    return timezone.now() + timedelta(seconds=ttl) if ttl else None
+
+
+def store_render(session_id, params):
+    """Insert or replace a component; a re-render keeps its place in the render order."""
+    now = timezone.now()
+    metadata = params.get("metadata") or {}
+    fields = {
+        "component_type": params["component_type"],
+        "data": params["data"],
+        "metadata": metadata,
+        "expires_at": _expiry(metadata),
+        "updated_at": now,
+    }
+    with transaction.atomic():
+        updated = RenderedComponent.objects.filter(
+            session_id=session_id, component_id=params["component_id"]
+        ).update(**fields)
+        if updated:
+            return
+        top = RenderedComponent.objects.filter(session_id=session_id).aggregate(m=Max("position"))
+        try:
+            with transaction.atomic():
+                RenderedComponent.objects.create(
+                    session_id=session_id,
+                    component_id=params["component_id"],
+                    position=(top["m"] or 0) + 1,
+                    created_at=now,
+                    **fields,
+                )
+        except IntegrityError:  # rendered concurrently by another process: replace
+            RenderedComponent.objects.filter(
+                session_id=session_id, component_id=params["component_id"]
+            ).update(**fields)
+
+
+def store_update(session_id, params):
+    """Apply ui.update to the stored component, or -32003 if it is unknown or expired."""
+    with transaction.atomic():
+        component = (
+            RenderedComponent.objects.select_for_update()
+            .filter(session_id=session_id, component_id=params["component_id"])
+            .first()
+        )
+        if component is None or (
+            component.expires_at is not None and component.expires_at <= timezone.now()
+        ):
+            raise ProtocolError(
+                ErrorCode.COMPONENT_NOT_FOUND,
+                data={"component_id": params["component_id"]},
+            )
+        component.data = apply_update(
+            component.component_type, component.data, params["operation"], params["data"]
+        )
+        component.updated_at = timezone.now()
+        component.save(update_fields=["data", "updated_at"])
+    return component

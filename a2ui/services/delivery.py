@@ -1,0 +1,50 @@
+"""Agent-to-UI delivery: one path for the agent WebSocket, the REST endpoint and the Python API.
+
+``apush`` takes params already validated and sanitized by ``a2ui.protocol.methods`` and does,
+in order: the owner check (cached), the state change for methods that have one (a component,
+a pending request), the per-session sequence number, the buffered metrics, and one group send.
+ui.progress, ui.notify and ui.navigate touch no database at all.
+"""
+
+from channels.db import database_sync_to_async
+
+from ..protocol import methods
+from ..protocol.errors import ErrorCode, ProtocolError
+from . import components, groups, pending, sessions, shared
+from .metrics import buffer
+
+
+def validate(method, params):
+    """Split off ``session_id`` and validate the rest as the seed's params for ``method``."""
+    if method not in methods.AGENT_TO_UI:
+        raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": str(method)[:100]})
+    if not isinstance(params, dict) or "session_id" not in params:
+        raise ProtocolError(
+            ErrorCode.INVALID_PARAMS, "session_id is required", data={"path": "params.session_id"}
+        )
+    params = dict(params)
+    session_id = params.pop("session_id")
+    return session_id, methods.validate_params(method, params)
+
+
+async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None):
+    """Deliver one validated agent-to-UI message; return (seq, PendingRequest or None)."""
+    sid = await sessions.aensure_agent_session(agent_id, session_id)
+    request = None
+    if method == "ui.render":
+        await database_sync_to_async(components.store_render)(sid, params)
+    elif method == "ui.update":
+        await database_sync_to_async(components.store_update)(sid, params)
+    elif method in methods.AWAITING:
+        request = await database_sync_to_async(pending.create)(
+            sid, method, params, reply_channel, rpc_id
+        )
+    seq = await shared.next_seq(sid.hex)
+    buffer.add(
+        sid,
+        rendered=int(method == "ui.render"),
+        inputs=int(method in methods.AWAITING),
+        pushed=True,
+    )
+    await groups.send_group(groups.session_group(sid), groups.push_event(seq, method, params))
+    return seq, request

@@ -1,0 +1,37 @@
+"""A periodic task in every serving process: time out idle sessions and orphaned requests.
+
+Each process runs it (started by the first socket); closing and expiring are conditional
+updates, so two processes doing the same sweep is harmless.
+"""
+
+import asyncio
+import logging
+import weakref
+
+from . import pending, sessions
+
+log = logging.getLogger(__name__)
+INTERVAL_SECONDS = 15
+_tasks = weakref.WeakKeyDictionary()
+
+
+async def sweep():
+    closed = await sessions.areap()
+    expired = await pending.areap()
+    return closed, expired
+
+
+async def _loop():
+    while True:
+        await asyncio.sleep(INTERVAL_SECONDS)
+        try:
+            await sweep()
+        except Exception:
+            log.exception("a2ui: housekeeping sweep failed")
+
+
+def ensure_started():
+    loop = asyncio.get_running_loop()
+    task = _tasks.get(loop)
+    if task is None or task.done():
+        _tasks[loop] = loop.create_task(_loop())

@@ -1,0 +1,292 @@
+"""Session lifecycle (seed 000 section 6): open, resume, detach, close, time out, terminate.
+
+A session outlives its sockets: a client that reconnects (after a network drop, a reload, or the
+death of the process that held its socket) resumes it with ``session_id`` in ``a2ui.init``. A
+session whose sockets are all gone is closed after ``RESUME_WINDOW_SECONDS``; any session idle
+longer than ``SESSION_INACTIVITY_TIMEOUT_SECONDS`` times out.
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from channels.db import database_sync_to_async
+from django.db import transaction
+from django.utils import timezone
+
+from ..conf import a2ui_settings
+from ..models import A2UISessionLog, Agent, PendingRequest, RenderedComponent, Surface
+from ..protocol.errors import ErrorCode, ProtocolError
+from . import audit, groups, shared
+from .metrics import buffer
+
+State = A2UISessionLog.State
+LIVE = A2UISessionLog.LIVE_STATES
+
+
+@dataclass
+class Snapshot:
+    """What a resuming client must see again: components, open requests, surfaces."""
+
+    components: list = field(default_factory=list)
+    requests: list = field(default_factory=list)
+    surfaces: list = field(default_factory=list)
+
+
+def _parse_uuid(value):
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        raise ProtocolError(
+            ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(value)[:64]}
+        ) from None
+
+
+def _idle_limit():
+    return timedelta(seconds=a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS)
+
+
+# Opening ---------------------------------------------------------------------------------------
+
+
+def open_session(token, client_info, capabilities):
+    """Create an initialized session for the token's user and agent, within the agent's limit.
+
+    The agent row is locked while counting its live sessions, so two processes cannot both
+    admit the 10th session.
+    """
+    with transaction.atomic():
+        agent = None
+        if token.agent_id is not None:
+            agent = Agent.objects.select_for_update().get(pk=token.agent_id)
+            live = A2UISessionLog.objects.filter(agent=agent, state__in=LIVE).count()
+            if live >= agent.session_limit():
+                raise ProtocolError(
+                    ErrorCode.MAX_SESSIONS, data={"limit": agent.session_limit()}
+                )
+        session = A2UISessionLog.objects.create(
+            agent=agent,
+            user=token.user,
+            token=token,
+            state=State.INITIALIZED,
+            client_info=client_info,
+            capabilities=capabilities,
+        )
+    audit.record(
+        "session.open", actor=token.user, agent=agent, target=session,
+        session_id=session.session_id, details={"client": client_info.get("name", "")},
+    )
+    return session
+
+
+aopen_session = database_sync_to_async(open_session)
+
+
+def resume_session(token, session_id):
+    """Reattach a live session of the same user and agent; return (session, Snapshot)."""
+    sid = _parse_uuid(session_id)
+    session = A2UISessionLog.objects.filter(pk=sid).first()
+    if (
+        session is None
+        or session.user_id != token.user_id
+        or session.agent_id != token.agent_id
+        or session.state not in LIVE
+    ):
+        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+    now = timezone.now()
+    if session.last_activity < now - _idle_limit():
+        close_session(sid, State.TIMED_OUT, "Inactive for too long.")
+        raise ProtocolError(ErrorCode.SESSION_EXPIRED, data={"session_id": str(sid)})
+    A2UISessionLog.objects.filter(pk=sid).update(
+        detached_at=None, token=token, last_activity=now
+    )
+    session.refresh_from_db()
+    audit.record(
+        "session.resume", actor=token.user, agent=session.agent, target=session,
+        session_id=sid,
+    )
+    return session, snapshot(sid)
+
+
+aresume_session = database_sync_to_async(resume_session)
+
+
+def snapshot(session_id):
+    """The session's current screen: live components in render order, pending requests."""
+    now = timezone.now()
+    RenderedComponent.objects.filter(session_id=session_id, expires_at__lte=now).delete()
+    components = [
+        {
+            "component_id": c.component_id,
+            "component_type": c.component_type,
+            "data": c.data,
+            "metadata": c.metadata,
+            "expires_at": c.expires_at,
+        }
+        for c in RenderedComponent.objects.filter(session_id=session_id).order_by("position")
+    ]
+    requests = []
+    for r in PendingRequest.objects.filter(
+        session_id=session_id, status=PendingRequest.Status.PENDING, deadline__gt=now
+    ):
+        params = dict(r.params)
+        params["timeout_seconds"] = max(1, int((r.deadline - now).total_seconds()))
+        requests.append({"kind": r.kind, "params": params})
+    surfaces = list(
+        Surface.objects.filter(session_id=session_id).values_list("state", flat=True)
+    )
+    return Snapshot(components, requests, surfaces)
+
+
+asnapshot = database_sync_to_async(snapshot)
+
+
+# Lookups on the per-message path ---------------------------------------------------------------
+
+
+def _live_owner(session_id):
+    row = (
+        A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE)
+        .values_list("agent_id", "user_id")
+        .first()
+    )
+    return row
+
+
+async def aensure_agent_session(agent_id, session_id):
+    """Raise -32000 unless the session is live and belongs to this agent.
+
+    A Redis (or local) cache answers most calls; the database answers the first and after the
+    cache entry lapses. Closing a session deletes the entry everywhere.
+    """
+    sid = _parse_uuid(session_id)
+    cached = await shared.cached_session(sid.hex)
+    if cached is None:
+        row = await database_sync_to_async(_live_owner)(sid)
+        if row is None:
+            raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        await shared.cache_session(sid.hex, row[0], row[1])
+        cached = (str(row[0] or ""), str(row[1] or ""))
+    if cached[0] != str(agent_id or ""):
+        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+    return sid
+
+
+def live_sessions(agent):
+    return [
+        {
+            "session_id": str(s.session_id),
+            "user": s.user.get_username() if s.user else None,
+            "state": s.state,
+            "client_info": s.client_info,
+            "created_at": s.created_at.isoformat(),
+        }
+        for s in A2UISessionLog.objects.filter(agent=agent, state__in=LIVE).select_related("user")
+    ]
+
+
+alive_sessions = database_sync_to_async(live_sessions)
+
+
+# Detaching and closing -------------------------------------------------------------------------
+
+
+def detach_session(session_id):
+    A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE).update(
+        detached_at=timezone.now()
+    )
+
+
+adetach_session = database_sync_to_async(detach_session)
+
+
+def close_session(session_id, state=State.CLOSED, reason="", actor=None):
+    """End a live session: record why, cancel its open requests. Returns False if not live.
+
+    The caller notifies sockets and agents (``aclose_session`` does both).
+    """
+    buffer.flush_sync(session_id)
+    now = timezone.now()
+    updated = A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE).update(
+        state=state, closed_at=now, close_reason=reason[:200]
+    )
+    if not updated:
+        return None
+    session = A2UISessionLog.objects.select_related("agent").get(pk=session_id)
+    cancelled = list(
+        PendingRequest.objects.filter(session_id=session_id, status=PendingRequest.Status.PENDING)
+        .values("request_id", "reply_channel", "rpc_id", "kind")
+    )
+    PendingRequest.objects.filter(
+        session_id=session_id, status=PendingRequest.Status.PENDING
+    ).update(status=PendingRequest.Status.CANCELLED, resolved_at=now)
+    audit.record(
+        "session.terminate" if actor is not None else f"session.{state}",
+        actor=actor, agent=session.agent, target=session, session_id=session.session_id,
+        details={"reason": reason, "state": state},
+    )
+    return session, cancelled
+
+
+async def aclose_session(session_id, state=State.CLOSED, reason="", *, actor=None,
+                         close_code=None):
+    """Close a session and tell everyone: its sockets (with ``close_code``), its agent, waiters."""
+    sid = _parse_uuid(session_id)
+    result = await database_sync_to_async(close_session)(sid, state, reason, actor)
+    if result is None:
+        return False
+    session, cancelled = result
+    await shared.forget_session(sid.hex)
+    if close_code is not None:
+        await groups.send_group(groups.session_group(sid), groups.close_event(close_code, reason))
+    for req in cancelled:
+        if req["reply_channel"]:
+            await groups.send_channel(
+                req["reply_channel"],
+                groups.answer_event(sid, req["request_id"], "cancelled", rpc_id=req["rpc_id"],
+                                    kind=req["kind"]),
+            )
+    if session.agent_id:
+        await groups.send_group(
+            groups.agent_group(session.agent_id),
+            groups.agent_event(
+                "session.closed", {"session_id": str(sid), "state": state, "reason": reason}
+            ),
+        )
+    return True
+
+
+# Housekeeping ----------------------------------------------------------------------------------
+
+
+def due_for_closing():
+    """Sessions idle past the limit, and detached sessions past the resume window."""
+    now = timezone.now()
+    idle = list(
+        A2UISessionLog.objects.filter(
+            state__in=LIVE, last_activity__lt=now - _idle_limit()
+        ).values_list("pk", flat=True)
+    )
+    window = timedelta(seconds=a2ui_settings.RESUME_WINDOW_SECONDS)
+    detached = list(
+        A2UISessionLog.objects.filter(state__in=LIVE, detached_at__lt=now - window)
+        .exclude(pk__in=idle)
+        .values_list("pk", "detached_at", "last_activity")
+    )
+    gone = [pk for pk, detached_at, last in detached if last <= detached_at]
+    return idle, gone
+
+
+async def areap():
+    """Close what is due; run periodically by every process (closing is idempotent)."""
+    from ..protocol.errors import CLOSE_CODES
+
+    idle, gone = await database_sync_to_async(due_for_closing)()
+    for sid in idle:
+        await aclose_session(
+            sid, State.TIMED_OUT, "Session inactive for more than the inactivity timeout.",
+            close_code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED],
+        )
+    for sid in gone:
+        await aclose_session(sid, State.CLOSED, "Disconnected and not resumed.")
+    return len(idle) + len(gone)

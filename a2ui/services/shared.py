@@ -1,0 +1,139 @@
+"""State several Daphne processes share without touching the database on each message.
+
+With ``A2UI['REDIS_URL']`` set, sequence numbers, rate-limit windows and the live-session cache
+are Redis keys, reached through ``redis.asyncio`` (no thread hop). Without it, the same API is
+backed by process-local dicts, which is correct only for one process: the embedded default with
+the in-memory channel layer.
+"""
+
+import asyncio
+import time
+import weakref
+
+from ..conf import a2ui_settings
+
+_clients = weakref.WeakKeyDictionary()  # event loop -> redis client (pools are loop-bound)
+
+
+def redis_client():
+    """The Redis client for the running event loop, or None when Redis is not configured."""
+    url = a2ui_settings.REDIS_URL
+    if not url:
+        return None
+    import redis.asyncio as aioredis
+
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = aioredis.Redis.from_url(url, decode_responses=True)
+        _clients[loop] = client
+    return client
+
+
+class _Local:
+    """Process-local stand-ins for the Redis keys."""
+
+    def __init__(self):
+        self.seq = {}
+        self.windows = {}
+        self.sessions = {}
+
+    def clear(self):
+        self.seq.clear()
+        self.windows.clear()
+        self.sessions.clear()
+
+
+local = _Local()
+
+
+def _key(*parts):
+    return "a2ui:" + ":".join(str(p) for p in parts)
+
+
+# Sequence numbers ------------------------------------------------------------------------------
+
+
+async def next_seq(session_id):
+    """The next sequence number of a session's push stream (1, 2, ...)."""
+    client = redis_client()
+    if client is None:
+        value = local.seq.get(session_id, 0) + 1
+        local.seq[session_id] = value
+        return value
+    key = _key("seq", session_id)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.incr(key)
+        pipe.expire(key, 7 * 24 * 3600)
+        value, _ = await pipe.execute()
+    return int(value)
+
+
+async def current_seq(session_id):
+    client = redis_client()
+    if client is None:
+        return local.seq.get(session_id, 0)
+    value = await client.get(_key("seq", session_id))
+    return int(value or 0)
+
+
+# Rate limits -----------------------------------------------------------------------------------
+
+
+async def hit_rate_limit(scope_key, limit, window_seconds=60):
+    """Count one request in the current fixed window; True when it is over ``limit``."""
+    window = int(time.time() // window_seconds)
+    client = redis_client()
+    if client is None:
+        bucket = (scope_key, window)
+        count = local.windows.get(bucket, 0) + 1
+        local.windows[bucket] = count
+        if len(local.windows) > 10000:
+            for old in [b for b in local.windows if b[1] < window]:
+                del local.windows[old]
+        return count > limit
+    key = _key("rl", scope_key, window)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.incr(key)
+        pipe.expire(key, window_seconds * 2)
+        count, _ = await pipe.execute()
+    return int(count) > limit
+
+
+# Live-session cache ----------------------------------------------------------------------------
+
+LIVE_TTL = 300
+
+
+async def cache_session(session_id, agent_id, user_id):
+    """Remember that a session is live, for the per-message owner check."""
+    client = redis_client()
+    value = f"{agent_id or ''}:{user_id or ''}"
+    if client is None:
+        local.sessions[session_id] = (value, time.monotonic() + LIVE_TTL)
+        return
+    await client.set(_key("live", session_id), value, ex=LIVE_TTL)
+
+
+async def cached_session(session_id):
+    """(agent_id, user_id) strings for a live session, or None when unknown (ask the DB)."""
+    client = redis_client()
+    if client is None:
+        entry = local.sessions.get(session_id)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        value = entry[0]
+    else:
+        value = await client.get(_key("live", session_id))
+        if value is None:
+            return None
+    agent_id, _, user_id = value.partition(":")
+    return agent_id, user_id
+
+
+async def forget_session(session_id):
+    client = redis_client()
+    if client is None:
+        local.sessions.pop(session_id, None)
+        return
+    await client.delete(_key("live", session_id))

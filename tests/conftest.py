@@ -1,0 +1,54 @@
+"""Shared fixtures: users, agents with keys, stream tokens, and WebSocket helpers.
+
+Tier 1 runs in-process (WebsocketCommunicator, APIClient) on whatever database and channel
+layer the settings name: SQLite and the in-memory layer by default, PostgreSQL and Redis when
+DATABASE_URL and REDIS_URL are set (as CI does). Tier 2 (tests/live) runs real Daphne processes.
+"""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from a2ui import tokens
+from a2ui.services import shared
+
+
+@pytest.fixture(autouse=True)
+def _fresh_local_state():
+    shared.local.clear()
+    yield
+    shared.local.clear()
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user("alice", "alice@example.com", "pw-alice-123")
+
+
+@pytest.fixture
+def other_user(db):
+    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-123")
+
+
+@pytest.fixture
+def superuser(db):
+    return get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-123")
+
+
+@pytest.fixture
+def agent_and_key(db):
+    return tokens.create_agent("demo-agent", display_name="Demo Agent")
+
+
+@pytest.fixture
+def agent(agent_and_key):
+    return agent_and_key[0]
+
+
+@pytest.fixture
+def agent_key(agent_and_key):
+    return agent_and_key[1]
+
+
+@pytest.fixture
+def stream_token(user, agent):
+    return tokens.issue_stream_token(user, agent).token
