@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -26,7 +26,7 @@ _PLACEHOLDER_URI = "https://a2ui.org/specification/v0_9/catalog.json"
 _URL_PROPS = ("url",)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_json_resource(folder: str, name: str) -> Any:
     """Read a JSON file shipped inside this package (works when pip-installed)."""
     text = resources.files(__package__).joinpath(folder).joinpath(name).read_text(encoding="utf-8")

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .envelope import Meta
+from .envelope import Entry, Meta
+from .errors import Invalid
 
 ROOT_ID = "root"
 MAX_TREE_DEPTH = 50
@@ -170,3 +171,12 @@ def _find(node: Any, ref: str | None, relative: bool, parts: list[Any], top: boo
         if hit is not None:
             return hit
     return None
+
+
+def graph_invalid(error: GraphError, entries: list[Entry]) -> Invalid:
+    """Point a graph error at the offending component of this update when it is in it."""
+    for i, (cid, comp, _meta) in enumerate(entries):
+        if cid == error.component_id:
+            field_parts = locate_field(comp, error.ref, error.relative)
+            return Invalid(error.message, field_parts[::-1] + [i, "components"])
+    return Invalid(error.message, ["components"])
