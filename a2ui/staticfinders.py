@@ -69,12 +69,12 @@ class NodeModulesFinder(BaseFinder):
         prefix = importmap.VENDOR_PREFIX + "/"
         path = path.replace(os.sep, "/")
         if not path.startswith(prefix):
-            return [] if find_all else None
+            return []
         rel = path[len(prefix) :]
         if rel in self._allowed():
             match = str(Path(self.root, *rel.split("/")))
             return [match] if find_all else match
-        return [] if find_all else None
+        return []
 
     def list(self, ignore_patterns):
         root = self.root

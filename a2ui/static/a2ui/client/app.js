@@ -31,6 +31,7 @@ export class App {
     this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
       onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
       onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
+      onChange: () => this.updateEmpty(),
     });
     const ds = root.dataset;
     this.connection = new Connection({
@@ -221,7 +222,7 @@ export class App {
   }
 
   updateEmpty() {
-    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0;
+    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0 || this.v09.elements.size > 0;
   }
 
   // ---- prompts closed by the server ----------------------------------------------------------

@@ -1,11 +1,25 @@
 // A2UI v0.9 surfaces through the official renderer (@a2ui/lit, v0_9 entry), loaded lazily
 // through the page's import map on the first a2ui.v09 message.
 import { h } from './dom.js';
+import { renderMarkdown } from './markdown.js';
+
+/**
+ * Markdown for the renderer's Text component. The renderer inserts the string it gets with
+ * lit's unsafeHTML, so it gets the serialization of a DOM tree our safe renderer built from
+ * text: no markup from the server survives, only the few elements renderMarkdown creates.
+ */
+function markdownToHtml(value) {
+  const box = document.createElement('div');
+  box.append(renderMarkdown(String(value ?? '')));
+  const only = box.childNodes.length === 1 && box.firstChild.nodeName === 'P' ? box.firstChild : box;
+  return only.innerHTML;
+}
 
 const BASIC_CATALOG_ID = 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json';
 
 export class V09Surfaces {
-  constructor(container, { onAction, onError }) {
+  constructor(container, { onAction, onError, onChange }) {
+    this.onChange = onChange || (() => {});
     this.container = container;
     this.onAction = onAction;
     this.onError = onError;
@@ -16,7 +30,12 @@ export class V09Surfaces {
 
   load() {
     if (!this.ready) {
-      this.ready = Promise.all([import('@a2ui/lit/v0_9'), import('@a2ui/web_core/v0_9')]).then(([lit, core]) => {
+      this.ready = Promise.all([
+        import('@a2ui/lit/v0_9'), import('@a2ui/web_core/v0_9'), import('@lit/context'),
+      ]).then(([lit, core, litContext]) => {
+        this.markdownProvider = new litContext.ContextProvider(this.container, {
+          context: core.Context.markdown, initialValue: markdownToHtml,
+        });
         this.processor = new core.MessageProcessor([lit.basicCatalog], (action) => this.onAction(action));
         this.processor.onSurfaceCreated((surface) => this.mount(surface));
         this.processor.onSurfaceDeleted((id) => this.unmount(id));
@@ -35,11 +54,12 @@ export class V09Surfaces {
     const wrap = h('section', { class: 'a2ui-surface', dataset: { surfaceId: surface.id }, 'aria-label': agent ? `Surface from ${agent}` : 'Agent surface' }, el);
     this.elements.set(surface.id, wrap);
     this.container.append(wrap);
+    this.onChange();
   }
 
   unmount(id) {
     this.elements.get(id)?.remove();
-    this.elements.delete(id);
+    if (this.elements.delete(id)) this.onChange();
   }
 
   /** Feed server messages in order; a bad message is reported and skipped. */
