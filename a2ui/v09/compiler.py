@@ -203,6 +203,8 @@ class SchemaCompiler:
             return _fail_check("No value is allowed here.")
         if not isinstance(schema, dict):
             raise CatalogError(f"A schema must be an object or boolean, got {schema!r}.")
+        if overrides is not None:
+            schema, base, _native = self.deref(schema, base)
         if overrides is not None or schema.get("unevaluatedProperties") is False:
             return self._compile_shape(schema, base, overrides or {})
         checks: list[Checker] = []
@@ -287,6 +289,8 @@ class SchemaCompiler:
                                        "with unevaluatedProperties.")
             elif key in ("minProperties", "maxProperties"):
                 setattr(shape, "min_props" if key[1] == "i" else "max_props", value)
+            elif key == "$ref":
+                self._gather_member({"$ref": value}, base, shape)
             elif key == "allOf":
                 for member in value:
                     self._gather_member(member, base, shape)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from v09_helpers import create, data, text, update
 
-from a2ui.v09 import ValidationFailed, validate_batch
-from a2ui.v09 import datamodel
+from a2ui.v09 import ValidationFailed, datamodel, validate_batch
 from a2ui.v09.pointer import is_absolute_pointer, is_valid_path, split_path
 
 
