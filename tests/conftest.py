@@ -6,14 +6,19 @@ DATABASE_URL and REDIS_URL are set (as CI does). Tier 2 (tests/live) runs real D
 """
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from a2ui import tokens
-from a2ui.services import shared
+
+def get_user_model():
+    from django.contrib.auth import get_user_model as get
+
+    return get()
 
 
 @pytest.fixture(autouse=True)
 def _fresh_local_state():
+    """Process-local stand-ins for Redis keys start empty in every test."""
+    from a2ui.services import shared
+
     shared.local.clear()
     yield
     shared.local.clear()
@@ -36,6 +41,8 @@ def superuser(db):
 
 @pytest.fixture
 def agent_and_key(db):
+    from a2ui import tokens
+
     return tokens.create_agent("demo-agent", display_name="Demo Agent")
 
 
@@ -51,4 +58,6 @@ def agent_key(agent_and_key):
 
 @pytest.fixture
 def stream_token(user, agent):
+    from a2ui import tokens
+
     return tokens.issue_stream_token(user, agent).token

@@ -1,0 +1,49 @@
+# The two commands of the README: `make demo` (server + demo agent) and `make test`.
+# Both set up everything they need on a fresh machine with Python 3.11 and Node.
+
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Test services: the real parts production uses. Override to point elsewhere.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-embedded test-full install install-dev npm chromium lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed node_modules/.installed
+
+chromium:
+	@test -x /usr/bin/chromium || bash scripts/install-chromium.sh
+
+demo: install
+	$(PY) manage.py a2ui_demo
+
+# The whole suite against PostgreSQL and Redis: in-process tests, live Daphne tests, browser tests.
+test: install chromium
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) A2UI_REQUIRE_LIVE=1 \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+# The in-process tier once more on the embedded defaults (SQLite, in-memory channel layer).
+test-embedded: install
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not live and not browser" $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	$(PY) bench/bench_push.py
+	$(PY) bench/bench_v09_validation.py
+
+clean:
+	rm -rf $(VENV) node_modules staticfiles .pytest_cache

@@ -1,0 +1,120 @@
+"""The Python API for agents that run inside a Django process.
+
+The same operations as the agent WebSocket and the REST endpoint, through the same service
+layer. Async functions follow Django's naming (``arender``); the sync ones (``render``) wrap
+them for views, management commands and Celery-style workers::
+
+    from a2ui import agents
+
+    await agents.arender(agent, session_id, "card", {"title": "Hello"})
+    answer = await agents.arequest_input(agent, session_id, "text", "Your name?")
+    approved = agents.confirm(agent, session_id, "Delete 3 files?", severity="warning")
+
+``arequest_input`` and ``aconfirm`` wait for the person's answer on a fresh channel of the
+channel layer, so the answer reaches them whichever process receives it. A timed-out confirm
+returns ``{"approved": False, "reason": "timeout"}``; a timed-out input raises
+``ProtocolError(-32004)``.
+"""
+
+import asyncio
+import uuid
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+from .protocol.errors import ErrorCode, ProtocolError
+from .services import delivery, pending
+
+
+def _agent_id(agent):
+    return agent if isinstance(agent, int) else agent.pk
+
+
+async def apush(agent, session_id, method, params):
+    """Validate and deliver one agent-to-UI message; return its sequence number."""
+    _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
+    if method in ("ui.request_input", "ui.confirm"):
+        raise ProtocolError(
+            ErrorCode.INVALID_PARAMS, f"use a{method[3:]} to wait for the answer"
+        )
+    seq, _ = await delivery.apush(_agent_id(agent), session_id, method, clean)
+    return seq
+
+
+def _drop_none(**params):
+    return {k: v for k, v in params.items() if v is not None}
+
+
+async def arender(agent, session_id, component_type, data, *, component_id=None, metadata=None):
+    component_id = component_id or str(uuid.uuid4())
+    await apush(agent, session_id, "ui.render", _drop_none(
+        component_id=component_id, component_type=component_type, data=data, metadata=metadata))
+    return component_id
+
+
+async def aupdate(agent, session_id, component_id, data, operation="merge"):
+    return await apush(agent, session_id, "ui.update", {
+        "component_id": component_id, "operation": operation, "data": data})
+
+
+async def aprogress(agent, session_id, task_id, progress_type="determinate", *, value=None,
+                    total=None, message=None):
+    return await apush(agent, session_id, "ui.progress", _drop_none(
+        task_id=task_id, progress_type=progress_type, value=value, total=total, message=message))
+
+
+async def anavigate(agent, session_id, url, *, new_tab=False):
+    return await apush(agent, session_id, "ui.navigate", {"url": url, "new_tab": new_tab})
+
+
+async def anotify(agent, session_id, title, *, level="info", message=None, duration_ms=None):
+    return await apush(agent, session_id, "ui.notify", _drop_none(
+        level=level, title=title, message=message, duration_ms=duration_ms))
+
+
+async def _await_answer(agent, session_id, method, params):
+    layer = get_channel_layer()
+    channel = await layer.new_channel("a2ui.wait.")
+    _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
+    _, request = await delivery.apush(
+        _agent_id(agent), session_id, method, clean, reply_channel=channel
+    )
+    delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
+    try:
+        event = await asyncio.wait_for(layer.receive(channel), delay + 0.5)
+    except TimeoutError:
+        await pending.aexpire(request.session_id, request.request_id)
+        event = await asyncio.wait_for(layer.receive(channel), 5)
+    status = event["status"]
+    if status == "answered" or (status == "timed_out" and method == "ui.confirm"):
+        return event["value"]
+    if status == "timed_out":
+        raise ProtocolError(ErrorCode.REQUEST_TIMEOUT, data={"request_id": request.request_id})
+    raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, "Session closed before the user answered")
+
+
+async def arequest_input(agent, session_id, input_type, prompt, *, options=None,
+                         validation=None, request_id=None, timeout_seconds=None):
+    """Ask the person for input and return their answer (``user.respond`` value)."""
+    return await _await_answer(agent, session_id, "ui.request_input", _drop_none(
+        request_id=request_id or str(uuid.uuid4()), input_type=input_type, prompt=prompt,
+        options=options, validation=validation, timeout_seconds=timeout_seconds))
+
+
+async def aconfirm(agent, session_id, title, *, description=None, severity=None,
+                   timeout_seconds=None, request_id=None):
+    """Ask for approval; return ``{"approved": bool, "reason": str}``."""
+    return await _await_answer(agent, session_id, "ui.confirm", _drop_none(
+        request_id=request_id or str(uuid.uuid4()), title=title, description=description,
+        severity=severity, timeout_seconds=timeout_seconds))
+
+
+render = async_to_sync(arender)
+update = async_to_sync(aupdate)
+progress = async_to_sync(aprogress)
+navigate = async_to_sync(anavigate)
+notify = async_to_sync(anotify)
+request_input = async_to_sync(arequest_input)
+confirm = async_to_sync(aconfirm)
+push = async_to_sync(apush)

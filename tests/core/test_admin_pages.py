@@ -1,0 +1,75 @@
+"""Every admin changelist and change page answers 200 to a superuser."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from a2ui import tokens
+from a2ui.models import (
+    A2UIConsentRecord,
+    A2UISessionLog,
+    AuditEvent,
+    PendingRequest,
+    RenderedComponent,
+    Surface,
+)
+from a2ui.services import audit
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def populated(user, agent):
+    issued = tokens.issue_stream_token(user, agent)
+    session = A2UISessionLog.objects.create(agent=agent, user=user, token=issued.record)
+    A2UIConsentRecord.objects.create(session=session, user=user, consent_type="data_collection",
+                                     granted=True)
+    RenderedComponent.objects.create(session=session, component_id="c1", component_type="card",
+                                     data={"title": "x"})
+    from django.utils import timezone
+    PendingRequest.objects.create(session=session, request_id="r1", kind="input",
+                                  params={"prompt": "?"}, deadline=timezone.now())
+    Surface.objects.create(session=session, surface_id="s1", catalog_id="basic", state={})
+    audit.record("session.open", actor=user, agent=agent, target=session,
+                 session_id=session.session_id)
+
+
+def test_every_changelist_and_change_page(client, superuser, populated):
+    client.force_login(superuser)
+    models = [m for m in admin.site._registry if m._meta.app_label == "a2ui"]
+    assert len(models) >= 8
+    for model in models:
+        opts = model._meta
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+        assert client.get(url).status_code == 200, url
+        obj = model.objects.first()
+        assert obj is not None, model
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+        assert client.get(url).status_code == 200, url
+
+
+def test_changelist_filters(client, superuser, populated):
+    client.force_login(superuser)
+    for url in [
+        "/admin/a2ui/a2uisessionlog/?state__exact=active",
+        "/admin/a2ui/streamtoken/?state=active",
+        "/admin/a2ui/streamtoken/?state=revoked",
+        "/admin/a2ui/a2uiconsentrecord/?consent_type=data_collection",
+        "/admin/a2ui/a2uisessionlog/?q=alice",
+    ]:
+        assert client.get(url).status_code == 200, url
+
+
+def test_audit_events_cannot_change(populated):
+    from django.core.exceptions import PermissionDenied
+
+    event = AuditEvent.objects.first()
+    event.action = "tampered"
+    with pytest.raises(PermissionDenied):
+        event.save()
+    with pytest.raises(PermissionDenied):
+        event.delete()
+    with pytest.raises(PermissionDenied):
+        AuditEvent.objects.all().delete()
+    with pytest.raises(PermissionDenied):
+        AuditEvent.objects.update(action="x")
