@@ -29,6 +29,9 @@ class ErrorCode(IntEnum):
     SESSION_EXPIRED = -32005
     AUTH_FAILED = -32006
     MAX_SESSIONS = -32007
+    #: Not in seed 000: the session lacks a consent the request needs (docs/compliance.md).
+    #: ``data`` is ``{"consent_types": [...]}``, the missing types.
+    CONSENT_REQUIRED = -32010
 
 
 #: The human-readable message for each code, verbatim from seed 000 §9.
@@ -46,6 +49,7 @@ MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.SESSION_EXPIRED: "Session expired",
     ErrorCode.AUTH_FAILED: "Auth failed",
     ErrorCode.MAX_SESSIONS: "Max sessions exceeded",
+    ErrorCode.CONSENT_REQUIRED: "Consent required",
 }
 
 

@@ -43,7 +43,8 @@ def test_codes_and_messages_match_seed(code, message):
 def test_enum_names():
     assert ErrorCode.RATE_LIMITED == -32001
     assert ErrorCode.MAX_SESSIONS == -32007
-    assert len(ErrorCode) == 13
+    assert len(ErrorCode) == 14  # the seed's 13 and -32010 Consent required
+    assert ErrorCode.CONSENT_REQUIRED == -32010
 
 
 def test_to_response_carries_id_and_data():
