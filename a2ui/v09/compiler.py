@@ -528,6 +528,11 @@ def _all_of(comp: SchemaCompiler, schema: dict, base: str) -> Checker:
 
 def _any_of(comp: SchemaCompiler, schema: dict, base: str) -> Checker:
     branches = [comp.compile(s, base) for s in schema["anyOf"]]
+    names = [s["required"] for s in schema["anyOf"] if isinstance(s, dict) and set(s) == {
+        "required"}]
+    summary = None
+    if len(names) == len(branches) and all(len(n) == 1 for n in names):
+        summary = "Needs at least one of " + ", ".join(f"'{n[0]}'" for n in names) + "."
 
     def check_any_of(v: Any, ctx: Ctx) -> None:
         errors = []
@@ -539,6 +544,8 @@ def _any_of(comp: SchemaCompiler, schema: dict, base: str) -> Checker:
             except Invalid as e:
                 ctx.rollback(mark)
                 errors.append(e)
+        if summary is not None:
+            raise Invalid(summary)
         raise best_error(errors)
 
     return check_any_of

@@ -90,6 +90,9 @@ def test_version_091_accepted() -> None:
     ({"id": "root", "component": "Text", "text": "x", "accessibility": {"label": 1}},
      "/accessibility/label", None),
     ({"id": "", "component": "Text", "text": "x"}, "/id", "empty"),
+    ({"id": "root", "component": "TextField", "label": "l", "checks": [{"message": "m",
+      "condition": {"call": "length", "args": {"value": "x"}}}]},
+     "/checks/0/condition/args", "Needs at least one of 'min', 'max'"),
 ])
 def test_component_errors(component: dict, path: str | None, words: str | None) -> None:
     if path is None:
