@@ -32,7 +32,7 @@ DEFAULTS = {
     "INPUT_TIMEOUT_SECONDS": 300,
     # Which agent a stream token names when the client does not say (Agent.name); None: the
     # only active agent if there is exactly one.
-    "DEFAULT_AGENT": None,
+    "DEFAULT_AGENT": os.environ.get("A2UI_DEFAULT_AGENT") or None,
     # Consent types a session needs before the agent may request input or receive user data.
     "REQUIRED_CONSENTS": [],
     "CONSENT_DESCRIPTIONS": {

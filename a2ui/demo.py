@@ -1,0 +1,219 @@
+"""The demo agent: walks a new session through everything the server can show.
+
+Used by ``manage.py a2ui_demo``; it is an ordinary agent on the agent WebSocket (a2ui.sdk), so
+it doubles as an example of how to write one.
+"""
+
+import asyncio
+import logging
+
+from .protocol.errors import ProtocolError
+from .sdk import AgentClient
+
+log = logging.getLogger("a2ui.demo")
+BASIC = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
+
+
+COMPONENTS = [
+    ("card", {
+        "title": "Agent Summary",
+        "description": "Performance overview for the last 7 days.",
+        "sections": [{"label": "Total Calls", "value": "1,247"},
+                     {"label": "Success Rate", "value": "99.2%"}],
+        "actions": [{"label": "Open the API docs", "action": "navigate", "url": "/api/docs/"}],
+    }, {"priority": "high"}),
+    ("table", {
+        "headers": [{"key": "name", "label": "Agent Name", "sortable": True},
+                    {"key": "calls", "label": "API Calls", "sortable": True},
+                    {"key": "status", "label": "Status"}],
+        "rows": [{"name": "WeatherBot", "calls": 5420, "status": "active"},
+                 {"name": "DataMiner", "calls": 3180, "status": "active"},
+                 {"name": "Summarizer", "calls": 912, "status": "paused"}],
+    }, None),
+    ("chart", {
+        "chart_type": "bar", "title": "API Usage Over Time",
+        "x_axis": {"label": "Date", "values": ["Mon", "Tue", "Wed", "Thu", "Fri"]},
+        "y_axis": {"label": "Calls"},
+        "series": [{"name": "Successful", "data": [120, 150, 180, 160, 200]},
+                   {"name": "Failed", "data": [5, 3, 8, 2, 4]}],
+    }, None),
+    ("chart", {
+        "chart_type": "line", "title": "Latency (ms)",
+        "x_axis": {"label": "Hour", "values": ["9", "10", "11", "12", "13"]},
+        "series": [{"name": "p50", "data": [12, 14, 11, 13, 12]},
+                   {"name": "p99", "data": [40, 52, 38, 45, 41]}],
+    }, None),
+    ("chart", {
+        "chart_type": "pie", "title": "Calls by category",
+        "series": [{"name": "research", "data": [45]}, {"name": "trading", "data": [30]},
+                   {"name": "analytics", "data": [25]}],
+    }, {"position": "sidebar"}),
+    ("markdown", {
+        "content": "## Analysis Report\n\nThe agent identified **3 key findings**:\n\n"
+                   "1. Market demand is rising\n2. Supply gap exists in the `research` category"
+                   "\n3. Price elasticity suggests a $0.05 optimal price point",
+    }, None),
+    ("code", {
+        "language": "python", "title": "API Request Example",
+        "code": "import httpx\n\nasync with httpx.AsyncClient() as client:\n"
+                "    resp = await client.get('https://api.example.com/data')\n"
+                "    print(resp.json())",
+    }, None),
+    ("image", {
+        "url": "/static/a2ui/demo/chart.svg", "alt": "Generated chart showing market trends",
+        "caption": "Market trends for Q1 2026", "width": 400, "height": 200,
+    }, {"position": "sidebar"}),
+    ("alert", {
+        "severity": "warning", "title": "Budget Warning",
+        "message": "This workflow has consumed 80% of its allocated budget ($40.00 / $50.00).",
+        "dismissible": True,
+    }, None),
+    ("form", {
+        "fields": [{"name": "query", "type": "text", "label": "Search Query", "required": True},
+                   {"name": "max_price", "type": "number", "label": "Max Price (USD)",
+                    "min": 0, "max": 1000},
+                   {"name": "category", "type": "select", "label": "Category",
+                    "options": ["research", "trading", "analytics"]}],
+        "submit_label": "Search", "cancel_label": "Reset",
+    }, None),
+]
+
+STEPS = [{"label": "Data Collection", "status": "active"},
+         {"label": "Analysis", "status": "pending"},
+         {"label": "Report Generation", "status": "pending"}]
+
+
+def booking_surface(surface_id="demo-booking"):
+    """A v0.9 form surface: a name field and a button whose action the agent answers."""
+    return [
+        {"version": "v0.9", "createSurface": {"surfaceId": surface_id, "catalogId": BASIC}},
+        {"version": "v0.9", "updateComponents": {"surfaceId": surface_id, "components": [
+            {"id": "root", "component": "Card", "child": "col"},
+            {"id": "col", "component": "Column", "children": ["title", "name", "book"]},
+            {"id": "title", "component": "Text", "text": "Book a table (A2UI v0.9)",
+             "variant": "h3"},
+            {"id": "name", "component": "TextField", "label": "Your name",
+             "value": {"path": "/name"}},
+            {"id": "book", "component": "Button", "child": "book_label", "variant": "primary",
+             "action": {"event": {"name": "book", "context": {"name": {"path": "/name"}}}}},
+            {"id": "book_label", "component": "Text", "text": "Book"},
+        ]}},
+        {"version": "v0.9", "updateDataModel": {"surfaceId": surface_id, "path": "/",
+                                                "value": {"name": ""}}},
+    ]
+
+
+def booked_surface(name, surface_id="demo-booked"):
+    return [
+        {"version": "v0.9", "createSurface": {"surfaceId": surface_id, "catalogId": BASIC}},
+        {"version": "v0.9", "updateComponents": {"surfaceId": surface_id, "components": [
+            {"id": "root", "component": "Text",
+             "text": f"Booked! See you tonight, {name or 'friend'}."},
+        ]}},
+    ]
+
+
+class DemoAgent:
+    def __init__(self, client):
+        self.client = client
+        self.running = {}
+
+    def attach(self):
+        self.client.on("session.opened", self.on_session)
+        self.client.on("session.resumed", self.on_session)
+        self.client.on("session.closed", self.on_closed)
+        self.client.on("user.cancel", self.on_cancel)
+        self.client.on("user.respond", self.on_form)
+        self.client.on("a2ui.v09", self.on_v09)
+
+    async def on_session(self, params):
+        sid = params["session_id"]
+        if sid not in self.running:
+            self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
+
+    async def on_closed(self, params):
+        task = self.running.pop(params["session_id"], None)
+        if task is not None:
+            task.cancel()
+
+    async def on_cancel(self, params):
+        await self.client.toast(params["session_id"], "Task cancelled", level="warning",
+                                message=f"Stopped {params.get('task_id')}.")
+
+    async def on_form(self, params):
+        await self.client.render(params["session_id"], "card", {
+            "title": "Form received", "sections": [
+                {"label": str(k), "value": str(v)} for k, v in (params.get("value") or {}).items()
+            ]})
+
+    async def on_v09(self, params):
+        for message in params.get("messages", []):
+            action = message.get("action")
+            if action and action.get("name") == "book":
+                name = (action.get("context") or {}).get("name", "")
+                await self.client.surfaces(params["session_id"], booked_surface(name))
+
+    async def walkthrough(self, sid):
+        c = self.client
+        try:
+            await c.toast(sid, "Hello from the demo agent", level="info",
+                          message="Watch the components arrive.", duration_ms=4000)
+            steps_id = await c.render(sid, "steps", {"steps": STEPS, "current_step": 0},
+                                      component_id="demo-steps", metadata={"priority": "high"})
+            for kind, data, metadata in COMPONENTS:
+                await c.render(sid, kind, data, metadata=metadata)
+                await asyncio.sleep(0.2)
+            for value in range(0, 101, 20):
+                await c.progress(sid, "demo-task", "determinate", value=value, total=100,
+                                 message=f"Analysing... {value}%")
+                await asyncio.sleep(0.3)
+            await c.update(sid, steps_id, {"steps": [
+                {"label": "Data Collection", "status": "completed"},
+                {"label": "Analysis", "status": "active"},
+                {"label": "Report Generation", "status": "pending"}], "current_step": 1})
+            await c.progress(sid, "demo-stream", "streaming", message="Streaming tokens...")
+            try:
+                await c.surfaces(sid, booking_surface())
+            except ProtocolError as exc:
+                log.warning("v0.9 surface refused: %s", exc)
+            topic = await c.request_input(sid, "text", "What would you like to search for?",
+                                          validation={"required": True})
+            await c.render(sid, "card", {"title": "You asked for", "description": str(topic)})
+            decision = await c.confirm(sid, "Confirm Purchase",
+                                       description="This will charge $50.00 to your account.",
+                                       severity="warning", timeout_seconds=30)
+            await c.toast(sid, "Purchase approved" if decision.get("approved") else
+                          "Purchase declined", level="success" if decision.get("approved")
+                          else "warning", duration_ms=5000)
+            await c.update(sid, steps_id, {"steps": [
+                {"label": "Data Collection", "status": "completed"},
+                {"label": "Analysis", "status": "completed"},
+                {"label": "Report Generation", "status": "completed"}], "current_step": 2})
+        except ProtocolError as exc:
+            log.info("session %s: %s", sid, exc)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+
+
+async def run_agent(url, key, stop):
+    """Keep the demo agent connected until ``stop`` is set, reconnecting with backoff."""
+    delay = 0.5
+    agent = DemoAgent(None)
+    while not stop.is_set():
+        try:
+            async with AgentClient(url, key) as client:
+                agent.client = client
+                agent.attach()
+                delay = 0.5
+                for session in await client.sessions():
+                    await agent.on_session(session)
+                done = asyncio.ensure_future(stop.wait())
+                await asyncio.wait([done, asyncio.ensure_future(client.closed.wait())],
+                                   return_when=asyncio.FIRST_COMPLETED)
+        except (OSError, ConnectionError) as exc:
+            log.info("demo agent: %s; retrying", exc)
+        except Exception as exc:  # the websockets handshake errors, among others
+            log.info("demo agent: %s; retrying", exc)
+        if not stop.is_set():
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5)

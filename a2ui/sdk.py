@@ -1,0 +1,162 @@
+"""A small asyncio client for agents that live outside Django: the agent WebSocket in Python.
+
+    async with AgentClient("ws://127.0.0.1:8000/ws/v4/a2ui/agent", key) as agent:
+        agent.on("session.opened", handle_new_session)
+        await agent.render(session_id, "card", {"title": "Hello"})
+        name = await agent.request_input(session_id, "text", "Your name?")
+
+Requests get their JSON-RPC response (the user's answer for ``request_input``/``confirm``);
+notifications from the server (session.opened, session.closed, user.cancel, consent.changed,
+user.respond for form components, a2ui.v09 actions) go to handlers registered with ``on``.
+Needs the ``websockets`` package.
+"""
+
+import asyncio
+import itertools
+import json
+import logging
+import uuid
+
+from .protocol.errors import ProtocolError
+
+log = logging.getLogger("a2ui.sdk")
+
+
+class AgentClient:
+    def __init__(self, url, key, *, open_timeout=10):
+        self.url = url
+        self.key = key
+        self.open_timeout = open_timeout
+        self._ids = itertools.count(1)
+        self._waiting = {}
+        self._handlers = {}
+        self._ws = None
+        self._reader = None
+        self.closed = None
+
+    async def __aenter__(self):
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+    async def connect(self):
+        import websockets
+
+        self._ws = await websockets.connect(
+            self.url,
+            additional_headers={"Authorization": f"Bearer {self.key}"},
+            open_timeout=self.open_timeout,
+            max_size=2 * 1024 * 1024,
+        )
+        self.closed = asyncio.Event()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def close(self):
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+    def on(self, method, handler):
+        """Call ``handler(params)`` (a coroutine function) for each such notification."""
+        self._handlers.setdefault(method, []).append(handler)
+
+    async def _read(self):
+        try:
+            async for raw in self._ws:
+                msg = json.loads(raw)
+                if "method" in msg:
+                    for handler in self._handlers.get(msg["method"], []):
+                        asyncio.get_running_loop().create_task(
+                            self._run_handler(handler, msg.get("params") or {})
+                        )
+                    continue
+                future = self._waiting.pop(msg.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(msg)
+                elif msg.get("error"):
+                    log.warning("a2ui server error: %s", msg["error"])
+        except Exception as exc:  # connection gone: fail every waiter
+            log.info("agent socket closed: %s", exc)
+        finally:
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("agent socket closed"))
+            self._waiting.clear()
+            self.closed.set()
+
+    async def _run_handler(self, handler, params):
+        try:
+            await handler(params)
+        except Exception:
+            log.exception("handler failed")
+
+    async def call(self, method, params):
+        """Send a request and return its result, or raise ProtocolError."""
+        rpc_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[rpc_id] = future
+        await self._ws.send(
+            json.dumps({"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params})
+        )
+        reply = await future
+        if "error" in reply:
+            err = reply["error"]
+            raise ProtocolError(err.get("code"), err.get("message"), err.get("data"), rpc_id)
+        return reply.get("result")
+
+    async def notify(self, method, params):
+        await self._ws.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    # The seven ui.* methods ------------------------------------------------------------------
+
+    async def render(self, session_id, component_type, data, *, component_id=None,
+                     metadata=None):
+        params = {"session_id": session_id, "component_id": component_id or uuid.uuid4().hex,
+                  "component_type": component_type, "data": data}
+        if metadata:
+            params["metadata"] = metadata
+        await self.call("ui.render", params)
+        return params["component_id"]
+
+    async def update(self, session_id, component_id, data, operation="merge"):
+        return await self.call("ui.update", {"session_id": session_id,
+                                             "component_id": component_id,
+                                             "operation": operation, "data": data})
+
+    async def request_input(self, session_id, input_type, prompt, **extra):
+        params = {"session_id": session_id, "request_id": uuid.uuid4().hex,
+                  "input_type": input_type, "prompt": prompt, **extra}
+        return await self.call("ui.request_input", params)
+
+    async def confirm(self, session_id, title, **extra):
+        """Return ``{"approved", "reason"}``; a timeout returns approved False."""
+        params = {"session_id": session_id, "request_id": uuid.uuid4().hex, "title": title,
+                  **extra}
+        try:
+            return await self.call("ui.confirm", params)
+        except ProtocolError as exc:
+            if exc.code == -32004:
+                return {"approved": False, "reason": "timeout"}
+            raise
+
+    async def progress(self, session_id, task_id, progress_type="determinate", **extra):
+        return await self.call("ui.progress", {"session_id": session_id, "task_id": task_id,
+                                               "progress_type": progress_type, **extra})
+
+    async def navigate(self, session_id, url, new_tab=False):
+        return await self.call("ui.navigate", {"session_id": session_id, "url": url,
+                                               "new_tab": new_tab})
+
+    async def toast(self, session_id, title, level="info", **extra):
+        return await self.call("ui.notify", {"session_id": session_id, "level": level,
+                                             "title": title, **extra})
+
+    async def surfaces(self, session_id, messages):
+        """Send A2UI v0.9 server messages for the session's surfaces."""
+        return await self.call("a2ui.v09", {"session_id": session_id, "messages": messages})
+
+    async def sessions(self):
+        return (await self.call("a2ui.sessions", {}))["sessions"]
