@@ -158,7 +158,13 @@ export function wireValidation(control, errorEl, rules) {
     control.setAttribute('aria-invalid', msg ? 'true' : 'false');
     return !msg;
   };
-  control.addEventListener('blur', () => { control.dataset.touched = '1'; update(); });
+  control.addEventListener('blur', (ev) => {
+    // Focus moving to a button of the same form (submit, reset): that button's handler
+    // validates; showing the message now would shift the layout under the pointer.
+    const next = ev.relatedTarget;
+    if (next && next.tagName === 'BUTTON' && control.form && next.form === control.form) return;
+    if (control.value !== '' || control.dataset.touched) { control.dataset.touched = '1'; update(); }
+  });
   control.addEventListener('input', () => { if (control.dataset.touched) update(); });
   control.addEventListener('invalid', (ev) => { ev.preventDefault(); control.dataset.touched = '1'; update(); });
   return update;

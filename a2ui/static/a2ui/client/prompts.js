@@ -12,7 +12,7 @@ function dialog(kind, labelId, extraClass = '') {
 
 function focusInto(el) {
   requestAnimationFrame(() => {
-    const target = el.querySelector('[autofocus], input, select, textarea, button');
+    const target = el.querySelector('[autofocus]') || el.querySelector('input, select, textarea, button');
     (target || el).focus();
   });
 }
