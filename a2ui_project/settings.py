@@ -133,7 +133,14 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
+            # redis-py >= 8 reads with a 5 s socket_timeout by default, the same as
+            # channels-redis's 5 s BZPOPMIN: an idle consumer's receive then raises
+            # TimeoutError and its socket dies. Read longer than the server-side block.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "capacity": 1000,
+                "expiry": 60,
+            },
         }
     }
     CACHES = {
