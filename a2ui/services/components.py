@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -70,3 +71,13 @@ def store_update(session_id, params):
         component.updated_at = timezone.now()
         component.save(update_fields=["data", "updated_at"])
     return component
+
+
+def is_form(session_id, component_id):
+    """True when the id names a rendered form component (its submit is a user.respond)."""
+    return RenderedComponent.objects.filter(
+        session_id=session_id, component_id=component_id, component_type="form"
+    ).exists()
+
+
+ais_form = database_sync_to_async(is_form)
