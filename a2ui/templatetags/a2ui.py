@@ -47,7 +47,7 @@ def a2ui_import_map(context):
 
 
 def _token_url():
-    for name in ("a2ui_api:stream-token", "a2ui-api:stream-token", "stream-token"):
+    for name in ("a2ui-stream-token", "a2ui_api:a2ui-stream-token", "a2ui_api:stream-token"):
         try:
             return reverse(name)
         except NoReverseMatch:
