@@ -13,7 +13,7 @@ from ..conf import a2ui_settings
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import groups, housekeeping, pending, sessions, shared
+from ..services import consent, groups, housekeeping, pending, sessions, shared
 from ..services.metrics import buffer
 from .base import JsonRpcConsumer
 
@@ -23,6 +23,7 @@ State = sessions.State
 class A2UIUserConsumer(JsonRpcConsumer):
     session_id = None
     token = None
+    missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
 
     # Connection ------------------------------------------------------------------------------
 
@@ -111,6 +112,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
                 self.token, params.get("client_info", {}), params.get("capabilities", {})
             )
         self.session_id = session.session_id
+        self.missing_consents = await consent.amissing_types(session.user_id)
         self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
             "capabilities", {}
         )
@@ -127,6 +129,8 @@ class A2UIUserConsumer(JsonRpcConsumer):
         }
 
     async def _after_init(self, session, snapshot):
+        if self.missing_consents:
+            await self.send(text_data=consent.consent_required_message(self.missing_consents))
         if snapshot is not None:
             await self.send_snapshot(snapshot)
         if session.agent_id:
@@ -139,6 +143,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
                         "user": self.token.user.get_username(),
                         "client_info": session.client_info,
                         "capabilities": session.capabilities,
+                        "consents_missing": list(self.missing_consents),
                     },
                 ),
             )
@@ -161,13 +166,21 @@ class A2UIUserConsumer(JsonRpcConsumer):
     async def send_surfaces_snapshot(self, states):
         """Hook for v0.9 surfaces on this socket (see a2ui.consumers.surfaces)."""
 
+    async def _check_consent(self):
+        """-32010 (and the prompt again) while a required consent is missing."""
+        if self.missing_consents:
+            await self.send(text_data=consent.consent_required_message(self.missing_consents))
+            raise consent.consent_required_error(self.missing_consents)
+
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
+        await self._check_consent()
         await pending.aanswer(self.session_id, params["request_id"], "input", params["value"])
         return {"ok": True}
 
     async def on_approve(self, msg):
         params = methods.validate_params("user.approve", msg.params)
+        await self._check_consent()
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
         await pending.aanswer(self.session_id, params["request_id"], "confirm", value)
         return {"ok": True}
@@ -182,6 +195,25 @@ class A2UIUserConsumer(JsonRpcConsumer):
             )
         return {"ok": True}
 
+    async def on_consent(self, msg):
+        consent_type, granted = consent.validate_params(msg.params)
+        change = await consent.arecord_choice(
+            self.token.user, consent_type, granted, self.session_id
+        )
+        await consent.anotify(change)
+        self._consent_changed(consent_type, granted)
+        return {
+            "consent_type": consent_type,
+            "granted": granted,
+            "missing": list(self.missing_consents),
+        }
+
+    def _consent_changed(self, consent_type, granted):
+        missing = [t for t in self.missing_consents if t != consent_type]
+        if not granted and consent_type in consent.required_types():
+            missing.append(consent_type)
+        self.missing_consents = [t for t in consent.required_types() if t in missing]
+
     async def _agent_id(self):
         cached = await shared.cached_session(self.session_id.hex)
         if cached is not None:
@@ -193,6 +225,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
         "user.respond": on_respond,
         "user.approve": on_approve,
         "user.cancel": on_cancel,
+        "user.consent": on_consent,
     }
 
     # From the channel layer ------------------------------------------------------------------
@@ -205,6 +238,11 @@ class A2UIUserConsumer(JsonRpcConsumer):
                 await self.send_snapshot(await sessions.asnapshot(self.session_id))
             self.last_seq = max(self.last_seq, seq)
         await self.send(text_data=event["text"])
+
+    async def a2ui_consent_changed(self, event):
+        """The person granted or revoked a consent, in this or another socket or process."""
+        if self.session_id is not None:
+            self._consent_changed(event["consent_type"], event["granted"])
 
     async def a2ui_close(self, event):
         self.closing = True

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import components, groups, pending, sessions, shared
+from . import components, consent, groups, pending, sessions, shared
 from .metrics import buffer
 
 
@@ -36,6 +36,7 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
     elif method == "ui.update":
         await database_sync_to_async(components.store_update)(sid, params)
     elif method in methods.AWAITING:
+        await consent.aensure_session(sid)  # -32010 while a required consent is missing
         request = await database_sync_to_async(pending.create)(
             sid, method, params, reply_channel, rpc_id
         )
