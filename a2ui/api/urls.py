@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import consents, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
@@ -9,4 +9,9 @@ urlpatterns = [
         views.SessionMessagesView.as_view(),
         name="a2ui-session-messages",
     ),
+    path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
+    path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),
+         name="a2ui-consents-revoke-type"),
+    path("v4/consents/<int:pk>/revoke", consents.ConsentRevokeView.as_view(),
+         name="a2ui-consent-revoke"),
 ]

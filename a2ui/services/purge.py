@@ -1,0 +1,145 @@
+"""Retention: remove (or anonymize) session data older than a cutoff.
+
+What goes, for data older than the cutoff (``now - days``):
+
+* closed sessions (closed, timed out or rejected; never a live one) with what they showed and
+  awaited: rendered components, pending requests and answers, v0.9 surfaces. With
+  ``anonymize=True`` the session rows stay for statistics (state, counters, dates) but lose the
+  person, the token, the client info and the close reason, and their content is deleted;
+* stream token records that expired before the cutoff;
+* consent records no longer in force (revoked or refused before the cutoff), only when
+  ``A2UI['PURGE_CONSENTS']``; records in force are the basis of current processing and stay;
+* audit events, only when ``A2UI['PURGE_AUDIT']``, through the one raw delete the append-only
+  AuditEvent allows.
+
+Consent records that stay lose their link to a deleted session (``session`` becomes null); audit
+events keep the session's id. Every real run leaves a ``retention.purge`` AuditEvent.
+"""
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ..conf import a2ui_settings
+from ..models import (
+    A2UIConsentRecord,
+    A2UISessionLog,
+    AuditEvent,
+    PendingRequest,
+    RenderedComponent,
+    StreamToken,
+    Surface,
+)
+from . import audit
+
+BATCH = 500
+
+
+@dataclass
+class PurgeReport:
+    cutoff: object
+    dry_run: bool
+    anonymize: bool
+    counts: dict = field(default_factory=dict)
+    kept: dict = field(default_factory=dict)
+
+    def lines(self):
+        verb = "would be" if self.dry_run else "were"
+        out = [f"Retention cutoff: {self.cutoff.isoformat()}"
+               f"{' (dry run: nothing changed)' if self.dry_run else ''}"]
+        for name, count in self.counts.items():
+            out.append(f"  {name}: {count} {verb} {_verb(name, self.anonymize)}")
+        for name, why in self.kept.items():
+            out.append(f"  {name}: kept ({why})")
+        return out
+
+
+def _verb(name, anonymize):
+    return "anonymized" if anonymize and name == "sessions" else "deleted"
+
+
+def _old_sessions(cutoff):
+    return A2UISessionLog.objects.exclude(state__in=A2UISessionLog.LIVE_STATES).filter(
+        Q(closed_at__lt=cutoff) | Q(closed_at__isnull=True, last_activity__lt=cutoff)
+    )
+
+
+def _old_consents(cutoff):
+    return A2UIConsentRecord.objects.filter(
+        Q(revoked_at__lt=cutoff) | Q(granted=False, granted_at__lt=cutoff)
+    )
+
+
+def purge(days=None, *, dry_run=False, anonymize=False, now=None):
+    """Apply retention; returns a PurgeReport (counts of what was, or would be, removed)."""
+    days = a2ui_settings.RETENTION_DAYS if days is None else days
+    if isinstance(days, bool) or not isinstance(days, int) or days < 0:
+        raise ValueError("days must be a whole number of days, 0 or more")
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    report = PurgeReport(cutoff=cutoff, dry_run=dry_run, anonymize=anonymize)
+    sessions = _old_sessions(cutoff)
+    if anonymize:
+        sessions = sessions.filter(
+            Q(user__isnull=False) | Q(token__isnull=False) | ~Q(client_info={})
+            | ~Q(close_reason="")
+        )
+    old_ids = _old_sessions(cutoff).values("pk")
+    counts = report.counts
+    counts["sessions"] = sessions.count()
+    counts["rendered components"] = RenderedComponent.objects.filter(session__in=old_ids).count()
+    counts["pending requests"] = PendingRequest.objects.filter(session__in=old_ids).count()
+    counts["surfaces"] = Surface.objects.filter(session__in=old_ids).count()
+    tokens = StreamToken.objects.filter(expires_at__lt=cutoff)
+    counts["stream tokens"] = tokens.count()
+    if a2ui_settings.PURGE_CONSENTS:
+        counts["consent records"] = _old_consents(cutoff).count()
+    else:
+        report.kept["consent records"] = "A2UI['PURGE_CONSENTS'] is False"
+    audit_qs = AuditEvent.objects.filter(at__lt=cutoff)
+    if a2ui_settings.PURGE_AUDIT:
+        counts["audit events"] = audit_qs.count()
+    else:
+        report.kept["audit events"] = "A2UI['PURGE_AUDIT'] is False"
+    if dry_run:
+        return report
+
+    if anonymize:
+        _anonymize(sessions, old_ids)
+    else:
+        _delete_in_batches(_old_sessions(cutoff))
+    _delete_in_batches(tokens)
+    if a2ui_settings.PURGE_CONSENTS:
+        _delete_in_batches(_old_consents(cutoff))
+    if a2ui_settings.PURGE_AUDIT:
+        audit_qs._raw_delete(audit_qs.db)  # the one sanctioned removal of audit events
+    audit.record(
+        "retention.purge",
+        details={"cutoff": cutoff.isoformat(), "days": days, "anonymize": anonymize,
+                 "counts": counts},
+    )
+    return report
+
+
+def _delete_in_batches(queryset):
+    model = queryset.model
+    while True:
+        pks = list(queryset.values_list("pk", flat=True)[:BATCH])
+        if not pks:
+            return
+        with transaction.atomic():
+            model.objects.filter(pk__in=pks).delete()
+
+
+def _anonymize(sessions, old_ids):
+    for model in (RenderedComponent, PendingRequest, Surface):
+        _delete_in_batches(model.objects.filter(session__in=old_ids))
+    while True:
+        pks = list(sessions.values_list("pk", flat=True)[:BATCH])
+        if not pks:
+            return
+        A2UISessionLog.objects.filter(pk__in=pks).update(
+            user=None, token=None, client_info={}, close_reason=""
+        )
