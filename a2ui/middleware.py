@@ -19,6 +19,7 @@ class WebSocketAuth:
     token: object = None  # StreamToken
     agent: object = None  # Agent
     error: str | None = None
+    refused_token: object = None  # a real StreamToken that was refused (expired, revoked)
 
     @property
     def user(self):
@@ -49,7 +50,7 @@ def resolve(scope):
         if query:
             return WebSocketAuth(token=tokens.verify_stream_token(query))
     except tokens.TokenError as exc:
-        return WebSocketAuth(error=exc.reason)
+        return WebSocketAuth(error=exc.reason, refused_token=exc.record)
     return WebSocketAuth(error="No credential presented.")
 
 

@@ -29,9 +29,10 @@ AGENT_KEY_PREFIX = "a2ui_ak_"
 class TokenError(Exception):
     """A credential was refused; ``reason`` is safe to show to the client."""
 
-    def __init__(self, reason):
+    def __init__(self, reason, record=None):
         super().__init__(reason)
         self.reason = reason
+        self.record = record  # the StreamToken, when a real token was refused (expired, ...)
 
 
 def _salt(token_type):
@@ -98,13 +99,13 @@ def verify_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
     if record is None or record.token_type != token_type:
         raise TokenError("Invalid stream token.")
     if record.revoked_at is not None:
-        raise TokenError("Stream token revoked.")
+        raise TokenError("Stream token revoked.", record)
     if record.expires_at <= timezone.now():
-        raise TokenError("Stream token expired.")
+        raise TokenError("Stream token expired.", record)
     if not record.user.is_active:
-        raise TokenError("User inactive.")
+        raise TokenError("User inactive.", record)
     if record.agent is not None and not record.agent.is_active:
-        raise TokenError("Agent inactive.")
+        raise TokenError("Agent inactive.", record)
     return record
 
 

@@ -24,6 +24,17 @@ def _fresh_local_state():
     shared.local.clear()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer():
+    """A new channel layer per test: channels-redis binds locks and pools to an event loop,
+    and every async test runs in its own loop."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 @pytest.fixture
 def user(db):
     return get_user_model().objects.create_user("alice", "alice@example.com", "pw-alice-123")

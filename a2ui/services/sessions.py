@@ -79,7 +79,37 @@ def open_session(token, client_info, capabilities):
     return session
 
 
-aopen_session = database_sync_to_async(open_session)
+def _open_or_reject(token, client_info, capabilities):
+    try:
+        return open_session(token, client_info, capabilities)
+    except ProtocolError as exc:
+        if exc.code == ErrorCode.MAX_SESSIONS:
+            record_rejected(token, "Agent has reached its concurrent session limit.",
+                            client_info, capabilities)
+        raise
+
+
+aopen_session = database_sync_to_async(_open_or_reject)
+
+
+def record_rejected(token, reason, client_info=None, capabilities=None):
+    """Keep a refused session (seed section 6.1 'Rejected') for operators to see.
+
+    Only refusals of a real, once-valid token are recorded: garbage credentials are logged,
+    not stored, so they cannot fill the table.
+    """
+    now = timezone.now()
+    session = A2UISessionLog.objects.create(
+        agent_id=token.agent_id, user_id=token.user_id, token=token, state=State.REJECTED,
+        client_info=client_info or {}, capabilities=capabilities or {},
+        closed_at=now, close_reason=reason[:200],
+    )
+    audit.record("session.reject", actor=token.user, agent=token.agent, target=session,
+                 session_id=session.session_id, details={"reason": reason})
+    return session
+
+
+arecord_rejected = database_sync_to_async(record_rejected)
 
 
 def resume_session(token, session_id):

@@ -1,0 +1,108 @@
+"""Session lifecycle (seed 000 section 6) and metrics (section 6.3) recorded in A2UISessionLog."""
+
+from datetime import timedelta
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+from django.utils import timezone
+
+from a2ui import tokens
+from a2ui.models import A2UISessionLog
+from a2ui.services import housekeeping, sessions
+from a2ui.services.metrics import buffer
+from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+get = database_sync_to_async(lambda sid: A2UISessionLog.objects.get(pk=sid))
+
+
+async def test_metrics_counted_and_flushed(stream_token, agent_key):
+    agent = await connect_agent(agent_key)
+    user = await connect_user(stream_token)
+    sid = await init_session(user)
+    await recv_until(agent, lambda m: m.get("method") == "session.opened")
+    assert (await get(sid)).state == "initialized"
+    await send(agent, {"jsonrpc": "2.0", "method": "ui.render", "params": {
+        "session_id": sid, "component_id": "c", "component_type": "markdown",
+        "data": {"content": "hi"}}})
+    await send(agent, {"jsonrpc": "2.0", "method": "ui.request_input", "params": {
+        "session_id": sid, "request_id": "r", "input_type": "text", "prompt": "?"}})
+    await send(agent, {"jsonrpc": "2.0", "method": "ui.notify", "params": {
+        "session_id": sid, "level": "info", "title": "t"}})
+    for _ in range(3):
+        await recv(user)
+    await buffer.flush()
+    row = await get(sid)
+    assert row.components_rendered == 1
+    assert row.inputs_requested == 1
+    assert row.message_count >= 4  # a2ui.init + three pushes
+    assert row.state == "active"
+
+
+async def test_rejected_states_are_recorded(user, agent):
+    issued = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
+
+    def expire():
+        issued.record.expires_at = timezone.now() - timedelta(seconds=1)
+        issued.record.save()
+
+    await database_sync_to_async(expire)()
+    comm = await connect_user(issued.token)
+    assert (await recv(comm))["error"]["code"] == -32006
+    rows = await database_sync_to_async(
+        lambda: list(A2UISessionLog.objects.filter(state="rejected")))()
+    assert len(rows) == 1 and rows[0].close_reason == "Stream token expired."
+
+
+async def test_idle_session_times_out(stream_token):
+    with override_settings(A2UI={"SESSION_INACTIVITY_TIMEOUT_SECONDS": 1}):
+        comm = await connect_user(stream_token)
+        sid = await init_session(comm)
+        err = await recv(comm, timeout=5)
+        assert err["error"]["code"] == -32005
+        out = await comm.receive_output(timeout=5)
+        assert out["type"] == "websocket.close" and out["code"] == 4005
+    row = await get(sid)
+    assert row.state == "timed_out" and row.closed_at is not None
+
+
+async def test_resume_of_expired_session_is_minus_32005(stream_token, user, agent):
+    comm = await connect_user(stream_token)
+    sid = await init_session(comm)
+    await comm.disconnect()
+    await database_sync_to_async(A2UISessionLog.objects.filter(pk=sid).update)(
+        last_activity=timezone.now() - timedelta(hours=2))
+    fresh = await database_sync_to_async(lambda: tokens.issue_stream_token(user, agent).token)()
+    again = await connect_user(fresh)
+    await send(again, {"jsonrpc": "2.0", "id": "r", "method": "a2ui.init", "params": {
+        "client_info": {"name": "x", "version": "1"}, "session_id": sid}})
+    assert (await recv(again))["error"]["code"] == -32005
+    assert (await get(sid)).state == "timed_out"
+
+
+async def test_resume_someone_elses_session_is_minus_32000(stream_token, other_user, agent):
+    comm = await connect_user(stream_token)
+    sid = await init_session(comm)
+    theirs = await database_sync_to_async(
+        lambda: tokens.issue_stream_token(other_user, agent).token)()
+    intruder = await connect_user(theirs)
+    await send(intruder, {"jsonrpc": "2.0", "id": "r", "method": "a2ui.init", "params": {
+        "client_info": {"name": "x", "version": "1"}, "session_id": sid}})
+    assert (await recv(intruder))["error"]["code"] == -32000
+
+
+async def test_detached_session_closes_after_resume_window(stream_token):
+    comm = await connect_user(stream_token)
+    sid = await init_session(comm)
+    await comm.disconnect()
+    row = await get(sid)
+    assert row.state == "initialized" and row.detached_at is not None
+    with override_settings(A2UI={"RESUME_WINDOW_SECONDS": 1}):
+        await database_sync_to_async(A2UISessionLog.objects.filter(pk=sid).update)(
+            detached_at=timezone.now() - timedelta(seconds=5),
+            last_activity=timezone.now() - timedelta(seconds=6))
+        await housekeeping.sweep()
+    row = await get(sid)
+    assert row.state == "closed" and "not resumed" in row.close_reason
+    assert await sessions.aclose_session(sid) is False  # closing twice is a no-op
