@@ -14,6 +14,10 @@ them for views, management commands and Celery-style workers::
 channel layer, so the answer reaches them whichever process receives it. A timed-out confirm
 returns ``{"approved": False, "reason": "timeout"}``; a timed-out input raises
 ``ProtocolError(-32004)``.
+
+A2UI v0.9 surfaces: ``await agents.asurfaces(agent, session_id, messages)`` (sync:
+``surfaces``); the person's actions arrive through ``agents.surface_events(agent)``, an async
+iterator (see :class:`SurfaceEvents`).
 """
 
 import asyncio
@@ -24,7 +28,8 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from .protocol.errors import ErrorCode, ProtocolError
-from .services import delivery, pending
+from .services import delivery, groups, pending
+from .services import surfaces as surface_service
 
 
 def _agent_id(agent):
@@ -110,6 +115,80 @@ async def aconfirm(agent, session_id, title, *, description=None, severity=None,
         severity=severity, timeout_seconds=timeout_seconds))
 
 
+# A2UI v0.9 surfaces -----------------------------------------------------------------------------
+
+
+async def asurfaces(agent, session_id, messages):
+    """Validate and deliver a batch of A2UI v0.9 server messages to a session's surfaces.
+
+    Returns ``{"delivered": n, "seq": last sequence number}``; an invalid batch changes nothing
+    and raises ``SurfaceValidationError`` (a ProtocolError -32602 whose ``data`` / ``body`` is
+    the standard VALIDATION_FAILED message, ``failure`` the ``a2ui.v09.ValidationFailed``).
+    """
+    return await surface_service.apush(_agent_id(agent), session_id, messages)
+
+
+class SurfaceEvents:
+    """The person's v0.9 actions and errors for one agent, as an async iterator.
+
+    Each item is the ``a2ui.v09`` notification's params: ``{"session_id", "messages": [...],
+    "dataModel"?}``. Listening starts on ``async with`` (or the first ``async for``) and covers
+    every process (a channel-layer group)::
+
+        async with agents.surface_events(agent) as events:
+            await agents.asurfaces(agent, sid, booking_surface())
+            async for event in events:
+                for message in event["messages"]:
+                    if "action" in message: ...
+
+    Pass ``session_id`` to see only that session's events.
+    """
+
+    def __init__(self, agent, session_id=None):
+        self.group = groups.agent_group(_agent_id(agent))
+        self.session_id = str(session_id) if session_id is not None else None
+        self.layer = get_channel_layer()
+        self.channel = None
+
+    async def start(self):
+        if self.channel is None:
+            self.channel = await self.layer.new_channel("a2ui.agent.")
+            await self.layer.group_add(self.group, self.channel)
+        return self
+
+    async def stop(self):
+        if self.channel is not None:
+            await self.layer.group_discard(self.group, self.channel)
+            self.channel = None
+
+    async def __aenter__(self):
+        return await self.start()
+
+    async def __aexit__(self, *exc):
+        await self.stop()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        await self.start()
+        while True:
+            event = await self.layer.receive(self.channel)
+            if event.get("type") != "a2ui.agent_event" or event.get("method") != "a2ui.v09":
+                continue
+            params = event["params"]
+            if self.session_id is None or params.get("session_id") == self.session_id:
+                return params
+
+    async def next(self, timeout=None):
+        """The next event, waiting at most ``timeout`` seconds (TimeoutError)."""
+        return await asyncio.wait_for(self.__anext__(), timeout)
+
+
+def surface_events(agent, session_id=None):
+    return SurfaceEvents(agent, session_id)
+
+
 render = async_to_sync(arender)
 update = async_to_sync(aupdate)
 progress = async_to_sync(aprogress)
@@ -118,3 +197,4 @@ notify = async_to_sync(anotify)
 request_input = async_to_sync(arequest_input)
 confirm = async_to_sync(aconfirm)
 push = async_to_sync(apush)
+surfaces = async_to_sync(asurfaces)

@@ -43,6 +43,21 @@ def _check_flush(user):
     return []
 
 
+def _check_catalogs(user):
+    """Every A2UI['CATALOGS'] entry loads and compiles (a2ui.E005)."""
+    value = user.get("CATALOGS", DEFAULTS["CATALOGS"])
+    from django.core.exceptions import ImproperlyConfigured
+
+    from .services.surfaces import build_registry
+
+    try:
+        build_registry(value)
+    except ImproperlyConfigured as exc:
+        return [Error(str(exc), hint="A2UI['CATALOGS'] lists dotted paths or JSON file paths of "
+                      "catalogs shaped like the basic catalog.", id="a2ui.E005")]
+    return []
+
+
 @register(Tags.compatibility)
 def check_a2ui_settings(app_configs, **kwargs):
     user = getattr(settings, "A2UI", {}) or {}
@@ -56,4 +71,5 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_positive_ints(user)
     errors += _check_consents(user)
     errors += _check_flush(user)
+    errors += _check_catalogs(user)
     return errors

@@ -50,6 +50,9 @@ DEFAULTS = {
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
+    # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
+    # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
+    "CATALOGS": [],
     # Web client.
     "NODE_MODULES_DIR": None,
     "SERVE_STATIC": True,

@@ -122,6 +122,9 @@ class A2UISessionLog(models.Model):
     )
     closed_at = models.DateTimeField(null=True, blank=True)
     close_reason = models.CharField(max_length=200, blank=True)
+    surface_seq = models.PositiveBigIntegerField(
+        default=0, help_text="Sequence number of the last A2UI v0.9 surface message pushed."
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import consents, views
+from . import consents, streams, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
@@ -8,6 +8,17 @@ urlpatterns = [
         "v4/sessions/<uuid:session_id>/messages",
         views.SessionMessagesView.as_view(),
         name="a2ui-session-messages",
+    ),
+    path(
+        "v4/sessions/<uuid:session_id>/surfaces",
+        views.SessionSurfacesView.as_view(),
+        name="a2ui-session-surfaces",
+    ),
+    # A plain async view, not DRF: the one HTTP endpoint that takes (only) a stream token.
+    path(
+        "v4/sessions/<uuid:session_id>/surfaces/stream",
+        streams.surface_stream,
+        name="a2ui-session-surfaces-stream",
     ),
     path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
     path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),

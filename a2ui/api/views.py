@@ -13,6 +13,7 @@ from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import audit, delivery
+from ..services import surfaces as surface_service
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
 
@@ -102,3 +103,25 @@ class SessionMessagesView(APIView):
             if isinstance(exc.data, dict):
                 exc.data.setdefault("index", index)
             raise
+
+
+class SessionSurfacesView(APIView):
+    """Agents push a batch of A2UI v0.9 server messages (a JSON array) to a session.
+
+    The batch is validated as a whole before anything is stored or sent: an invalid one changes
+    nothing and is answered 422 with the standard ``{"version": "v0.9", "error": {...}}`` (plus
+    ``index``, the position of the offending message).
+    """
+
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=list, responses={202: dict, 422: dict})
+    def post(self, request, session_id):
+        messages = request.data
+        if not isinstance(messages, list) or not messages:
+            raise ValidationError({"detail": "Send a non-empty JSON array of A2UI v0.9 messages."})
+        try:
+            result = async_to_sync(surface_service.apush)(request.auth.id, session_id, messages)
+        except surface_service.SurfaceValidationError as exc:
+            return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        return Response(result, status=status.HTTP_202_ACCEPTED)

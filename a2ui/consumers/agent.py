@@ -6,6 +6,10 @@ and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 
 runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
 ``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications.
+
+A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
+``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
+person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
 """
 
 import asyncio
@@ -14,7 +18,7 @@ from django.utils import timezone
 
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import delivery, groups, housekeeping, pending, sessions
+from ..services import delivery, groups, housekeeping, pending, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -44,6 +48,13 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":
             return {"sessions": await sessions.alive_sessions(self.agent)}
+        if msg.method == "a2ui.v09":
+            params = msg.params if isinstance(msg.params, dict) else {}
+            if "session_id" not in params:
+                raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
+                                    data={"path": "params.session_id"})
+            return await surfaces.apush(self.agent.id, params["session_id"],
+                                        params.get("messages"))
         session_id, params = delivery.validate(msg.method, msg.params)
         if msg.method in methods.AWAITING:
             seq, request = await delivery.apush(

@@ -14,6 +14,7 @@ from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import consent, groups, housekeeping, pending, sessions, shared
+from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from .base import JsonRpcConsumer
 
@@ -23,6 +24,7 @@ State = sessions.State
 class A2UIUserConsumer(JsonRpcConsumer):
     session_id = None
     token = None
+    surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
     missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
 
     # Connection ------------------------------------------------------------------------------
@@ -116,6 +118,11 @@ class A2UIUserConsumer(JsonRpcConsumer):
         self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
             "capabilities", {}
         )
+        declared = params.get("capabilities") or {}
+        self.surface_tracker = surface_service.Tracker(surface_service.client_catalog_ids(
+            declared if "v0.9" in declared else session.capabilities
+        ))
+        self.surface_tracker.seq = session.surface_seq
         await self.join(groups.session_group(self.session_id))
         self.last_seq = await shared.current_seq(self.session_id.hex)
         await shared.cache_session(self.session_id.hex, session.agent_id, session.user_id)
@@ -160,11 +167,19 @@ class A2UIUserConsumer(JsonRpcConsumer):
             await self.send_obj(jsonrpc.notification("ui.render", params))
         for r in snapshot.requests:
             await self.send_obj(jsonrpc.notification(pending.METHOD_BY_KIND[r["kind"]], r["params"]))
-        if self.v09 and snapshot.surfaces:
+        if self.v09:
             await self.send_surfaces_snapshot(snapshot.surfaces)
 
-    async def send_surfaces_snapshot(self, states):
-        """Hook for v0.9 surfaces on this socket (see a2ui.consumers.surfaces)."""
+    async def send_surfaces_snapshot(self, states=None):
+        """v0.9 surfaces as one ``a2ui.v09`` notification: what the client has is replaced.
+
+        The states are re-read with their sequence number (``states`` may be older), after the
+        socket joined the session group, so no live update falls between the two.
+        """
+        seq, loaded = await surface_service.aload(self.session_id)
+        messages = self.surface_tracker.resync(seq, loaded)
+        if messages:
+            await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
     async def _check_consent(self):
         """-32010 (and the prompt again) while a required consent is missing."""
@@ -220,7 +235,16 @@ class A2UIUserConsumer(JsonRpcConsumer):
             return cached[0] or None
         return self.token.agent_id
 
+    async def on_v09(self, msg):
+        """The person's A2UI v0.9 ``action`` / ``error`` messages, for the agent."""
+        params = msg.params if isinstance(msg.params, dict) else {}
+        delivered = await surface_service.aclient_messages(
+            self.session_id, params.get("messages"), params.get("dataModel")
+        )
+        return {"delivered": delivered}
+
     HANDLERS = {
+        "a2ui.v09": on_v09,
         "a2ui.init": on_init,
         "user.respond": on_respond,
         "user.approve": on_approve,
@@ -238,6 +262,17 @@ class A2UIUserConsumer(JsonRpcConsumer):
                 await self.send_snapshot(await sessions.asnapshot(self.session_id))
             self.last_seq = max(self.last_seq, seq)
         await self.send(text_data=event["text"])
+
+    async def a2ui_surfaces(self, event):
+        """A2UI v0.9 surface messages; a sequence gap resends the surfaces' current state."""
+        if not self.v09 or self.surface_tracker is None:
+            return
+        self.last_activity = time.monotonic()
+        messages = self.surface_tracker.accept(event)
+        if messages is None:
+            await self.send_surfaces_snapshot()
+        elif messages:
+            await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
     async def a2ui_consent_changed(self, event):
         """The person granted or revoked a consent, in this or another socket or process."""

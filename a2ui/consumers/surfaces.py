@@ -1,0 +1,197 @@
+"""The pure A2UI v0.9 socket, /ws/v09/a2ui?token=<stream token>[&session_id=<id>].
+
+One JSON message per frame, ``version`` on each (docs/protocol-v09.md):
+
+1. the client sends its capabilities first:
+   ``{"version": "v0.9", "capabilities": {"v0.9": {"supportedCatalogIds": [...]}}}``;
+2. the server opens a session (or resumes ``session_id``), answers
+   ``{"version": "v0.9", "session": {"sessionId": ..., "resumed": bool}}``, then sends each
+   surface's current state and the live updates, one server message per frame;
+3. the client sends ``action`` and ``error`` messages; a refused one is answered with the
+   standard ``{"version": "v0.9", "error": {"code": "VALIDATION_FAILED", ...}}``.
+
+Authentication is the stream-token middleware's (``scope["a2ui_auth"]``); a socket without a
+valid token gets an error frame and close 4006, like the JSON-RPC socket.
+"""
+
+import asyncio
+import json
+import logging
+from urllib.parse import parse_qs
+
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from ..conf import a2ui_settings
+from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
+from ..services import groups, housekeeping, sessions, shared
+from ..services import surfaces as surface_service
+from ..services.metrics import buffer
+from ..v09 import PROTOCOL_VERSION
+
+log = logging.getLogger("a2ui.consumers")
+
+HANDSHAKE_TIMEOUT_SECONDS = 30
+CLOSE_BAD_HANDSHAKE = 1008  # policy violation: no valid capabilities message in time
+
+
+def error_frame(code, message, **extra):
+    return {"version": PROTOCOL_VERSION, "error": {"code": code, "message": message, **extra}}
+
+
+def protocol_error_frame(exc):
+    """A JSON-RPC-style ProtocolError as a v0.9 error frame (code is the error's name)."""
+    try:
+        name = ErrorCode(exc.code).name
+    except ValueError:
+        name = str(exc.code)
+    extra = {"data": exc.data} if exc.data is not None else {}
+    return error_frame(name, exc.message, rpcCode=int(exc.code), **extra)
+
+
+class A2UIV09Consumer(AsyncWebsocketConsumer):
+    token = None
+    session_id = None
+    tracker = None
+
+    async def dispatch(self, message):
+        # Events meant for other socket kinds in the same groups (JSON-RPC pushes, consent
+        # changes) are ignored; no per-frame thread hop (see consumers.base).
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is not None:
+            await handler(message)
+
+    async def send_json(self, obj):
+        await self.send(text_data=json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+    # Connection ------------------------------------------------------------------------------
+
+    async def connect(self):
+        auth = self.scope.get("a2ui_auth")
+        await self.accept()
+        if auth is None or auth.token is None:
+            reason = auth.error if auth is not None else "No credential presented."
+            await self.send_json(error_frame(ErrorCode.AUTH_FAILED.name, reason or
+                                             "Authentication failed."))
+            await self.close(code=CLOSE_CODES[ErrorCode.AUTH_FAILED])
+            return
+        self.token = auth.token
+        self.closing = False
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.requested_session = (query.get("session_id") or [None])[0]
+        for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups.append(group)
+        housekeeping.ensure_started()
+        self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_timeout())
+
+    async def _handshake_timeout(self):
+        await asyncio.sleep(HANDSHAKE_TIMEOUT_SECONDS)
+        if self.session_id is None:
+            await self.send_json(error_frame(
+                "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
+            await self.close(code=CLOSE_BAD_HANDSHAKE)
+
+    async def disconnect(self, code):
+        timer = getattr(self, "handshake_timer", None)
+        if timer is not None:
+            timer.cancel()
+        if self.session_id is not None:
+            await buffer.flush(self.session_id)
+            if not self.closing:
+                await sessions.adetach_session(self.session_id)
+
+    # Inbound ---------------------------------------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None):
+        raw = text_data if text_data is not None else bytes_data
+        try:
+            if raw is None or len(raw) > a2ui_settings.MAX_PAYLOAD_SIZE:
+                raise ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE,
+                                    data={"max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                raise ProtocolError(ErrorCode.PARSE_ERROR) from None
+            scope_key = self.session_id.hex if self.session_id else self.channel_name
+            if await shared.hit_rate_limit(scope_key, a2ui_settings.RATE_LIMIT_PER_MINUTE):
+                raise ProtocolError(ErrorCode.RATE_LIMITED, data={
+                    "limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE})
+            if self.session_id is None:
+                await self.handshake(obj)
+            else:
+                await self.client_message(obj)
+        except surface_service.SurfaceValidationError as exc:
+            await self.send_json(exc.body)
+        except ProtocolError as exc:
+            await self.send_json(protocol_error_frame(exc))
+            if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
+                            ErrorCode.MAX_SESSIONS) and self.session_id is None:
+                await self.close(code=exc.close_code)
+        except Exception:
+            log.exception("a2ui: unexpected error on the v0.9 socket")
+            await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))
+
+    async def handshake(self, obj):
+        capabilities = surface_service.parse_client_capabilities(obj)
+        session, resumed = await surface_service.aattach(
+            self.token, self.requested_session, capabilities
+        )
+        self.handshake_timer.cancel()
+        self.session_id = session.session_id
+        self.tracker = surface_service.Tracker(
+            surface_service.client_catalog_ids(capabilities)
+        )
+        await self.channel_layer.group_add(groups.session_group(self.session_id),
+                                           self.channel_name)
+        self.groups.append(groups.session_group(self.session_id))
+        await surface_service.aremember(session)
+        buffer.add(self.session_id)
+        await self.send_json({"version": PROTOCOL_VERSION, "session": {
+            "sessionId": str(self.session_id), "resumed": resumed}})
+        await self.send_snapshot()
+        if session.agent_id:
+            await groups.send_group(
+                groups.agent_group(session.agent_id),
+                groups.agent_event("session.resumed" if resumed else "session.opened", {
+                    "session_id": str(self.session_id),
+                    "user": self.token.user.get_username(),
+                    "client_info": session.client_info,
+                    "capabilities": capabilities,
+                    "consents_missing": [],
+                }),
+            )
+
+    async def client_message(self, obj):
+        buffer.add(self.session_id)
+        if isinstance(obj, dict) and ("capabilities" in obj or "a2uiClientCapabilities" in obj):
+            raise ProtocolError(ErrorCode.INVALID_REQUEST, "Capabilities were already sent.")
+        data_model = None
+        if isinstance(obj, dict) and "metadata" in obj:
+            obj = dict(obj)
+            metadata = obj.pop("metadata")
+            if isinstance(metadata, dict):
+                data_model = metadata.get("a2uiClientDataModel")
+        await surface_service.aclient_messages(self.session_id, [obj], data_model)
+
+    # Outbound --------------------------------------------------------------------------------
+
+    async def send_snapshot(self):
+        seq, states = await surface_service.aload(self.session_id)
+        for message in self.tracker.resync(seq, states):
+            await self.send_json(message)
+
+    async def a2ui_surfaces(self, event):
+        if self.tracker is None:
+            return
+        messages = self.tracker.accept(event)
+        if messages is None:
+            await self.send_snapshot()
+            return
+        for message in messages:
+            await self.send_json(message)
+
+    async def a2ui_close(self, event):
+        self.closing = True
+        await self.close(code=event["code"], reason=event.get("reason", "")[:120])
+
