@@ -26,6 +26,13 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
+    async def close(self, code=None, reason=None):
+        # Daphne (autobahn) refuses any close code whose type is not exactly int, and our
+        # close codes are IntEnum members: the socket would die with 1011 instead.
+        if code is not None and code is not True:
+            code = int(code)
+        await super().close(code=code, reason=reason)
+
     async def send_obj(self, obj):
         await self.send(text_data=jsonrpc.encode(obj))
 
