@@ -142,14 +142,15 @@ class SessionFilter(InputFilter):
 
 
 def _parse_day(value, end=False):
-    moment = parse_datetime(value)
-    if moment is None:
-        day = parse_date(value)
-        if day is None:
-            raise ValueError("use YYYY-MM-DD or an ISO date-time")
+    day = parse_date(value) if len(value) <= 10 else None
+    if day is not None:
         moment = datetime.datetime.combine(day, datetime.time.min)
         if end:
             moment += datetime.timedelta(days=1)
+    else:
+        moment = parse_datetime(value)
+        if moment is None:
+            raise ValueError("use YYYY-MM-DD or an ISO date-time")
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment)
     return moment

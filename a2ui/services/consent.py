@@ -223,7 +223,7 @@ def record_choice(user, consent_type, granted, session_id=None):
     now = timezone.now()
     agent = _session_agent(session_id)
     with transaction.atomic():
-        active = A2UIConsentRecord.objects.select_for_update().filter(
+        active = A2UIConsentRecord.objects.select_for_update(of=("self",)).filter(
             user=user, consent_type=consent_type, granted=True, revoked_at__isnull=True
         )
         active_ids = list(active.values_list("pk", flat=True))
@@ -273,7 +273,7 @@ def revoke(records, actor, *, on_behalf=False):
     now = timezone.now()
     with transaction.atomic():
         rows = list(
-            A2UIConsentRecord.objects.select_for_update()
+            A2UIConsentRecord.objects.select_for_update(of=("self",))
             .filter(pk__in=ids, granted=True, revoked_at__isnull=True)
             .select_related("session__agent", "user")
         )
