@@ -80,7 +80,7 @@ async def anotify(agent, session_id, title, *, level="info", message=None, durat
 
 async def _await_answer(agent, session_id, method, params):
     layer = get_channel_layer()
-    channel = await layer.new_channel("a2ui.wait.")
+    channel = await layer.new_channel()  # default prefix: see SurfaceEvents.start
     _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
     _, request = await delivery.apush(
         _agent_id(agent), session_id, method, clean, reply_channel=channel
@@ -152,7 +152,9 @@ class SurfaceEvents:
 
     async def start(self):
         if self.channel is None:
-            self.channel = await self.layer.new_channel("a2ui.agent.")
+            # The default prefix: channels_redis reads one "specific." queue per process, and a
+            # channel of another prefix would wait behind the sockets' reader forever.
+            self.channel = await self.layer.new_channel()
             await self.layer.group_add(self.group, self.channel)
         return self
 

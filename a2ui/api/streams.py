@@ -90,15 +90,15 @@ async def surface_stream(request, session_id):
 
 async def _events(session_id, jti, last_id):
     layer = get_channel_layer()
-    channel = await layer.new_channel("a2ui.sse.")
+    channel = await layer.new_channel()
     joined = [groups.session_group(session_id), groups.token_group(jti)]
     for group in joined:
         await layer.group_add(group, channel)
     receiving = None
     try:
-        yield f"retry: {RETRY_MS}\n\n".encode()
         tracker = surface_service.Tracker()
-        seq, states = await surface_service.aload(session_id)
+        seq, states = await surface_service.aload(session_id)  # after joining: nothing lost
+        yield f"retry: {RETRY_MS}\n\n".encode()
         if last_id is not None and last_id == seq:
             tracker.seq = seq
         else:

@@ -19,7 +19,7 @@ from tests.surfaces.helpers import (
     text,
     v09_user,
 )
-from tests.wsutil import connect_agent, recv, recv_until
+from tests.wsutil import connect_agent, recv_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
