@@ -44,9 +44,10 @@ COMPONENTS = [
                    {"name": "p99", "data": [40, 52, 38, 45, 41]}],
     }, None),
     ("chart", {
+        # A pie: x_axis.values are the slice labels, series[0].data their values.
         "chart_type": "pie", "title": "Calls by category",
-        "series": [{"name": "research", "data": [45]}, {"name": "trading", "data": [30]},
-                   {"name": "analytics", "data": [25]}],
+        "x_axis": {"label": "Category", "values": ["research", "trading", "analytics"]},
+        "series": [{"name": "Calls", "data": [45, 30, 25]}],
     }, {"position": "sidebar"}),
     ("markdown", {
         "content": "## Analysis Report\n\nThe agent identified **3 key findings**:\n\n"

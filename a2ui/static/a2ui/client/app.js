@@ -27,7 +27,7 @@ export class App {
     this.components = new Map(); // component_id -> {type, data, metadata, el, ttlTimer}
     this.taskEls = new Map();
     this.sequence = 0;
-    this.prompts = new Prompts(q('[data-a2ui-prompts]'), { send: (m, p) => this.send(m, p), toast: (t) => this.toast(t) });
+    this.prompts = new Prompts(q('[data-a2ui-prompts]'), { send: (m, p) => this.send(m, p), toast: (t) => this.toast(t), onChange: () => this.updateEmpty() });
     this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
       onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
       onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
@@ -222,7 +222,7 @@ export class App {
   }
 
   updateEmpty() {
-    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0 || this.v09.elements.size > 0;
+    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0 || this.v09.elements.size > 0 || this.prompts.items.size > 0;
   }
 
   // ---- prompts closed by the server ----------------------------------------------------------

@@ -22,6 +22,18 @@ function storeSessionId(id) {
 
 class FatalError extends Error {}
 
+/** The reason in a DRF error body ({detail} or {field: [messages]}), as plain text. */
+async function errorReason(resp) {
+  let body;
+  try { body = await resp.json(); } catch { return resp.statusText || 'request refused.'; }
+  if (body && typeof body === 'object') {
+    if (typeof body.detail === 'string') return body.detail;
+    const messages = Object.values(body).flat().filter((m) => typeof m === 'string');
+    if (messages.length) return messages.join(' ');
+  }
+  return resp.statusText || 'request refused.';
+}
+
 export class Connection {
   /**
    * options: tokenUrl, wsPath, csrfToken, clientInfo, capabilities;
@@ -66,6 +78,11 @@ export class Connection {
       body: JSON.stringify({ token_type: 'stream_a2ui' }),
     });
     if (resp.status === 401 || resp.status === 403) throw new FatalError('Not signed in, or not allowed to open a session.');
+    // Any other 4xx (400: no default agent, bad request) will not change by retrying: show the
+    // server's reason and stop. 5xx and network errors are retried with backoff.
+    if (resp.status >= 400 && resp.status < 500 && resp.status !== 408 && resp.status !== 429) {
+      throw new FatalError(`Could not open a session (${resp.status}): ${await errorReason(resp)}`);
+    }
     if (!resp.ok) throw new Error(`Token request failed (${resp.status}).`);
     const body = await resp.json();
     if (!body || typeof body.token !== 'string') throw new Error('Token response had no token.');

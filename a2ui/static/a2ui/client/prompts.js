@@ -18,10 +18,11 @@ function focusInto(el) {
 }
 
 export class Prompts {
-  constructor(container, { send, toast }) {
+  constructor(container, { send, toast, onChange }) {
     this.container = container;
     this.send = send;
     this.toast = toast;
+    this.onChange = onChange || (() => {});
     this.items = new Map(); // key -> {el, kind, timer, stale}
   }
 
@@ -31,6 +32,7 @@ export class Prompts {
     this.container.prepend(el);
     el.show();
     focusInto(el);
+    this.onChange();
     return this.items.get(key);
   }
 
@@ -46,6 +48,7 @@ export class Prompts {
     const hadFocus = item.el.contains(document.activeElement);
     item.el.close?.();
     item.el.remove();
+    this.onChange();
     if (hadFocus) {
       const next = this.container.querySelector('dialog');
       (next?.querySelector('input, select, textarea, button') || document.querySelector('[data-a2ui-components="main"]'))?.focus?.();
