@@ -19,6 +19,8 @@ from ..services.metrics import buffer
 from .base import JsonRpcConsumer
 
 State = sessions.State
+#: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
+OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 
 class A2UIUserConsumer(JsonRpcConsumer):
@@ -281,4 +283,11 @@ class A2UIUserConsumer(JsonRpcConsumer):
 
     async def a2ui_close(self, event):
         self.closing = True
-        await self.close(code=event["code"], reason=event.get("reason", "")[:120])
+        reason = event.get("reason", "")
+        if reason and event["code"] in OPERATOR_CLOSES:
+            # Daphne does not pass close reasons on: say why in a toast the client shows.
+            await self.send_obj(jsonrpc.notification("ui.notify", {
+                "level": "warning", "title": OPERATOR_CLOSES[event["code"]], "message": reason,
+                "duration_ms": 0,
+            }))
+        await self.close(code=event["code"], reason=reason[:120])

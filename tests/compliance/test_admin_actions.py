@@ -4,6 +4,8 @@ Sockets are in-process (WebsocketCommunicator); tests/live/test_compliance_live.
 same against sockets held by other Daphne processes.
 """
 
+import json
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
@@ -31,12 +33,18 @@ async def run_action(client, kind, action, pks):
     return response
 
 
-async def closed_with(comm, timeout=1.0):
-    """The close frame the server sent (within ``timeout`` seconds), skipping text frames."""
+async def closed_with(comm, timeout=1.0, notices=None):
+    """The close frame the server sent (within ``timeout`` seconds), skipping text frames.
+
+    ``ui.notify`` messages before it are appended to ``notices``.
+    """
     while True:
         out = await comm.receive_output(timeout=timeout)
         if out["type"] == "websocket.close":
             return out["code"], out.get("reason", "")
+        msg = json.loads(out.get("text") or "{}")
+        if notices is not None and msg.get("method") == "ui.notify":
+            notices.append(msg["params"])
 
 
 async def audit_rows(action):
@@ -54,7 +62,11 @@ async def test_terminate_closes_the_socket_with_4010(superuser, client_for, stre
     await recv_until(agent, lambda m: m.get("method") == "session.opened")
 
     await run_action(client, "session", "terminate_sessions", [sid])
-    assert await closed_with(comm) == (4010, "Session terminated by an operator")
+    notices = []
+    assert await closed_with(comm, notices=notices) == (4010, "Session terminated by an operator")
+    # Daphne drops close reasons, so the client is also told in a notice it shows.
+    assert notices == [{"level": "warning", "title": "Session terminated",
+                        "message": "Session terminated by an operator", "duration_ms": 0}]
     note = await recv_until(agent, lambda m: m.get("method") == "session.closed")
     assert note["params"]["session_id"] == sid
     assert note["params"]["reason"] == "Session terminated by an operator"
