@@ -51,6 +51,8 @@ from .metrics import buffer
 MAX_BATCH = 500  # messages per agent batch
 MAX_CLIENT_BATCH = 50  # actions/errors per client frame
 MAX_DATA_MODEL_DEPTH = 48
+MAX_JSON_DEPTH = 100  # any message; the validator's own limits (32/48) are lower
+MAX_SURFACE_ID = 128  # Surface.surface_id
 EVENT_TYPE = "a2ui.surfaces"
 
 
@@ -182,8 +184,17 @@ def parse_client_capabilities(obj):
 # Cleaning --------------------------------------------------------------------------------------
 
 
+class TooDeep(ValueError):
+    pass
+
+
 def clean_json(value, depth=0):
-    """Strings (and keys) without control characters or lone surrogates; structure unchanged."""
+    """Strings (and keys) without control characters or lone surrogates; structure unchanged.
+
+    Raises TooDeep past MAX_JSON_DEPTH levels (before Python's recursion limit could).
+    """
+    if depth > MAX_JSON_DEPTH:
+        raise TooDeep(f"Nested deeper than {MAX_JSON_DEPTH} levels.")
     kind = type(value)
     if kind is str:
         return clean_string(value)
@@ -223,7 +234,7 @@ def _surface_ids(messages):
         if type(message) is dict:
             for body in message.values():
                 if type(body) is dict and type(body.get("surfaceId")) is str:
-                    ids.add(body["surfaceId"][:128])
+                    ids.add(body["surfaceId"][:MAX_SURFACE_ID])
     return ids
 
 
@@ -276,9 +287,25 @@ def _link_orphans(before, changes):
     return changes.messages
 
 
+def _clean_batch(messages):
+    out = []
+    for index, message in enumerate(messages):
+        try:
+            message = clean_json(message)
+        except TooDeep as exc:
+            raise _failed(str(exc), "", None, index) from None
+        create = message.get("createSurface") if type(message) is dict else None
+        if type(create) is dict and type(create.get("surfaceId")) is str and \
+                len(create["surfaceId"]) > MAX_SURFACE_ID:
+            raise _failed(f"A surfaceId has at most {MAX_SURFACE_ID} characters.",
+                          "/createSurface/surfaceId", create["surfaceId"][:MAX_SURFACE_ID], index)
+        out.append(message)
+    return out
+
+
 def store_batch(session_id, messages):
     """Validate and store one batch; return (first seq, messages to forward)."""
-    messages = clean_json(messages)
+    messages = _clean_batch(messages)
     touched = _surface_ids(messages)
     with transaction.atomic():
         session = (
@@ -498,7 +525,12 @@ async def aclient_messages(session_id, messages, data_model=None):
         except ValidationFailed as exc:
             exc.index = index
             raise SurfaceValidationError(exc) from None
-    client_models = _check_data_model(clean_json(data_model))
+        except TooDeep as exc:
+            raise _failed(str(exc), "", None, index) from None
+    try:
+        client_models = _check_data_model(clean_json(data_model))
+    except TooDeep as exc:
+        raise _failed(str(exc), "/dataModel") from None
     wanted = {next(v for k, v in m.items() if k != "version")["surfaceId"] for m in normalized}
     agent_id, states = await database_sync_to_async(_client_targets)(session_id, wanted)
     models = {}

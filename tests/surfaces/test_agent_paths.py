@@ -238,3 +238,22 @@ def test_python_api_sync_wrapper(transactional_db, user, agent):
     row = Surface.objects.get(session=session)
     state = SurfaceState.from_dict(row.state)
     assert state.is_complete()
+
+
+async def test_oversized_and_deep_inputs_get_clear_errors(stream_token, agent_key):
+    user, sid = await v09_user(stream_token)
+    ws = await connect_agent(agent_key)
+    reply = await push(ws, sid, [create("x" * 129)])
+    assert reply["error"]["data"]["error"]["path"] == "/createSurface/surfaceId"
+    deep = {"k": 1}
+    for _ in range(150):
+        deep = {"k": deep}
+    reply = await push(ws, sid, [create("s1"), data("s1", "/", deep)], "d")
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"]["index"] == 1
+    reply = await push(ws, sid, [create("s1"), data("s1", "/", {"a": [[[[1]]]]})], "ok")
+    assert "result" in reply
+    reply = await push(ws, sid, [data("s1", "/", 1)] * 501, "big")
+    assert reply["error"]["code"] == -32602
+    assert await surface_seq(sid) == 2
+    await user.disconnect()
+    await ws.disconnect()

@@ -369,3 +369,34 @@ async def test_session_close_closes_v09_socket(stream_token, agent_key):
     out = await comm.receive_output(timeout=3)
     assert out["type"] == "websocket.close" and out["code"] == 4010
     assert await database_sync_to_async(lambda: True)()
+
+
+async def test_demo_agent_booking_round_trip(stream_token, agent_key):
+    """The demo agent's v0.9 surface and its on_v09 handler work with what the server sends."""
+    from a2ui import demo
+
+    agent = await connect_agent(agent_key)
+    user, sid = await v09_user(stream_token)
+    assert "result" in await push(agent, sid, demo.booking_surface())
+    await recv_until(user, is_v09)
+    await send(user, rpc("a2ui.v09", {"messages": [{"version": "v0.9", "action": {
+        "name": "book", "surfaceId": "demo-booking", "sourceComponentId": "book",
+        "timestamp": "2026-01-01T12:00:00Z", "context": {"name": "Ada"}}}]}, "a"))
+    note = await recv_until(agent, is_v09)
+
+    class Fake:
+        sent = []
+
+        async def surfaces(self, session_id, messages):
+            self.sent.append((session_id, messages))
+
+    fake = Fake()
+    await demo.DemoAgent(fake).on_v09(note["params"])
+    ((session_id, messages),) = fake.sent
+    assert session_id == sid
+    reply = await push(agent, sid, messages, "b")
+    assert "result" in reply
+    shown = await recv_until(user, is_v09)
+    assert "Ada" in json.dumps(shown["params"]["messages"])
+    await user.disconnect()
+    await agent.disconnect()
