@@ -13,7 +13,7 @@ from ..conf import a2ui_settings
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import consent, groups, housekeeping, pending, sessions, shared
+from ..services import components, consent, groups, housekeeping, pending, sessions, shared
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from .base import JsonRpcConsumer
@@ -35,6 +35,8 @@ class A2UIUserConsumer(JsonRpcConsumer):
         auth = self.scope.get("a2ui_auth")
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
+            if auth is not None and auth.refused_token is not None:
+                await sessions.arecord_rejected(auth.refused_token, reason)
             await self.reject(ErrorCode.AUTH_FAILED, reason)
             return
         self.token = auth.token
@@ -192,8 +194,25 @@ class A2UIUserConsumer(JsonRpcConsumer):
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
         await self._check_consent()
+        if await components.ais_form(self.session_id, params["request_id"]):
+            await self._forward_form(params)
+            return {"ok": True}
         await pending.aanswer(self.session_id, params["request_id"], "input", params["value"])
         return {"ok": True}
+
+    async def _forward_form(self, params):
+        """A submitted form component goes to the agent as user.respond, keyed by its id."""
+        agent_id = await self._agent_id()
+        if agent_id:
+            await groups.send_group(
+                groups.agent_group(agent_id),
+                groups.agent_event("user.respond", {
+                    "session_id": str(self.session_id),
+                    "request_id": params["request_id"],
+                    "component_id": params["request_id"],
+                    "value": params["value"],
+                }),
+            )
 
     async def on_approve(self, msg):
         params = methods.validate_params("user.approve", msg.params)
