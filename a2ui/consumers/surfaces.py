@@ -99,7 +99,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         if self.session_id is not None:
             await buffer.flush(self.session_id)
             if not self.closing:
-                await sessions.adetach_session(self.session_id)
+                await sessions.asocket_closed(self.session_id)
 
     # Inbound ---------------------------------------------------------------------------------
 
@@ -139,6 +139,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         )
         self.handshake_timer.cancel()
         self.session_id = session.session_id
+        await sessions.asocket_opened(self.session_id)
         self.tracker = surface_service.Tracker(
             surface_service.client_catalog_ids(capabilities)
         )

@@ -62,7 +62,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
         if self.session_id is not None:
             await buffer.flush(self.session_id)
             if not self.closing:
-                await sessions.adetach_session(self.session_id)
+                await sessions.asocket_closed(self.session_id)
 
     async def _watch_idle(self):
         limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
@@ -118,6 +118,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
                 self.token, params.get("client_info", {}), params.get("capabilities", {})
             )
         self.session_id = session.session_id
+        await sessions.asocket_opened(self.session_id)
         self.missing_consents = await consent.amissing_types(session.user_id)
         self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
             "capabilities", {}

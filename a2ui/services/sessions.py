@@ -230,6 +230,17 @@ def detach_session(session_id):
 adetach_session = database_sync_to_async(detach_session)
 
 
+async def asocket_opened(session_id):
+    """A socket (any protocol) now shows this session."""
+    await shared.count_socket(_parse_uuid(session_id).hex, 1)
+
+
+async def asocket_closed(session_id):
+    """A socket of the session went away; the session is detached when it was the last."""
+    if await shared.count_socket(_parse_uuid(session_id).hex, -1) <= 0:
+        await adetach_session(session_id)
+
+
 def close_session(session_id, state=State.CLOSED, reason="", actor=None):
     """End a live session: record why, cancel its open requests. Returns False if not live.
 

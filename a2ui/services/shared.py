@@ -37,8 +37,10 @@ class _Local:
         self.seq = {}
         self.windows = {}
         self.sessions = {}
+        self.sockets = {}
 
     def clear(self):
+        self.sockets.clear()
         self.seq.clear()
         self.windows.clear()
         self.sessions.clear()
@@ -98,6 +100,31 @@ async def hit_rate_limit(scope_key, limit, window_seconds=60):
         pipe.expire(key, window_seconds * 2)
         count, _ = await pipe.execute()
     return int(count) > limit
+
+
+# Open sockets per session -----------------------------------------------------------------------
+
+
+async def count_socket(session_hex, delta):
+    """Add ``delta`` to the session's open-socket count and return the new count.
+
+    A process that dies without its disconnects leaves the count high; such a session is then
+    closed by the inactivity timeout instead of the resume window.
+    """
+    client = redis_client()
+    if client is None:
+        value = local.sockets.get(session_hex, 0) + delta
+        if value <= 0:
+            local.sockets.pop(session_hex, None)
+        else:
+            local.sockets[session_hex] = value
+        return value
+    key = _key("socks", session_hex)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.incrby(key, delta)
+        pipe.expire(key, 2 * 24 * 3600)
+        value, _ = await pipe.execute()
+    return int(value)
 
 
 # Live-session cache ----------------------------------------------------------------------------

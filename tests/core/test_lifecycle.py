@@ -106,3 +106,15 @@ async def test_detached_session_closes_after_resume_window(stream_token):
     row = await get(sid)
     assert row.state == "closed" and "not resumed" in row.close_reason
     assert await sessions.aclose_session(sid) is False  # closing twice is a no-op
+
+
+async def test_session_detaches_only_when_its_last_socket_goes(stream_token, user, agent):
+    first = await connect_user(stream_token)
+    sid = await init_session(first)
+    fresh = await database_sync_to_async(lambda: tokens.issue_stream_token(user, agent).token)()
+    second = await connect_user(fresh)
+    await init_session(second, session_id=sid)
+    await first.disconnect()
+    assert (await get(sid)).detached_at is None
+    await second.disconnect()
+    assert (await get(sid)).detached_at is not None
