@@ -152,7 +152,12 @@ class DemoAgent:
             action = message.get("action")
             if action and action.get("name") == "book":
                 name = (action.get("context") or {}).get("name", "")
-                await self.client.surfaces(params["session_id"], booked_surface(name))
+                sid = params["session_id"]
+                try:
+                    await self.client.surfaces(sid, booked_surface(name))
+                except ProtocolError:  # booked before: replace the confirmation surface
+                    await self.client.surfaces(sid, [{"version": "v0.9", "deleteSurface": {
+                        "surfaceId": "demo-booked"}}, *booked_surface(name)])
 
     async def walkthrough(self, sid):
         c = self.client
