@@ -130,19 +130,26 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py >= 8 reads with a 5 s socket_timeout by default, the same as
-            # channels-redis's 5 s BZPOPMIN: an idle consumer's receive then raises
-            # TimeoutError and its socket dies. Read longer than the server-side block.
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
-                "capacity": 1000,
-                "expiry": 60,
-            },
+    # redis-py >= 8 reads with a 5 s socket_timeout by default, the same as channels-redis's
+    # 5 s BZPOPMIN: an idle consumer's receive then raises TimeoutError and its socket dies.
+    # Read longer than the server-side block.
+    _redis_host = {"address": REDIS_URL, "socket_timeout": 15}
+    if os.environ.get("A2UI_CHANNEL_LAYER", "core") == "pubsub":
+        # Redis PUBLISH/SUBSCRIBE: one round trip per group send, none per receive
+        # (see docs/performance.md); at-most-once like the core layer.
+        CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "CONFIG": {"hosts": [_redis_host]},
+            }
         }
-    }
+    else:
+        CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {"hosts": [_redis_host], "capacity": 1000, "expiry": 60},
+            }
+        }
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
