@@ -171,13 +171,18 @@ class DemoAgent:
                 await asyncio.sleep(0.2)
             for value in range(0, 101, 20):
                 await c.progress(sid, "demo-task", "determinate", value=value, total=100,
-                                 message=f"Analysing... {value}%")
+                                 message="Analysing")  # the client adds the percentage
                 await asyncio.sleep(0.3)
             await c.update(sid, steps_id, {"steps": [
                 {"label": "Data Collection", "status": "completed"},
                 {"label": "Analysis", "status": "active"},
                 {"label": "Report Generation", "status": "pending"}], "current_step": 1})
-            await c.progress(sid, "demo-stream", "streaming", message="Streaming tokens...")
+            for token in ("Streaming ", "tokens ", "as ", "they ", "arrive."):
+                await c.progress(sid, "demo-stream", "streaming", message=token)
+                await asyncio.sleep(0.15)
+            # A stream has no end of its own: a determinate 1/1 closes the task.
+            await c.progress(sid, "demo-stream", "determinate", value=1, total=1,
+                             message="Stream finished")
             try:
                 await c.surfaces(sid, booking_surface())
             except ProtocolError as exc:

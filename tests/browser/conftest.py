@@ -28,6 +28,7 @@ from tests.live.conftest import (  # noqa: F401 (fixtures re-used here)
     DaphneServer,
     _require_live,
     django_db_setup,
+    flush_live_redis,
     live_env,
     live_services,
 )
@@ -58,6 +59,9 @@ def pytest_runtest_makereport(item, call):
     if rep.failed:
         for server in getattr(item, "_live_servers", ()):
             rep.sections.append((f"daphne {server.name} (port {server.port})", server.log()))
+        demo = getattr(item, "_demo_output", None)
+        if demo is not None:
+            rep.sections.append(("a2ui_demo output", demo.output))
         watch = getattr(item, "_page_watch", None)
         if watch is not None:
             rep.sections.append(("browser console", "\n".join(watch.console) or "(nothing)"))
@@ -117,11 +121,7 @@ def server_env(redis_url):
 @pytest.fixture(scope="module")
 def server(live_services, django_db_setup):  # noqa: F811
     """One Daphne process for the whole module, on the session's test database."""
-    import redis
-
-    client = redis.Redis.from_url(live_services, socket_timeout=5)
-    client.flushdb()
-    client.close()
+    flush_live_redis(live_services)
     server = DaphneServer(server_env(live_services), name="browser").wait_ready()
     yield server
     server.cleanup()
