@@ -204,3 +204,18 @@ async def test_consent_before_init_is_refused(stream_token):
     err = await recv(comm)
     assert err["id"] == "early" and err["error"]["code"] == -32000
     await comm.disconnect()
+
+
+async def test_python_api_request_is_refused_without_consent(stream_token, agent):
+    from a2ui import agents
+    from a2ui.protocol.errors import ProtocolError
+
+    with _settings(REQUIRED_CONSENTS=["data_collection"]):
+        comm = await connect_user(stream_token)
+        sid = await init_session(comm)
+        await recv(comm)  # the prompt
+        with pytest.raises(ProtocolError) as exc:
+            await agents.arequest_input(agent, sid, "text", "Name?")
+        assert exc.value.code == -32010
+        assert exc.value.data == {"consent_types": ["data_collection"]}
+        await comm.disconnect()
