@@ -24,7 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import groups, housekeeping, sessions, shared
+from ..services import consent, groups, housekeeping, sessions, shared
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
@@ -159,7 +159,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
                     "user": self.token.user.get_username(),
                     "client_info": session.client_info,
                     "capabilities": capabilities,
-                    "consents_missing": [],
+                    "consents_missing": await consent.amissing_for_session(self.session_id),
                 }),
             )
 
