@@ -17,6 +17,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.urls import path
 from django.utils import timezone
@@ -243,6 +244,7 @@ class AgentAdmin(NoDeleteMixin, admin.ModelAdmin):
     search_fields = ("name", "display_name", "owner__username", "key_prefix")
     readonly_fields = ("is_active", "key_prefix", "created_at", "revoked_at")
     actions = [revoke_agents]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_revoke_permission(self, request):
         return request.user.has_perm("a2ui.revoke_agent")
