@@ -14,12 +14,11 @@ from a2ui.v09 import (
     validate_server_message,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "a2ui-v0.9"
-if not SHARED.exists():  # pragma: no cover - depends on the checkout layout
-    pytest.skip("../shared/a2ui-v0.9 is not available", allow_module_level=True)
-
-CASES = SHARED / "test-cases"
-EXAMPLES = sorted((SHARED / "catalogs" / "basic" / "examples").glob("*.json"))
+# A copy of the official vectors and examples (Apache-2.0), so no checkout layout can skip them.
+OFFICIAL = Path(__file__).resolve().parent / "official"
+CASES = OFFICIAL / "test-cases"
+EXAMPLES = sorted((OFFICIAL / "examples").glob("*.json"))
+assert len(EXAMPLES) == 30 and len(list(CASES.glob("*.json"))) == 8
 
 
 def _vectors() -> list:
