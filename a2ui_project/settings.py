@@ -134,9 +134,11 @@ if REDIS_URL:
     # 5 s BZPOPMIN: an idle consumer's receive then raises TimeoutError and its socket dies.
     # Read longer than the server-side block.
     _redis_host = {"address": REDIS_URL, "socket_timeout": 15}
-    if os.environ.get("A2UI_CHANNEL_LAYER", "core") == "pubsub":
-        # Redis PUBLISH/SUBSCRIBE: one round trip per group send, none per receive
-        # (see docs/performance.md); at-most-once like the core layer.
+    if os.environ.get("A2UI_CHANNEL_LAYER", "pubsub") == "pubsub":
+        # Redis PUBLISH/SUBSCRIBE: one round trip per group send, none per receive, 3-6x the
+        # core layer's push rate (docs/performance.md). At-most-once like the core layer;
+        # sequence numbers and resync cover a lost message. A2UI_CHANNEL_LAYER=core for the
+        # list-based layer.
         CHANNEL_LAYERS = {
             "default": {
                 "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import os
@@ -227,6 +228,7 @@ class PushRig:
     def __init__(self, users, sids, agents):
         self.users, self.sids, self.agents = users, sids, agents
         self.latencies = []
+        self.timeline = []
         self.on_message = None
         self.readers = []
 
@@ -265,6 +267,7 @@ class PushRig:
             if msg.get("method") != "ui.progress":
                 continue
             self.latencies.append(now - msg["params"]["value"])
+            self.timeline.append((msg["params"]["value"], now - msg["params"]["value"]))
             if self.on_message is not None:
                 self.on_message(i)
 
@@ -327,10 +330,15 @@ async def steady_run(rig, n_sessions, seconds, timeout):
     """Each session gets one message per second, phases spread evenly over the second."""
     loop = asyncio.get_running_loop()
     rig.latencies = []
+    rig.timeline = []
     rig.on_message = None
     start = loop.time() + 0.5
     schedule = sorted((start + k + i / n_sessions, i) for k in range(seconds)
                       for i in range(n_sessions))
+    # The load client's own garbage collector would stall every socket it reads: keep it out
+    # of the measurement (the servers keep theirs).
+    gc.collect()
+    gc.disable()
     for due, i in schedule:
         delay = due - loop.time()
         if delay > 0:
@@ -340,7 +348,18 @@ async def steady_run(rig, n_sessions, seconds, timeout):
     deadline = loop.time() + timeout
     while len(rig.latencies) < expected and loop.time() < deadline:
         await asyncio.sleep(0.05)
+    gc.enable()
     lat = rig.latencies
+    slow = sorted(rig.timeline)
+    if slow:
+        t0 = slow[0][0]
+        stalls = {}
+        for sent, latency in slow:
+            if latency > 0.020:
+                bucket = round(sent - t0, 1)
+                stalls[bucket] = max(stalls.get(bucket, 0), round(latency * 1000))
+        print(f"  messages over 20 ms: {sum(1 for _, v in slow if v > 0.020)}; worst per "
+              f"0.1 s of send time (s: ms): {dict(list(stalls.items())[:40])}", flush=True)
     return Result("steady 1 msg/s", n_sessions, len(lat), seconds, lat,
                   lost=expected - len(lat))
 

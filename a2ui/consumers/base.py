@@ -33,8 +33,15 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
             code = int(code)
         await super().close(code=code, reason=reason)
 
+    gone = False  # the socket closed; work still finishing must not write to it
+
+    async def websocket_disconnect(self, message):
+        self.gone = True
+        await super().websocket_disconnect(message)
+
     async def send_obj(self, obj):
-        await self.send(text_data=jsonrpc.encode(obj))
+        if not self.gone:
+            await self.send(text_data=jsonrpc.encode(obj))
 
     async def send_error(self, exc, request_id=None):
         if exc.request_id is None:
@@ -49,24 +56,32 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data=None, bytes_data=None):
         raw = text_data if text_data is not None else bytes_data
-        msg = None
         try:
             msg = jsonrpc.parse(raw or "", max_size=a2ui_settings.MAX_PAYLOAD_SIZE)
-            result = await self.handle(msg)
         except ProtocolError as exc:
-            # Failed notifications are answered too (with a null id): a silent drop would
-            # leave a person staring at a form that did nothing.
-            await self.send_error(exc, msg.id if msg is not None else None)
+            await self.send_error(exc)
             return
+        if await self.respond_to(msg, self.handle(msg)):
+            await self.after_response()
+
+    async def respond_to(self, msg, work):
+        """Await ``work`` (a coroutine) and answer ``msg`` with its result or error.
+
+        Failed notifications are answered too (with a null id): a silent drop would leave a
+        person staring at a form that did nothing. Returns True when the work succeeded.
+        """
+        try:
+            result = await work
+        except ProtocolError as exc:
+            await self.send_error(exc, msg.id)
+            return False
         except Exception:
-            log.exception("a2ui: unexpected error handling %s", msg.method if msg else "frame")
-            await self.send_error(
-                ProtocolError(ErrorCode.INTERNAL_ERROR), msg.id if msg is not None else None
-            )
-            return
+            log.exception("a2ui: unexpected error handling %s", msg.method)
+            await self.send_error(ProtocolError(ErrorCode.INTERNAL_ERROR), msg.id)
+            return False
         if result is not NO_RESPONSE and not msg.is_notification:
             await self.send_obj(jsonrpc.result(msg.id, result))
-        await self.after_response()
+        return True
 
     async def after_response(self):
         """Hook: work to do once the response to the current message has gone out."""

@@ -27,8 +27,13 @@ def validate(method, params):
     return session_id, methods.validate_params(method, params)
 
 
+STATELESS = frozenset({"ui.progress", "ui.notify", "ui.navigate"})
+
+
 async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None):
     """Deliver one validated agent-to-UI message; return (seq, PendingRequest or None)."""
+    if method in STATELESS:
+        return await _apush_stateless(agent_id, session_id, method, params), None
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     request = None
     if method == "ui.render":
@@ -49,3 +54,19 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
     )
     await groups.send_group(groups.session_group(sid), groups.push_event(seq, method, params))
     return seq, request
+
+
+async def _apush_stateless(agent_id, session_id, method, params):
+    """The hot path (progress, toasts): owner check and sequence number in one Redis trip.
+
+    A sequence number taken for a session that then fails the check is never sent; only a
+    session that is not live (or not this agent's) fails it, and such a session has no
+    socket to see the gap.
+    """
+    sid = sessions.parse_session_id(session_id)
+    owner, seq = await shared.cached_session_and_next_seq(sid.hex)
+    if owner is None or owner[0] != str(agent_id or ""):
+        await sessions.aensure_agent_session(agent_id, sid)
+    buffer.add(sid, pushed=True)
+    await groups.send_group(groups.session_group(sid), groups.push_event(seq, method, params))
+    return seq

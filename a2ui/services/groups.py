@@ -12,7 +12,9 @@ from ..protocol import jsonrpc
 
 
 def session_group(session_id):
-    return f"a2ui.s.{uuid.UUID(str(session_id)).hex}"
+    if not isinstance(session_id, uuid.UUID):  # the hot path passes a UUID already
+        session_id = uuid.UUID(str(session_id))
+    return f"a2ui.s.{session_id.hex}"
 
 
 def agent_group(agent_id):
@@ -48,7 +50,7 @@ def push_event(seq, method, params, text=None):
     """
     if text is None:
         text = jsonrpc.encode(jsonrpc.notification(method, params))
-    return {"type": "a2ui.push", "seq": seq, "method": method, "params": params, "text": text}
+    return {"type": "a2ui.push", "seq": seq, "method": method, "text": text}
 
 
 def close_event(code, reason):

@@ -33,6 +33,11 @@ class Snapshot:
     surfaces: list = field(default_factory=list)
 
 
+def parse_session_id(value):
+    """The session UUID, or -32000 for anything that is not one."""
+    return _parse_uuid(value)
+
+
 def _parse_uuid(value):
     try:
         return uuid.UUID(str(value))

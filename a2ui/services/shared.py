@@ -71,6 +71,23 @@ async def next_seq(session_id):
     return int(value)
 
 
+async def cached_session_and_next_seq(session_id):
+    """``(cached_session(session_id), next_seq(session_id))`` in one Redis round trip."""
+    client = redis_client()
+    if client is None:
+        return await cached_session(session_id), await next_seq(session_id)
+    key = _key("seq", session_id)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.get(_key("live", session_id))
+        pipe.incr(key)
+        pipe.expire(key, 7 * 24 * 3600)
+        live, seq, _ = await pipe.execute()
+    if live is None:
+        return None, int(seq)
+    agent_id, _, user_id = live.partition(":")
+    return (agent_id, user_id), int(seq)
+
+
 async def current_seq(session_id):
     client = redis_client()
     if client is None:
