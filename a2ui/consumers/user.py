@@ -110,9 +110,9 @@ class A2UIUserConsumer(JsonRpcConsumer):
         params = methods.validate_params("a2ui.init", msg.params)
         if self.session_id is not None:
             raise ProtocolError(ErrorCode.INVALID_REQUEST, "Session already initialized")
-        snapshot = None
-        if params.get("session_id"):
-            session, snapshot = await sessions.aresume_session(self.token, params["session_id"])
+        resumed = bool(params.get("session_id"))
+        if resumed:
+            session = await sessions.aresume_session(self.token, params["session_id"])
         else:
             session = await sessions.aopen_session(
                 self.token, params.get("client_info", {}), params.get("capabilities", {})
@@ -128,8 +128,12 @@ class A2UIUserConsumer(JsonRpcConsumer):
             declared if "v0.9" in declared else session.capabilities
         ))
         self.surface_tracker.seq = session.surface_seq
+        # Join, then read the sequence number, then the snapshot: a push that races the resume
+        # is either in the snapshot or arrives through the group (or both; renders are
+        # idempotent), never neither.
         await self.join(groups.session_group(self.session_id))
         self.last_seq = await shared.current_seq(self.session_id.hex)
+        snapshot = await sessions.asnapshot(self.session_id) if resumed else None
         await shared.cache_session(self.session_id.hex, session.agent_id, session.user_id)
         buffer.add(self.session_id)
         self.pending_out.append(self._after_init(session, snapshot))

@@ -118,7 +118,11 @@ arecord_rejected = database_sync_to_async(record_rejected)
 
 
 def resume_session(token, session_id):
-    """Reattach a live session of the same user and agent; return (session, Snapshot)."""
+    """Reattach a live session of the same user and agent and return it.
+
+    The caller joins the session's group first and reads ``snapshot`` after, so nothing pushed
+    in between is missed.
+    """
     sid = _parse_uuid(session_id)
     session = A2UISessionLog.objects.filter(pk=sid).first()
     if (
@@ -140,7 +144,7 @@ def resume_session(token, session_id):
         "session.resume", actor=token.user, agent=session.agent, target=session,
         session_id=sid,
     )
-    return session, snapshot(sid)
+    return session
 
 
 aresume_session = database_sync_to_async(resume_session)

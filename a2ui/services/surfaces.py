@@ -568,7 +568,7 @@ async def aclient_messages(session_id, messages, data_model=None):
 async def aattach(token, session_id, capabilities):
     """Open a session (like a2ui.init) or resume one for a /ws/v09 or SSE client."""
     if session_id:
-        session, _ = await sessions.aresume_session(token, session_id)
+        session = await sessions.aresume_session(token, session_id)
         return session, True
     session = await sessions.aopen_session(token, {"name": "a2ui-v0.9"}, capabilities)
     return session, False
