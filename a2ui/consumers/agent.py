@@ -35,8 +35,6 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return
         self.agent = auth.agent
         self.timers = {}
-        self.chains = {}  # session key -> the task of its latest message (delivery order)
-        self.in_flight = set()
         for group in (groups.agent_group(self.agent.id), groups.agent_key_group(self.agent)):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups.append(group)
@@ -55,41 +53,10 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             if "session_id" not in params:
                 raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
                                     data={"path": "params.session_id"})
-            work = surfaces.apush(self.agent.id, params["session_id"], params.get("messages"))
-            await self._in_session_order(str(params["session_id"]), msg, work)
-            return NO_RESPONSE
+            return await surfaces.apush(self.agent.id, params["session_id"],
+                                        params.get("messages"))
         session_id, params = delivery.validate(msg.method, msg.params)
-        await self._in_session_order(str(session_id), msg, self._deliver(msg, session_id, params))
-        return NO_RESPONSE
-
-    async def _in_session_order(self, key, msg, work):
-        """Run ``work`` after the previous message for the same session, without waiting.
-
-        Messages to one session keep the order the agent sent them in; messages to different
-        sessions overlap their Redis and database round trips, so one agent socket serving
-        many sessions is not held to one round trip at a time. At most MAX_IN_FLIGHT are
-        under way; past that, reading the socket waits (backpressure).
-        """
-        while len(self.in_flight) >= self.MAX_IN_FLIGHT:
-            await asyncio.wait(self.in_flight, return_when=asyncio.FIRST_COMPLETED)
-        previous = self.chains.get(key)
-
-        async def run():
-            if previous is not None:
-                await previous  # never raises: respond_to answers every outcome
-            await self.respond_to(msg, work)
-
-        task = asyncio.get_running_loop().create_task(run())
-        self.chains[key] = task
-        self.in_flight.add(task)
-        task.add_done_callback(lambda t: self._done(key, t))
-
-    def _done(self, key, task):
-        self.in_flight.discard(task)
-        if self.chains.get(key) is task:
-            del self.chains[key]
-
-    MAX_IN_FLIGHT = 64
+        return await self._deliver(msg, session_id, params)
 
     async def _deliver(self, msg, session_id, params):
         if msg.method in methods.AWAITING:
