@@ -14,10 +14,10 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from ..models import A2UIConsentRecord
 from ..services import consent
+from .base import A2UIAPIView
 from .permissions import IsPerson
 
 MAX_LISTED = 500
@@ -41,7 +41,7 @@ def _conflict(message):
     return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
 
 
-class ConsentListView(APIView):
+class ConsentListView(A2UIAPIView):
     """Your consent records and, for each required type, whether it is granted now."""
 
     permission_classes = [IsPerson]
@@ -63,7 +63,7 @@ class ConsentListView(APIView):
         })
 
 
-class ConsentRevokeView(APIView):
+class ConsentRevokeView(A2UIAPIView):
     """Revoke one of your consent records that is in force."""
 
     permission_classes = [IsPerson]
@@ -85,7 +85,7 @@ class ConsentRevokeView(APIView):
         return Response(ConsentRecordSerializer(record).data)
 
 
-class ConsentRevokeTypeView(APIView):
+class ConsentRevokeTypeView(A2UIAPIView):
     """Revoke every record in force of one consent type."""
 
     permission_classes = [IsPerson]

@@ -6,7 +6,6 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from .. import tokens
 from ..models import Agent
@@ -14,6 +13,7 @@ from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import audit, delivery
 from ..services import surfaces as surface_service
+from .base import A2UIAPIView
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
 
@@ -25,7 +25,7 @@ def _find_agent(agent_id):
     return Agent.objects.filter(query, is_active=True).first()
 
 
-class StreamTokenView(APIView):
+class StreamTokenView(A2UIAPIView):
     """Issue a stream token for the signed-in person (seed 000 section 2.1)."""
 
     permission_classes = [IsPerson]
@@ -59,7 +59,7 @@ class StreamTokenView(APIView):
         )
 
 
-class SessionMessagesView(APIView):
+class SessionMessagesView(A2UIAPIView):
     """Agents push fire-and-forget JSON-RPC notifications (one object or a list) to a session.
 
     The whole list is validated before anything is delivered: a bad item changes nothing.
@@ -105,7 +105,7 @@ class SessionMessagesView(APIView):
             raise
 
 
-class SessionSurfacesView(APIView):
+class SessionSurfacesView(A2UIAPIView):
     """Agents push a batch of A2UI v0.9 server messages (a JSON array) to a session.
 
     The batch is validated as a whole before anything is stored or sent: an invalid one changes
