@@ -5,7 +5,8 @@ from rest_framework.test import APIClient
 
 from a2ui.models import A2UISessionLog
 
-pytestmark = pytest.mark.django_db
+# Some bodies reach the async services (another thread, another connection): transactional.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 BODIES = [
     b"", b"{", b"[]", b"null", b"123", b'"x"', b"\xff\xfe", b'{"a":' * 2000, b"[" * 100000,
