@@ -8,6 +8,22 @@ DATABASE_URL and REDIS_URL are set (as CI does). Tier 2 (tests/live) runs real D
 import pytest
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """A failed live or browser test shows what its servers, the demo and the page said."""
+    rep = yield
+    if rep.failed:
+        for server in getattr(item, "_live_servers", ()):
+            rep.sections.append((f"daphne {server.name} (port {server.port})", server.log()))
+        demo = getattr(item, "_demo_output", None)
+        if demo is not None:
+            rep.sections.append(("a2ui_demo output", demo.output))
+        watch = getattr(item, "_page_watch", None)
+        if watch is not None:
+            rep.sections.append(("browser console", "\n".join(watch.console) or "(nothing)"))
+    return rep
+
+
 def get_user_model():
     from django.contrib.auth import get_user_model as get
 

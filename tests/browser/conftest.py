@@ -52,22 +52,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    """A failed browser test shows the server's log and what the page said."""
-    rep = yield
-    if rep.failed:
-        for server in getattr(item, "_live_servers", ()):
-            rep.sections.append((f"daphne {server.name} (port {server.port})", server.log()))
-        demo = getattr(item, "_demo_output", None)
-        if demo is not None:
-            rep.sections.append(("a2ui_demo output", demo.output))
-        watch = getattr(item, "_page_watch", None)
-        if watch is not None:
-            rep.sections.append(("browser console", "\n".join(watch.console) or "(nothing)"))
-    return rep
-
-
 # The browser ---------------------------------------------------------------------------------
 
 

@@ -43,16 +43,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    """A failed live test shows the logs of the Daphne processes it started."""
-    rep = yield
-    if rep.failed:
-        for server in getattr(item, "_live_servers", ()):
-            rep.sections.append((f"daphne {server.name} (port {server.port})", server.log()))
-    return rep
-
-
 def _require_live():
     return os.environ.get("A2UI_REQUIRE_LIVE", "").strip() not in ("", "0") or bool(
         os.environ.get("CI")
