@@ -48,6 +48,9 @@ DEFAULTS = {
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
+    # Pushes to a session whose sockets are all in the sending process skip the channel layer
+    # (a2ui.services.direct); False sends every push through the layer.
+    "DIRECT_DELIVERY": True,
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable

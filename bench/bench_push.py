@@ -499,7 +499,7 @@ def main():
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/a2ui_bench")
     parser.add_argument("--redis-db", type=int, default=7,
                         help="Redis database for the bench (flushed); 8-15 are the tests'")
-    parser.add_argument("--layer", choices=["core", "pubsub"], default="core",
+    parser.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
                         help="channels-redis layer of our server (A2UI_CHANNEL_LAYER)")
     parser.add_argument("--py-spy", help="path of py-spy: profile our Daphne process(es)")
     parser.add_argument("--profile-dir", default="bench/profiles",

@@ -32,12 +32,14 @@ def get_user_model():
 
 @pytest.fixture(autouse=True)
 def _fresh_local_state():
-    """Process-local stand-ins for Redis keys start empty in every test."""
-    from a2ui.services import shared
+    """Process-local stand-ins for Redis keys, and direct-delivery registrations, start empty."""
+    from a2ui.services import direct, shared
 
     shared.local.clear()
+    direct.clear()
     yield
     shared.local.clear()
+    direct.clear()
 
 
 @pytest.fixture(autouse=True)

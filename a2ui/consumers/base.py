@@ -5,6 +5,8 @@ handlers reach the database only through ``database_sync_to_async``, which close
 connections itself, so ``dispatch`` skips that hop on the per-message path.
 """
 
+import asyncio
+import collections
 import logging
 
 from channels.consumer import get_handler_name
@@ -88,3 +90,64 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
 
     async def handle(self, msg):  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+class DirectDeliveryMixin:
+    """Takes pushes handed over by ``a2ui.services.direct``, one message at a time, in order.
+
+    A direct push is handled at once only when the consumer is idle: not handling a message and
+    holding none received from the channel layer but not yet dispatched (the receive task is
+    done before ``dispatch`` runs). Otherwise it waits in ``_deferred`` and is handled right
+    after the current message, by whoever holds ``_turn``. The subclass handles pushes in
+    ``a2ui_push`` and keeps ``last_seq``.
+    """
+
+    last_seq = 0
+    loop = None
+    _in_hand = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._turn = asyncio.Lock()
+        self._deferred = collections.deque()
+
+    # Channels assigns ``channel_receive`` in __call__; wrap it to see a message in hand.
+    @property
+    def channel_receive(self):
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive):
+        self._layer_receive = receive
+        self.loop = asyncio.get_running_loop()
+
+    async def _receive_from_layer(self):
+        message = await self._layer_receive()
+        self._in_hand = True
+        return message
+
+    async def dispatch(self, message):
+        if not message["type"].startswith("websocket."):
+            self._in_hand = False
+        async with self._turn:
+            await super().dispatch(message)
+            await self._drain()
+
+    async def take_direct(self, event):
+        if self._turn.locked() or self._in_hand or self._deferred:
+            self._deferred.append(event)
+            return
+        async with self._turn:
+            await self._push(event)
+            await self._drain()
+
+    async def _drain(self):
+        while self._deferred:
+            await self._push(self._deferred.popleft())
+
+    async def _push(self, event):
+        """A failure here is this socket's, not the sender's: log it as the layer path would."""
+        try:
+            await self.a2ui_push(event)
+        except Exception:
+            log.exception("a2ui: direct push to %s failed", self.channel_name)

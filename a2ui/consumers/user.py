@@ -14,16 +14,17 @@ from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import components, consent, groups, housekeeping, pending, sessions, shared
+from ..services import direct as direct_delivery
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
-from .base import JsonRpcConsumer
+from .base import DirectDeliveryMixin, JsonRpcConsumer
 
 State = sessions.State
 #: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
 OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 
-class A2UIUserConsumer(JsonRpcConsumer):
+class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
     session_id = None
     token = None
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
@@ -60,6 +61,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
         if watchdog is not None:
             watchdog.cancel()
         if self.session_id is not None:
+            direct_delivery.unregister(self.session_id.hex, self)  # before the socket is uncounted
             await buffer.flush(self.session_id)
             if not self.closing:
                 await sessions.asocket_closed(self.session_id)
@@ -149,6 +151,7 @@ class A2UIUserConsumer(JsonRpcConsumer):
             await self.send(text_data=consent.consent_required_message(self.missing_consents))
         if snapshot is not None:
             await self.send_snapshot(snapshot)
+        direct_delivery.register(self.session_id.hex, self)  # counted, joined, snapshot out
         if session.agent_id:
             await groups.send_group(
                 groups.agent_group(session.agent_id),

@@ -2,15 +2,17 @@
 
 ``apush`` takes params already validated and sanitized by ``a2ui.protocol.methods`` and does,
 in order: the owner check (cached), the state change for methods that have one (a component,
-a pending request), the per-session sequence number, the buffered metrics, and one group send.
-ui.progress, ui.notify and ui.navigate touch no database at all.
+a pending request), the per-session sequence number, the buffered metrics, and the delivery:
+straight to the consumers when every socket of the session is in this process
+(``a2ui.services.direct``), else one group send. ui.progress, ui.notify and ui.navigate touch
+no database at all.
 """
 
 from channels.db import database_sync_to_async
 
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import components, consent, groups, pending, sessions, shared
+from . import components, consent, direct, groups, pending, sessions, shared
 from .metrics import buffer
 
 
@@ -45,14 +47,14 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
         request = await database_sync_to_async(pending.create)(
             sid, method, params, reply_channel, rpc_id
         )
-    seq = await shared.next_seq(sid.hex)
+    seq, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,
         rendered=int(method == "ui.render"),
         inputs=int(method in methods.AWAITING),
         pushed=True,
     )
-    await groups.send_group(groups.session_group(sid), groups.push_event(seq, method, params))
+    await _send(sid, seq, sockets, groups.push_event(seq, method, params))
     return seq, request
 
 
@@ -64,9 +66,19 @@ async def _apush_stateless(agent_id, session_id, method, params):
     socket to see the gap.
     """
     sid = sessions.parse_session_id(session_id)
-    owner, seq = await shared.cached_session_and_next_seq(sid.hex)
+    owner, seq, sockets = await shared.cached_session_and_next_seq(
+        sid.hex, direct.wanted(sid.hex)
+    )
     if owner is None or owner[0] != str(agent_id or ""):
         await sessions.aensure_agent_session(agent_id, sid)
     buffer.add(sid, pushed=True)
-    await groups.send_group(groups.session_group(sid), groups.push_event(seq, method, params))
+    await _send(sid, seq, sockets, groups.push_event(seq, method, params))
     return seq
+
+
+async def _send(sid, seq, sockets, event):
+    """Straight to this process's consumers when they are all the session has, else the group."""
+    if sockets is not None and await direct.deliver(sid.hex, sockets, event):
+        return
+    direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it
+    await groups.send_group(groups.session_group(sid), event)

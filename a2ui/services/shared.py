@@ -58,34 +58,48 @@ def _key(*parts):
 
 async def next_seq(session_id):
     """The next sequence number of a session's push stream (1, 2, ...)."""
+    return (await next_seq_and_sockets(session_id, sockets=False))[0]
+
+
+async def next_seq_and_sockets(session_id, sockets=True):
+    """``(next_seq(session_id), open-socket count or None)`` in one Redis round trip.
+
+    The count is read only when asked (``sockets``): direct delivery needs it.
+    """
     client = redis_client()
     if client is None:
         value = local.seq.get(session_id, 0) + 1
         local.seq[session_id] = value
-        return value
+        return value, (local.sockets.get(session_id, 0) if sockets else None)
     key = _key("seq", session_id)
     async with client.pipeline(transaction=False) as pipe:
         pipe.incr(key)
         pipe.expire(key, 7 * 24 * 3600)
-        value, _ = await pipe.execute()
-    return int(value)
+        if sockets:
+            pipe.get(_key("socks", session_id))
+        values = await pipe.execute()
+    return int(values[0]), (int(values[2] or 0) if sockets else None)
 
 
-async def cached_session_and_next_seq(session_id):
-    """``(cached_session(session_id), next_seq(session_id))`` in one Redis round trip."""
+async def cached_session_and_next_seq(session_id, sockets=False):
+    """``(cached_session(session_id), *next_seq_and_sockets(session_id, sockets))``, one trip."""
     client = redis_client()
     if client is None:
-        return await cached_session(session_id), await next_seq(session_id)
+        return (await cached_session(session_id), *await next_seq_and_sockets(session_id, sockets))
     key = _key("seq", session_id)
     async with client.pipeline(transaction=False) as pipe:
         pipe.get(_key("live", session_id))
         pipe.incr(key)
         pipe.expire(key, 7 * 24 * 3600)
-        live, seq, _ = await pipe.execute()
+        if sockets:
+            pipe.get(_key("socks", session_id))
+        values = await pipe.execute()
+    live, seq = values[0], int(values[1])
+    count = int(values[3] or 0) if sockets else None
     if live is None:
-        return None, int(seq)
+        return None, seq, count
     agent_id, _, user_id = live.partition(":")
-    return (agent_id, user_id), int(seq)
+    return (agent_id, user_id), seq, count
 
 
 async def current_seq(session_id):
