@@ -419,7 +419,7 @@ def window_for(n, in_flight):
 
 async def run_all(args, ws_echo, ch_echo, ours, agent_key, token_list):
     counts = args.sessions
-    biggest = max(counts)
+    biggest = max(counts + ([args.steady_sessions] if args.steady_seconds > 0 else []))
     rows = []
     print(f"opening {biggest} connections to each server ...", flush=True)
     ws_conns = await open_many([f"ws://{HOST}:{ws_echo.port}/"] * biggest)

@@ -1,9 +1,11 @@
 """State several Daphne processes share without touching the database on each message.
 
-With ``A2UI['REDIS_URL']`` set, sequence numbers, rate-limit windows and the live-session cache
-are Redis keys, reached through ``redis.asyncio`` (no thread hop). Without it, the same API is
-backed by process-local dicts, which is correct only for one process: the embedded default with
-the in-memory channel layer.
+With ``A2UI['REDIS_URL']`` set, sequence numbers, rate-limit windows, open-socket counts and the
+live-session cache are Redis keys, reached without a thread hop: the per-message commands through
+``a2ui.services.redisline`` (one pipelined connection per event loop, a fraction of redis-py's
+CPU), the rest through ``redis.asyncio``. Without it, the same API is backed by process-local
+dicts, which is correct only for one process: the embedded default with the in-memory channel
+layer.
 """
 
 import asyncio
@@ -11,8 +13,11 @@ import time
 import weakref
 
 from ..conf import a2ui_settings
+from . import redisline
 
 _clients = weakref.WeakKeyDictionary()  # event loop -> redis client (pools are loop-bound)
+_lines = weakref.WeakKeyDictionary()  # event loop -> redisline.Line, or None: URL not supported
+REDIS_TIMEOUT_SECONDS = 15
 
 
 def redis_client():
@@ -28,6 +33,24 @@ def redis_client():
         client = aioredis.Redis.from_url(url, decode_responses=True)
         _clients[loop] = client
     return client
+
+
+async def _pipeline(*commands):
+    """Run ``commands`` (tuples) in one round trip; their replies, decoded, as a list."""
+    loop = asyncio.get_running_loop()
+    line = _lines.get(loop, False)
+    if line is False:
+        try:
+            line = redisline.Line(a2ui_settings.REDIS_URL, REDIS_TIMEOUT_SECONDS)
+        except ValueError:  # e.g. unix:// sockets: redis-py handles those
+            line = None
+        _lines[loop] = line
+    if line is not None:
+        return await line.execute(*commands)
+    async with redis_client().pipeline(transaction=False) as pipe:
+        for command in commands:
+            pipe.execute_command(*command)
+        return await pipe.execute()
 
 
 class _Local:
@@ -55,6 +78,8 @@ def _key(*parts):
 
 # Sequence numbers ------------------------------------------------------------------------------
 
+SEQ_TTL = 7 * 24 * 3600
+
 
 async def next_seq(session_id):
     """The next sequence number of a session's push stream (1, 2, ...)."""
@@ -72,12 +97,10 @@ async def next_seq_and_sockets(session_id, sockets=True):
         local.seq[session_id] = value
         return value, (local.sockets.get(session_id, 0) if sockets else None)
     key = _key("seq", session_id)
-    async with client.pipeline(transaction=False) as pipe:
-        pipe.incr(key)
-        pipe.expire(key, 7 * 24 * 3600)
-        if sockets:
-            pipe.get(_key("socks", session_id))
-        values = await pipe.execute()
+    commands = [("INCR", key), ("EXPIRE", key, SEQ_TTL)]
+    if sockets:
+        commands.append(("GET", _key("socks", session_id)))
+    values = await _pipeline(*commands)
     return int(values[0]), (int(values[2] or 0) if sockets else None)
 
 
@@ -87,13 +110,10 @@ async def cached_session_and_next_seq(session_id, sockets=False):
     if client is None:
         return (await cached_session(session_id), *await next_seq_and_sockets(session_id, sockets))
     key = _key("seq", session_id)
-    async with client.pipeline(transaction=False) as pipe:
-        pipe.get(_key("live", session_id))
-        pipe.incr(key)
-        pipe.expire(key, 7 * 24 * 3600)
-        if sockets:
-            pipe.get(_key("socks", session_id))
-        values = await pipe.execute()
+    commands = [("GET", _key("live", session_id)), ("INCR", key), ("EXPIRE", key, SEQ_TTL)]
+    if sockets:
+        commands.append(("GET", _key("socks", session_id)))
+    values = await _pipeline(*commands)
     live, seq = values[0], int(values[1])
     count = int(values[3] or 0) if sockets else None
     if live is None:
@@ -126,10 +146,7 @@ async def hit_rate_limit(scope_key, limit, window_seconds=60):
                 del local.windows[old]
         return count > limit
     key = _key("rl", scope_key, window)
-    async with client.pipeline(transaction=False) as pipe:
-        pipe.incr(key)
-        pipe.expire(key, window_seconds * 2)
-        count, _ = await pipe.execute()
+    count, _ = await _pipeline(("INCR", key), ("EXPIRE", key, window_seconds * 2))
     return int(count) > limit
 
 
@@ -151,10 +168,7 @@ async def count_socket(session_hex, delta):
             local.sockets[session_hex] = value
         return value
     key = _key("socks", session_hex)
-    async with client.pipeline(transaction=False) as pipe:
-        pipe.incrby(key, delta)
-        pipe.expire(key, 2 * 24 * 3600)
-        value, _ = await pipe.execute()
+    value, _ = await _pipeline(("INCRBY", key, delta), ("EXPIRE", key, 2 * 24 * 3600))
     return int(value)
 
 

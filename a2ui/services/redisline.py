@@ -1,0 +1,179 @@
+"""One pipelined Redis connection per event loop, for the few commands on the per-message path.
+
+Why: redis-py's asyncio client spends about 150 us of CPU on a four-command pipeline (pool
+checkout, retry and timeout wrappers, a parse per command) and 77 us on a single INCR; on the
+push path that was half of the serving process's CPU (docs/performance.md). The path needs a
+handful of commands with integer, string and nil replies. This sends each batch in one write on
+one connection and parses the replies with hiredis, the C parser redis-py itself uses: about
+45 us. Everything else (the cache, the channel layer, admin work) stays on redis-py.
+
+Replies come back in the order the batches were written (Redis answers a connection in order),
+so each batch is a ``(count, replies, future)`` entry in a FIFO. A batch is resolved only once
+all its replies are read, so an error reply never puts the stream out of step. A connection
+that stops answering for ``timeout`` seconds is aborted: its waiters fail and the next batch
+connects again. URLs: ``redis://`` and ``rediss://`` with optional user, password and database
+(path or ``?db=``); anything else raises ValueError and the caller uses redis-py.
+"""
+
+import asyncio
+import collections
+import ssl
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import hiredis
+
+
+class ReplyError(Exception):
+    """Redis answered a command with an error."""
+
+
+def pack(*commands):
+    """RESP encoding of ``commands`` (tuples of str / bytes / int), one bytes object."""
+    out = []
+    for command in commands:
+        out.append(b"*%d\r\n" % len(command))
+        for arg in command:
+            if isinstance(arg, str):
+                arg = arg.encode()
+            elif isinstance(arg, int):
+                arg = b"%d" % arg
+            out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
+    return b"".join(out)
+
+
+def parse_url(url):
+    """``(host, port, ssl, username, password, db)`` of a redis:// or rediss:// URL."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname:
+        raise ValueError(f"unsupported Redis URL for the hot path: {parts.scheme}://")
+    db = parts.path.lstrip("/") or parse_qs(parts.query).get("db", ["0"])[0]
+    return (
+        parts.hostname,
+        parts.port or 6379,
+        parts.scheme == "rediss",
+        unquote(parts.username) if parts.username else None,
+        unquote(parts.password) if parts.password else None,
+        int(db or 0),
+    )
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self, loop, timeout):
+        self.loop = loop
+        self.timeout = timeout
+        self.reader = hiredis.Reader(encoding="utf-8", replyError=ReplyError)
+        self.waiting = collections.deque()  # [count, replies, future, sent_at]
+        self.transport = None
+        self.lost = None  # the exception that ended the connection
+        self.watchdog = None
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def send(self, data, count):
+        if self.lost is not None:
+            raise ConnectionError("Redis connection lost") from self.lost
+        future = self.loop.create_future()
+        self.waiting.append([count, [], future, self.loop.time()])
+        self.transport.write(data)
+        if self.watchdog is None:
+            self.watchdog = self.loop.call_later(self.timeout, self._check)
+        return future
+
+    def data_received(self, data):
+        self.reader.feed(data)
+        waiting = self.waiting
+        while waiting:
+            reply = self.reader.gets()
+            if reply is False:
+                return
+            entry = waiting[0]
+            entry[1].append(reply)
+            if len(entry[1]) == entry[0]:
+                waiting.popleft()
+                if not entry[2].done():
+                    errors = [r for r in entry[1] if isinstance(r, ReplyError)]
+                    if errors:
+                        entry[2].set_exception(errors[0])
+                    else:
+                        entry[2].set_result(entry[1])
+
+    def _check(self):
+        self.watchdog = None
+        if not self.waiting or self.lost is not None:
+            return
+        age = self.loop.time() - self.waiting[0][3]
+        if age >= self.timeout:
+            self.transport.abort()
+            self._fail(TimeoutError(f"Redis did not answer in {self.timeout} s"))
+        else:
+            self.watchdog = self.loop.call_later(self.timeout - age, self._check)
+
+    def connection_lost(self, exc):
+        self._fail(exc or ConnectionError("Redis closed the connection"))
+
+    def _fail(self, exc):
+        if self.lost is None:
+            self.lost = exc
+        while self.waiting:
+            future = self.waiting.popleft()[2]
+            if not future.done():
+                future.set_exception(ConnectionError(f"Redis connection lost: {exc}"))
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
+
+
+class Line:
+    """A lazily (re)connected pipelined connection bound to the running event loop."""
+
+    def __init__(self, url, timeout=15.0):
+        self.host, self.port, self.ssl, self.username, self.password, self.db = parse_url(url)
+        self.timeout = timeout
+        self._protocol = None
+        self._connecting = None
+
+    async def execute(self, *commands):
+        """Send ``commands`` in one write; return their replies as a list."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            protocol = await self._connect()
+        return await protocol.send(pack(*commands), len(commands))
+
+    async def _connect(self):
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._open())
+        connecting = self._connecting
+        try:
+            return await asyncio.shield(connecting)
+        finally:
+            if self._connecting is connecting and connecting.done():
+                self._connecting = None
+
+    async def _open(self):
+        loop = asyncio.get_running_loop()
+        context = ssl.create_default_context() if self.ssl else None
+        _, protocol = await asyncio.wait_for(
+            loop.create_connection(lambda: _Protocol(loop, self.timeout), self.host, self.port,
+                                   ssl=context),
+            self.timeout,
+        )
+        setup = []
+        if self.password is not None:
+            setup.append(("AUTH", self.username, self.password) if self.username
+                         else ("AUTH", self.password))
+        if self.db:
+            setup.append(("SELECT", self.db))
+        try:
+            if setup:
+                await protocol.send(pack(*setup), len(setup))
+        except BaseException:
+            protocol.transport.close()
+            raise
+        self._protocol = protocol
+        return protocol
+
+    def close(self):
+        if self._protocol is not None and self._protocol.transport is not None:
+            self._protocol.transport.close()
+        self._protocol = None
