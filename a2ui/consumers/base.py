@@ -150,4 +150,4 @@ class DirectDeliveryMixin:
         try:
             await self.a2ui_push(event)
         except Exception:
-            log.exception("a2ui: direct push to %s failed", self.channel_name)
+            log.exception("a2ui: direct push to %s failed", getattr(self, "channel_name", "?"))
