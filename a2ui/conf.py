@@ -50,7 +50,9 @@ DEFAULTS = {
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
     # Pushes to a session whose sockets are all in the sending process skip the channel layer
     # (a2ui.services.direct); False sends every push through the layer.
-    "DIRECT_DELIVERY": True,
+    # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
+    "DIRECT_DELIVERY": os.environ.get("A2UI_DIRECT_DELIVERY", "1").strip().lower()
+    not in ("0", "false", "no", "off"),
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable

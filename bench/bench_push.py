@@ -17,7 +17,9 @@ For each session count S it measures, with the same closed loop for all three:
 * push: S user sockets with initialized sessions and ``--agents`` agent sockets; the agent
   sends ``ui.progress`` notifications (the send time in ``value``) round-robin to the sessions,
   each session keeping ``window`` messages in flight, and the latency is taken when the user
-  socket receives the message (agent send -> server -> Redis -> server -> user).
+  socket receives the message (agent send -> server [-> Redis PUBLISH -> server] -> user; the
+  bracket is skipped by direct delivery when the session's sockets are all in the agent's
+  process: ``--direct off`` or ``--procs 2`` measure the published path).
 
 Then the steady scenario: S sessions each receiving one message per second, evenly spread, for
 ``--steady-seconds``: p50/p99 latency. Loops are bounded by message counts and deadlines.
@@ -501,6 +503,9 @@ def main():
                         help="Redis database for the bench (flushed); 8-15 are the tests'")
     parser.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
                         help="channels-redis layer of our server (A2UI_CHANNEL_LAYER)")
+    parser.add_argument("--direct", choices=["on", "off"], default="on",
+                        help="direct delivery (A2UI_DIRECT_DELIVERY); off: every push is "
+                             "published through the channel layer")
     parser.add_argument("--py-spy", help="path of py-spy: profile our Daphne process(es)")
     parser.add_argument("--profile-dir", default="bench/profiles",
                         help="where --py-spy writes collapsed stacks")
@@ -522,6 +527,7 @@ def main():
         DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
         DJANGO_SETTINGS_MODULE="a2ui_project.settings", A2UI_LOG_LEVEL="WARNING",
         DB_POOL_MAX="10", PYTHONUNBUFFERED="1", A2UI_CHANNEL_LAYER=args.layer,
+        A2UI_DIRECT_DELIVERY="1" if args.direct == "on" else "0",
     )
     os.environ.update(env)  # this process creates the fixtures with the same settings
     sys.path.insert(0, str(ROOT))
@@ -543,7 +549,8 @@ def main():
         for s in servers:
             s.wait_ready()
         print(f"servers: websockets echo :{servers[0].port}, Channels echo :{servers[1].port}, "
-              f"a2ui {[s.port for s in ours]} ({args.procs} Daphne process(es)); "
+              f"a2ui {[s.port for s in ours]} ({args.procs} Daphne process(es), layer "
+              f"{args.layer}, direct delivery {args.direct}); "
               f"{os.cpu_count()} CPUs", flush=True)
         rows, steady = asyncio.run(
             run_all(args, servers[0], servers[1], ours, agent_key, token_list)
