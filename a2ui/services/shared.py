@@ -10,6 +10,7 @@ layer.
 
 import asyncio
 import time
+import types
 import weakref
 
 from ..conf import a2ui_settings
@@ -32,7 +33,40 @@ def redis_client():
     if client is None:
         client = aioredis.Redis.from_url(url, decode_responses=True)
         _clients[loop] = client
+        _close_with_loop(loop)
     return client
+
+
+_closing = weakref.WeakSet()  # loops whose close() also closes their connections
+
+
+def _close_with_loop(loop):
+    """Close the loop's Redis connections when the loop is closed.
+
+    ``async_to_sync`` outside a server (a sync view under WSGI, a worker, a command) runs each
+    call in a new loop; without this every call would leave its connections open until garbage
+    collection. channels-redis wraps ``loop.close`` the same way.
+    """
+    if loop in _closing:
+        return
+    _closing.add(loop)
+    original = loop.close
+
+    def close(self, *args, **kwargs):
+        line, client = _lines.pop(loop, None), _clients.pop(loop, None)
+        if not loop.is_running():
+            try:
+                if line is not None:
+                    line.close()
+                if client is not None:
+                    loop.run_until_complete(client.aclose())
+                loop.run_until_complete(asyncio.sleep(0))  # let the transports finish closing
+            except Exception:  # closing anyway: a broken connection must not stop it
+                pass
+        self.close = original
+        return original(*args, **kwargs)
+
+    loop.close = types.MethodType(close, loop)
 
 
 async def _pipeline(*commands):
@@ -45,6 +79,7 @@ async def _pipeline(*commands):
         except ValueError:  # e.g. unix:// sockets: redis-py handles those
             line = None
         _lines[loop] = line
+        _close_with_loop(loop)
     if line is not None:
         return await line.execute(*commands)
     async with redis_client().pipeline(transaction=False) as pipe:

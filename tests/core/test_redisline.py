@@ -45,6 +45,7 @@ class ScriptedRedis:
         self.answer = answer
         self.commands = []
         self.connections = 0
+        self.closed = 0  # connections the client closed
         self.writers = []
 
     async def start(self):
@@ -64,6 +65,7 @@ class ScriptedRedis:
                 reply = self.answer(command)
                 if reply is not None:
                     writer.write(reply)
+        self.closed += 1
         writer.close()
 
     def drop_connections(self):
@@ -187,3 +189,25 @@ async def test_no_server_is_a_connection_error():
     line = redisline.Line(f"redis://127.0.0.1:{port}")
     with pytest.raises(OSError):
         await line.execute(("INCR", "k"))
+
+
+async def test_short_lived_loops_close_their_connections(settings):
+    """async_to_sync outside a server runs each call in a new loop: nothing may stay open."""
+    from asgiref.sync import async_to_sync
+
+    from a2ui.services import shared
+
+    server = await ScriptedRedis(counter()).start()
+    settings.A2UI = {"REDIS_URL": f"redis://127.0.0.1:{server.port}/0"}
+    try:
+        for _ in range(3):
+            await asyncio.to_thread(lambda: async_to_sync(shared.next_seq)("s"))
+            await asyncio.to_thread(lambda: async_to_sync(shared.current_seq)("s"))
+        for _ in range(100):
+            if server.closed == server.connections:
+                break
+            await asyncio.sleep(0.01)
+        assert server.connections >= 6  # the hot-path line and redis-py, per loop
+        assert server.closed == server.connections
+    finally:
+        await server.stop()
