@@ -66,7 +66,10 @@ def _close_with_loop(loop):
         self.close = original
         return original(*args, **kwargs)
 
-    loop.close = types.MethodType(close, loop)
+    try:
+        loop.close = types.MethodType(close, loop)
+    except AttributeError:  # a loop class without instance attributes: GC closes them instead
+        pass
 
 
 async def _pipeline(*commands):
