@@ -11,8 +11,9 @@ Replies come back in the order the batches were written (Redis answers a connect
 so each batch is a ``(count, replies, future)`` entry in a FIFO. A batch is resolved only once
 all its replies are read, so an error reply never puts the stream out of step. A connection
 that stops answering for ``timeout`` seconds is aborted: its waiters fail and the next batch
-connects again. URLs: ``redis://`` and ``rediss://`` with optional user, password and database
-(path or ``?db=``); anything else raises ValueError and the caller uses redis-py.
+connects again. URLs: ``redis://`` and ``rediss://`` with optional user, password, database
+(path or ``?db=``) and ``?ssl_cert_reqs=none|optional|required``; anything else (``unix://``,
+other options) raises ValueError and the caller uses redis-py, which understands them all.
 """
 
 import asyncio
@@ -41,20 +42,44 @@ def pack(*commands):
     return b"".join(out)
 
 
+CERT_REQS = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+
+
 def parse_url(url):
-    """``(host, port, ssl, username, password, db)`` of a redis:// or rediss:// URL."""
+    """``(host, port, ssl_verify_mode or None, username, password, db)`` of a Redis URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("redis", "rediss") or not parts.hostname:
         raise ValueError(f"unsupported Redis URL for the hot path: {parts.scheme}://")
-    db = parts.path.lstrip("/") or parse_qs(parts.query).get("db", ["0"])[0]
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    unknown = set(query) - {"db", "ssl_cert_reqs"}
+    if unknown or ("ssl_cert_reqs" in query and parts.scheme != "rediss"):
+        raise ValueError(f"Redis URL options left to redis-py: {sorted(unknown) or 'ssl'}")
+    verify = None
+    if parts.scheme == "rediss":
+        reqs = query.get("ssl_cert_reqs", "required").lower()
+        if reqs not in CERT_REQS:
+            raise ValueError(f"ssl_cert_reqs={reqs!r} left to redis-py")
+        verify = CERT_REQS[reqs]
+    db = parts.path.lstrip("/") or query.get("db", "0")
     return (
         parts.hostname,
         parts.port or 6379,
-        parts.scheme == "rediss",
+        verify,
         unquote(parts.username) if parts.username else None,
         unquote(parts.password) if parts.password else None,
         int(db or 0),
     )
+
+
+def ssl_context(verify_mode):
+    """The TLS context for ``rediss://`` (None for plain ``redis://``)."""
+    if verify_mode is None:
+        return None
+    context = ssl.create_default_context()
+    if verify_mode != ssl.CERT_REQUIRED:
+        context.check_hostname = False
+        context.verify_mode = verify_mode
+    return context
 
 
 class _Protocol(asyncio.Protocol):
@@ -128,7 +153,7 @@ class Line:
     """A lazily (re)connected pipelined connection bound to the running event loop."""
 
     def __init__(self, url, timeout=15.0):
-        self.host, self.port, self.ssl, self.username, self.password, self.db = parse_url(url)
+        self.host, self.port, self.verify_mode, self.username, self.password, self.db = parse_url(url)
         self.timeout = timeout
         self._protocol = None
         self._connecting = None
@@ -152,7 +177,7 @@ class Line:
 
     async def _open(self):
         loop = asyncio.get_running_loop()
-        context = ssl.create_default_context() if self.ssl else None
+        context = ssl_context(self.verify_mode)
         _, protocol = await asyncio.wait_for(
             loop.create_connection(lambda: _Protocol(loop, self.timeout), self.host, self.port,
                                    ssl=context),

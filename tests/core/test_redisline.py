@@ -5,6 +5,7 @@ to; a real Redis is exercised by tests/live/test_live_direct.py and every live t
 """
 
 import asyncio
+import ssl
 
 import hiredis
 import pytest
@@ -22,20 +23,34 @@ def test_pack_encodes_commands_as_resp_arrays():
 
 
 @pytest.mark.parametrize("url, parsed", [
-    ("redis://127.0.0.1:6379/0", ("127.0.0.1", 6379, False, None, None, 0)),
-    ("redis://localhost", ("localhost", 6379, False, None, None, 0)),
-    ("redis://:s%40cret@h:7000/3", ("h", 7000, False, None, "s@cret", 3)),
-    ("rediss://user:pw@h/2", ("h", 6379, True, "user", "pw", 2)),
-    ("redis://h:6380?db=5", ("h", 6380, False, None, None, 5)),
+    ("redis://127.0.0.1:6379/0", ("127.0.0.1", 6379, None, None, None, 0)),
+    ("redis://localhost", ("localhost", 6379, None, None, None, 0)),
+    ("redis://:s%40cret@h:7000/3", ("h", 7000, None, None, "s@cret", 3)),
+    ("rediss://user:pw@h/2", ("h", 6379, ssl.CERT_REQUIRED, "user", "pw", 2)),
+    ("rediss://h?ssl_cert_reqs=none", ("h", 6379, ssl.CERT_NONE, None, None, 0)),
+    ("redis://h:6380?db=5", ("h", 6380, None, None, None, 5)),
 ])
 def test_parse_url(url, parsed):
     assert redisline.parse_url(url) == parsed
 
 
-@pytest.mark.parametrize("url", ["unix:///tmp/redis.sock", "http://h", "redis://"])
-def test_unsupported_urls_raise_value_error(url):
+@pytest.mark.parametrize("url", [
+    "unix:///tmp/redis.sock", "http://h", "redis://",
+    "redis://h?socket_timeout=5",  # options only redis-py knows
+    "redis://h?ssl_cert_reqs=none",  # TLS options on a plain URL
+    "rediss://h?ssl_cert_reqs=maybe",
+])
+def test_urls_left_to_redis_py_raise_value_error(url):
     with pytest.raises(ValueError):
         redisline.parse_url(url)
+
+
+def test_tls_contexts():
+    assert redisline.ssl_context(None) is None
+    strict = redisline.ssl_context(ssl.CERT_REQUIRED)
+    assert strict.verify_mode == ssl.CERT_REQUIRED and strict.check_hostname
+    lax = redisline.ssl_context(ssl.CERT_NONE)
+    assert lax.verify_mode == ssl.CERT_NONE and not lax.check_hostname
 
 
 class ScriptedRedis:
