@@ -124,40 +124,40 @@ async def next_seq(session_id):
     return (await next_seq_and_sockets(session_id, sockets=False))[0]
 
 
+def _seq_commands(session_id, sockets):
+    """INCR and EXPIRE of the session's sequence number, then its socket count if asked."""
+    key = _key("seq", session_id)
+    commands = [("INCR", key), ("EXPIRE", key, SEQ_TTL)]
+    if sockets:
+        commands.append(("GET", _key("socks", session_id)))
+    return commands
+
+
+def _seq_replies(values, sockets):
+    return int(values[0]), (int(values[2] or 0) if sockets else None)
+
+
 async def next_seq_and_sockets(session_id, sockets=True):
     """``(next_seq(session_id), open-socket count or None)`` in one Redis round trip.
 
     The count is read only when asked (``sockets``): direct delivery needs it.
     """
-    client = redis_client()
-    if client is None:
+    if not a2ui_settings.REDIS_URL:
         value = local.seq.get(session_id, 0) + 1
         local.seq[session_id] = value
         return value, (local.sockets.get(session_id, 0) if sockets else None)
-    key = _key("seq", session_id)
-    commands = [("INCR", key), ("EXPIRE", key, SEQ_TTL)]
-    if sockets:
-        commands.append(("GET", _key("socks", session_id)))
-    values = await _pipeline(*commands)
-    return int(values[0]), (int(values[2] or 0) if sockets else None)
+    return _seq_replies(await _pipeline(*_seq_commands(session_id, sockets)), sockets)
 
 
 async def cached_session_and_next_seq(session_id, sockets=False):
     """``(cached_session(session_id), *next_seq_and_sockets(session_id, sockets))``, one trip."""
-    client = redis_client()
-    if client is None:
+    if not a2ui_settings.REDIS_URL:
         return (await cached_session(session_id), *await next_seq_and_sockets(session_id, sockets))
-    key = _key("seq", session_id)
-    commands = [("GET", _key("live", session_id)), ("INCR", key), ("EXPIRE", key, SEQ_TTL)]
-    if sockets:
-        commands.append(("GET", _key("socks", session_id)))
-    values = await _pipeline(*commands)
-    live, seq = values[0], int(values[1])
-    count = int(values[3] or 0) if sockets else None
-    if live is None:
-        return None, seq, count
-    agent_id, _, user_id = live.partition(":")
-    return (agent_id, user_id), seq, count
+    values = await _pipeline(
+        ("GET", _key("live", session_id)), *_seq_commands(session_id, sockets)
+    )
+    live = values[0]
+    return (_owner(live) if live is not None else None), *_seq_replies(values[1:], sockets)
 
 
 async def current_seq(session_id):
@@ -174,8 +174,7 @@ async def current_seq(session_id):
 async def hit_rate_limit(scope_key, limit, window_seconds=60):
     """Count one request in the current fixed window; True when it is over ``limit``."""
     window = int(time.time() // window_seconds)
-    client = redis_client()
-    if client is None:
+    if not a2ui_settings.REDIS_URL:
         bucket = (scope_key, window)
         count = local.windows.get(bucket, 0) + 1
         local.windows[bucket] = count
@@ -197,8 +196,7 @@ async def count_socket(session_hex, delta):
     A process that dies without its disconnects leaves the count high; such a session is then
     closed by the inactivity timeout instead of the resume window.
     """
-    client = redis_client()
-    if client is None:
+    if not a2ui_settings.REDIS_URL:
         value = local.sockets.get(session_hex, 0) + delta
         if value <= 0:
             local.sockets.pop(session_hex, None)
@@ -237,6 +235,11 @@ async def cached_session(session_id):
         value = await client.get(_key("live", session_id))
         if value is None:
             return None
+    return _owner(value)
+
+
+def _owner(value):
+    """``(agent_id, user_id)`` from a live-session cache value ``"agent:user"``."""
     agent_id, _, user_id = value.partition(":")
     return agent_id, user_id
 
