@@ -378,6 +378,9 @@ class RenderedComponentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def has_change_permission(self, request, obj=None):
+        return False  # read-only: the list and page say "View", not "Change"
+
 
 @admin.register(PendingRequest)
 class PendingRequestAdmin(admin.ModelAdmin):
@@ -389,6 +392,9 @@ class PendingRequestAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def has_change_permission(self, request, obj=None):
+        return False  # read-only: the list and page say "View", not "Change"
+
 
 @admin.register(Surface)
 class SurfaceAdmin(admin.ModelAdmin):
@@ -398,6 +404,9 @@ class SurfaceAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def has_change_permission(self, request, obj=None):
+        return False  # read-only: the list and page say "View", not "Change"
 
 
 class _Echo:

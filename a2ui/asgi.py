@@ -1,12 +1,47 @@
-"""The app's ASGI building blocks, so a project's asgi.py stays three lines."""
+"""The app's ASGI building blocks, so a project's asgi.py stays three lines:
+
+    import os
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")
+    from a2ui.asgi import get_asgi_application
+    application = get_asgi_application()
+
+``get_asgi_application()`` sets Django up, then routes HTTP to Django (with the static files the
+web client needs when ``A2UI['SERVE_STATIC']`` is on: Daphne has no static server) and WebSocket
+to the app's consumers behind their auth middleware. A project that routes more WebSocket paths
+builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
+:func:`websocket_application`.
+"""
 
 from channels.routing import URLRouter
-
-from .middleware import A2UIAuthMiddleware
 
 
 def websocket_application():
     """The app's WebSocket router behind its auth middleware."""
     from . import routing
+    from .middleware import A2UIAuthMiddleware
 
     return A2UIAuthMiddleware(URLRouter(routing.websocket_urlpatterns))
+
+
+def http_application():
+    """Django's ASGI handler, serving /static/ itself when ``A2UI['SERVE_STATIC']`` is on."""
+    from django.core.asgi import get_asgi_application as django_asgi_application
+
+    app = django_asgi_application()
+    from .conf import a2ui_settings
+
+    if a2ui_settings.SERVE_STATIC:
+        # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
+        # off behind a web server that serves STATIC_ROOT itself.
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        app = ASGIStaticFilesHandler(app)
+    return app
+
+
+def get_asgi_application():
+    """HTTP and WebSocket for a project that serves a2ui under Daphne (see module docs)."""
+    http = http_application()  # sets Django up before any consumer is imported
+    from channels.routing import ProtocolTypeRouter
+
+    return ProtocolTypeRouter({"http": http, "websocket": websocket_application()})

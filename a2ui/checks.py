@@ -1,7 +1,8 @@
 """System checks: bad A2UI settings stop start-up with a clear message, not a 500 later."""
 
+from django.apps import apps
 from django.conf import settings
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error, Tags, Warning, register
 
 from .conf import DEFAULTS, POSITIVE_INTS
 
@@ -73,3 +74,70 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_flush(user)
     errors += _check_catalogs(user)
     return errors
+
+
+#: Apps the host project must install beside "a2ui", and why.
+REQUIRED_APPS = {
+    "django.contrib.auth": "people sign in to the web client",
+    "django.contrib.contenttypes": "django.contrib.auth needs it",
+    "django.contrib.sessions": "the web client's session cookie",
+    "rest_framework": "the REST API",
+    "channels": "the WebSocket consumers",
+}
+
+
+@register(Tags.compatibility)
+def check_host_project(app_configs, **kwargs):
+    """What a host project must have for the app to work: a2ui.E010-E013."""
+    errors = [
+        Error(f"a2ui needs {name!r} in INSTALLED_APPS ({why}).",
+              hint=f"Add {name!r} to INSTALLED_APPS.", id="a2ui.E010")
+        for name, why in REQUIRED_APPS.items() if not apps.is_installed(name)
+    ]
+    layers = getattr(settings, "CHANNEL_LAYERS", None)
+    if not isinstance(layers, dict) or "default" not in layers:
+        errors.append(Error(
+            "CHANNEL_LAYERS has no 'default' layer: every a2ui WebSocket would fail.",
+            hint="Remove CHANNEL_LAYERS to get a2ui's default (in-memory, or Redis when "
+                 "A2UI['REDIS_URL'] is set), or define a 'default' layer (docs/settings.md).",
+            id="a2ui.E011"))
+    from .conf import a2ui_settings
+
+    if a2ui_settings.SERVE_STATIC and not apps.is_installed("django.contrib.staticfiles"):
+        errors.append(Error(
+            "A2UI['SERVE_STATIC'] is on but django.contrib.staticfiles is not installed: the "
+            "web client's scripts would be 404.",
+            hint="Add 'django.contrib.staticfiles' to INSTALLED_APPS, or set "
+                 "A2UI['SERVE_STATIC'] = False and serve STATIC_ROOT from your web server.",
+            id="a2ui.E012"))
+    if apps.is_installed("drf_spectacular"):
+        from rest_framework.settings import api_settings
+
+        name = f"{api_settings.DEFAULT_SCHEMA_CLASS.__module__}."
+        name += api_settings.DEFAULT_SCHEMA_CLASS.__qualname__
+        if name != "drf_spectacular.openapi.AutoSchema":
+            errors.append(Warning(
+                "/api/schema/ needs drf-spectacular's schema class; it is " + name + ".",
+                hint='Set REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"] = '
+                     '"drf_spectacular.openapi.AutoSchema".', id="a2ui.W014"))
+    return errors
+
+
+@register(Tags.urls)
+def check_login_url(app_configs, **kwargs):
+    """The web client sends signed-out people to LOGIN_URL: it must exist (a2ui.E013)."""
+    from django.shortcuts import resolve_url
+    from django.urls import NoReverseMatch, Resolver404, resolve
+
+    try:
+        url = resolve_url(settings.LOGIN_URL)
+        if url.startswith("/"):
+            resolve(url.split("?", 1)[0])
+    except (NoReverseMatch, Resolver404):
+        return [Error(
+            f"LOGIN_URL ({settings.LOGIN_URL!r}) is not a URL of this project: the web client "
+            "at /a2ui/ would redirect signed-out people to a 404.",
+            hint='Set LOGIN_URL, e.g. LOGIN_URL = "admin:login", or include '
+                 '"django.contrib.auth.urls" in your URLconf.',
+            id="a2ui.E013")]
+    return []

@@ -2,12 +2,23 @@
 
     path("", include("a2ui.urls"))
 
-which serves the REST API under /api/ and the web client under /a2ui/.
+which serves the REST API under /api/ (with its OpenAPI schema at /api/schema/ and Swagger UI
+at /api/docs/ when drf_spectacular is installed) and the web client under /a2ui/.
 """
 
+from django.apps import apps
 from django.urls import include, path
 
 urlpatterns = [
     path("api/", include("a2ui.api.urls")),
     path("a2ui/", include("a2ui.web.urls")),
 ]
+
+if apps.is_installed("drf_spectacular"):
+    from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+    urlpatterns += [
+        path("api/schema/", SpectacularAPIView.as_view(), name="a2ui-schema"),
+        path("api/docs/", SpectacularSwaggerView.as_view(url_name="a2ui-schema"),
+             name="a2ui-api-docs"),
+    ]

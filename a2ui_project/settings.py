@@ -43,11 +43,15 @@ def _secret_key():
             path.write_text(key)
         except OSError:
             pass
-    warnings.warn(
-        "DJANGO_SECRET_KEY is not set: using a generated development key. Set it in production.",
-        RuntimeWarning,
-        stacklevel=1,
-    )
+    if not os.environ.get("A2UI_SECRET_KEY_WARNED"):
+        # Once per command: the processes it starts (Daphne under a2ui_demo) inherit the mark.
+        os.environ["A2UI_SECRET_KEY_WARNED"] = "1"
+        warnings.warn(
+            "DJANGO_SECRET_KEY is not set: using a generated development key. "
+            "Set it in production.",
+            RuntimeWarning,
+            stacklevel=1,
+        )
     return key
 
 
@@ -130,26 +134,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    # redis-py >= 8 reads with a 5 s socket_timeout by default, the same as channels-redis's
-    # 5 s BZPOPMIN: an idle consumer's receive then raises TimeoutError and its socket dies.
-    # Read longer than the server-side block.
-    _redis_host = {"address": REDIS_URL, "socket_timeout": 15}
-    if os.environ.get("A2UI_CHANNEL_LAYER", "pubsub") == "pubsub":
-        # Redis PUBLISH/SUBSCRIBE: one round trip per group send, none per receive, 3-6x the
-        # core layer's push rate (docs/performance.md). At-most-once like the core layer;
-        # sequence numbers and resync cover a lost message. A2UI_CHANNEL_LAYER=core for the
-        # list-based layer.
-        CHANNEL_LAYERS = {
-            "default": {
-                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                "CONFIG": {"hosts": [_redis_host]},
-            }
-        }
-    else:
+    # The default layer is a2ui's (Redis PUBLISH/SUBSCRIBE, a2ui.apps.default_channel_layers):
+    # one round trip per group send, none per receive, 3-6x the core layer's push rate
+    # (docs/performance.md). A2UI_CHANNEL_LAYER=core for the list-based layer.
+    if os.environ.get("A2UI_CHANNEL_LAYER", "pubsub") != "pubsub":
         CHANNEL_LAYERS = {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [_redis_host], "capacity": 1000, "expiry": 60},
+                # socket_timeout above channels-redis's 5 s BZPOPMIN (redis-py >= 8 reads
+                # with 5 s by default: an idle consumer would time out).
+                "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                           "capacity": 1000, "expiry": 60},
             }
         }
     CACHES = {
@@ -160,7 +155,6 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -38,8 +38,27 @@ class SafeJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {exc}") from None
 
 
+def app_authenticators():
+    """The credentials the app's endpoints take, whatever the project's DRF settings say:
+    stream tokens refused, agent keys, DRF tokens (when ``rest_framework.authtoken`` is
+    installed) and the Django session (with CSRF)."""
+    from django.apps import apps
+    from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+
+    from ..authentication import AgentKeyAuthentication, RejectStreamTokenAuthentication
+
+    classes = [RejectStreamTokenAuthentication, AgentKeyAuthentication]
+    if apps.is_installed("rest_framework.authtoken"):
+        classes.append(TokenAuthentication)
+    classes.append(SessionAuthentication)
+    return [cls() for cls in classes]
+
+
 class A2UIAPIView(APIView):
     parser_classes = [SafeJSONParser]
+
+    def get_authenticators(self):
+        return app_authenticators()
 
     def get_exception_handler(self):
         return exception_handler
