@@ -2,6 +2,7 @@
 
     {% load a2ui %}
     {% a2ui_client %}              container + import map + stylesheet + module script
+    {% a2ui_client agent="name" %} the same, talking to the named agent
     {% a2ui_import_map %}          only the import map (when the page lays out the rest itself)
     {% a2ui_csp_nonce %}           the request's CSP nonce (for the page's own CSP header)
 
@@ -16,6 +17,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from a2ui.models import Agent
 from a2ui.web import csp, importmap
 
 register = template.Library()
@@ -56,10 +58,17 @@ def _token_url():
 
 
 @register.inclusion_tag("a2ui/_client.html", takes_context=True)
-def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True):
-    """The whole client: import map, stylesheet, status bar, regions, toasts, module script."""
+def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True, agent=None):
+    """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
+
+    ``agent`` names the agent this client talks to (default: ``A2UI['DEFAULT_AGENT']``, or the
+    only active agent). A name that is not an active agent shows a message instead of a client.
+    """
     request = _request(context)
+    if agent is not None and not Agent.objects.filter(name=agent, is_active=True).exists():
+        return {"unknown_agent": str(agent), "stylesheet": static("a2ui/client/a2ui.css")}
     return {
+        "agent": agent or "",
         "nonce": csp.get_nonce(request),
         "import_map": a2ui_import_map(context) if v09 else "",
         "csrf_token": get_token(request) if request is not None else "",

@@ -36,6 +36,7 @@ export class App {
     const ds = root.dataset;
     this.connection = new Connection({
       tokenUrl: ds.tokenUrl || '/api/v4/stream-token',
+      agent: ds.agent || '',
       wsPath: ds.wsPath || '/ws/v4/a2ui',
       csrfToken: ds.csrfToken || readCookie('csrftoken'),
       clientInfo: { name: 'a2ui web client', version: ds.clientVersion || '0.1.0' },

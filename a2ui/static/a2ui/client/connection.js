@@ -36,7 +36,7 @@ async function errorReason(resp) {
 
 export class Connection {
   /**
-   * options: tokenUrl, wsPath, csrfToken, clientInfo, capabilities;
+   * options: tokenUrl, wsPath, csrfToken, clientInfo, capabilities, agent (name, optional);
    * hooks: onState(state, detail), onMessage(msg), onSession({sessionId, resumed, result}), onError(err)
    */
   constructor(options, hooks) {
@@ -75,7 +75,7 @@ export class Connection {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': this.options.csrfToken || '' },
-      body: JSON.stringify({ token_type: 'stream_a2ui' }),
+      body: JSON.stringify(this.options.agent ? { token_type: 'stream_a2ui', agent_id: this.options.agent } : { token_type: 'stream_a2ui' }),
     });
     if (resp.status === 401 || resp.status === 403) throw new FatalError('Not signed in, or not allowed to open a session.');
     // Any other 4xx (400: no default agent, bad request) will not change by retrying: show the
