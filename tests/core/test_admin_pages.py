@@ -73,3 +73,17 @@ def test_audit_events_cannot_change(populated):
         AuditEvent.objects.all().delete()
     with pytest.raises(PermissionDenied):
         AuditEvent.objects.update(action="x")
+
+
+READ_ONLY = [A2UISessionLog, A2UIConsentRecord, RenderedComponent, PendingRequest, Surface,
+             AuditEvent]
+
+
+@pytest.mark.parametrize("model", READ_ONLY, ids=lambda m: m.__name__)
+def test_read_only_models_say_view_not_change(client, superuser, populated, model):
+    client.force_login(superuser)
+    obj = model.objects.first()
+    page = client.get(reverse(f"admin:a2ui_{model._meta.model_name}_change", args=[obj.pk]))
+    assert page.status_code == 200
+    title = page.content.decode().split("<title>", 1)[1].split("</title>", 1)[0]
+    assert f"| View {model._meta.verbose_name} |" in title, title
