@@ -1,0 +1,166 @@
+"""A product team's path, exactly as the README tells it.
+
+A fresh ``django-admin startproject mysite`` in a temporary directory, the package built as a
+wheel and installed into a venv of its own (nothing of this checkout on its path), the README's
+"Add it to your Django project" blocks applied as written (python blocks appended to or
+replacing the file their first line names; ``python manage.py`` lines run; the ``daphne`` line
+started), then a person in Chromium and an agent on the agent socket go through a card, an
+input request and its answer.
+"""
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import AgentThread
+
+# Building the wheel and installing it with its dependencies takes a minute or two.
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "pw-host-admin-1"
+STEP_TIMEOUT = 600  # pip may resolve the dependencies from the index on a cold cache
+
+
+def readme_blocks():
+    """(language, body) of each fenced block of the README's host-project section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Add it to your Django project", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+
+
+def _run(args, **kwargs):
+    done = subprocess.run(args, capture_output=True, text=True, timeout=STEP_TIMEOUT,
+                          stdin=subprocess.DEVNULL, **kwargs)
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _clean_env():
+    """The environment of a new machine: none of this checkout's test settings."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "PYTHONPATH",
+                        "VIRTUAL_ENV", "A2UI_SECRET_KEY_WARNED")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("host")
+    env = _clean_env()
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"),
+          str(ROOT)], cwd=tmp, env=env)
+    wheel = next((tmp / "dist").glob("django_a2ui-*.whl"))
+    _run([sys.executable, "-m", "venv", str(tmp / "venv")], env=env)
+    bin_dir = tmp / "venv" / "bin"
+    _run([str(bin_dir / "pip"), "install", "-q", str(wheel)], cwd=tmp, env=env)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    _run(["django-admin", "startproject", "mysite"], cwd=tmp, env=env)
+    project = tmp / "mysite"
+
+    key, daphne_cmd = None, None
+    for lang, body in readme_blocks():
+        if lang == "python":
+            first, _, code = body.partition("\n")
+            match = re.fullmatch(r"# mysite/(\S+) \((append|replace)\)", first.strip())
+            assert match, f"a python block of the README names no file: {first!r}"
+            target = project / "mysite" / match.group(1)
+            if match.group(2) == "append":
+                code = target.read_text() + "\n" + code
+            target.write_text(code)
+            continue
+        for line in body.splitlines():
+            command = line.split("#", 1)[0].strip()
+            if not command or command.startswith("pip install"):
+                continue  # the wheel of this checkout is installed above
+            args = shlex.split(command)
+            if args[0] == "daphne":
+                daphne_cmd = args
+            elif args[:3] == ["python", "manage.py", "createsuperuser"]:
+                _run([*args, "--noinput", "--username", "admin", "--email", "a@example.com"],
+                     cwd=project, env={**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD})
+            else:
+                out = _run(args, cwd=project, env=env)
+                if args[2:4] == ["a2ui_agent", "create"]:
+                    key = re.search(r"a2ui_ak_\S+", out).group(0)
+    assert key and daphne_cmd, "the README's steps create an agent and start Daphne"
+    # No module of this checkout can leak in: the project imports the installed package.
+    where = _run(["python", "-c", "import a2ui; print(a2ui.__file__)"], cwd=project, env=env)
+    assert str(tmp / "venv") in where
+    assert "no issues" in _run(["python", "manage.py", "check"], cwd=project, env=env)
+
+    port = _free_port()
+    log = open(tmp / "daphne.log", "w+")  # noqa: SIM115 (closed below)
+    daphne = subprocess.Popen([*daphne_cmd[:-1], "-b", "127.0.0.1", "-p", str(port),
+                               daphne_cmd[-1]], cwd=project, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert daphne.poll() is None and time.monotonic() < deadline, log.read()
+            time.sleep(0.2)
+    yield SimpleNamespace(url=f"http://127.0.0.1:{port}", ws_url=f"ws://127.0.0.1:{port}",
+                          key=key, log=log)
+    daphne.send_signal(signal.SIGTERM)
+    try:
+        daphne.wait(15)
+    except subprocess.TimeoutExpired:
+        daphne.kill()
+        daphne.wait()
+    log.close()
+
+
+def test_readme_steps_give_a_working_site(host, browser):
+    agent = AgentThread(host, host.key)
+    context = browser.new_context(base_url=host.url, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto("/a2ui/")  # signed out: LOGIN_URL is the admin's login page
+        page.get_by_label("Username").fill("admin")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        client = page.locator("[data-a2ui-client]")
+        expect(client).to_have_attribute("data-connection", "connected", timeout=15_000)
+        sid = page.evaluate("sessionStorage.getItem('a2ui.session_id')")
+        agent.wait_note("session.opened", lambda p: p.get("session_id") == sid)
+
+        agent.call("render", sid, "card", {"title": "Hello from the agent",
+                                           "description": "Installed from a wheel."})
+        expect(page.get_by_role("heading", name="Hello from the agent")).to_be_visible()
+
+        answer = agent.start("request_input", sid, "text", "Your name?")
+        dialog = page.get_by_role("dialog", name="Your name?")
+        expect(dialog).to_be_visible()
+        dialog.get_by_role("textbox", name="Your name?").fill("Ada")
+        dialog.get_by_role("button", name="Send").click()
+        assert answer.result(15) == "Ada"
+        assert not errors, errors
+    except Exception:
+        host.log.seek(0)
+        print("daphne log:\n" + host.log.read())
+        raise
+    finally:
+        context.close()
+        agent.close()
