@@ -11,6 +11,7 @@ input request and its answer.
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -65,8 +66,13 @@ def _clean_env():
 def host(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("host")
     env = _clean_env()
+    # Built from a copy: setuptools leaves build/ and *.egg-info beside the sources.
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "node_modules", "build", "*.egg-info", "screenshots", "__pycache__",
+        "*.sqlite3", ".secret_key", "staticfiles"))
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"),
-          str(ROOT)], cwd=tmp, env=env)
+          str(source)], cwd=tmp, env=env)
     wheel = next((tmp / "dist").glob("django_a2ui-*.whl"))
     _run([sys.executable, "-m", "venv", str(tmp / "venv")], env=env)
     bin_dir = tmp / "venv" / "bin"
