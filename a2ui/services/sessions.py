@@ -238,20 +238,20 @@ async def asocket_closed(session_id):
 
 
 def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
-                  still_detached=False):
+                  still_detached=False, past_window=False):
     """End a live session: record why, cancel its open requests. Returns None if not live.
 
-    ``still_detached``: only if no socket came back (``detached_at`` still set and older than
-    the resume window when the sweep closes, set at all when a new tab replaces it).
+    ``still_detached``: only if no socket came back (``detached_at`` still set); with
+    ``past_window`` also only if that was more than ``RESUME_WINDOW_SECONDS`` ago (the sweep).
     The caller notifies sockets and agents (``aclose_session`` does both).
     """
     buffer.flush_sync(session_id)
     now = timezone.now()
     rows = A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE)
-    if still_detached:
+    if still_detached or past_window:
         rows = rows.filter(detached_at__isnull=False)
-        if still_detached == "window":
-            rows = rows.filter(detached_at__lt=_resume_cutoff(now))
+    if past_window:
+        rows = rows.filter(detached_at__lt=_resume_cutoff(now))
     updated = rows.update(state=state, closed_at=now, close_reason=reason[:200])
     if not updated:
         return None
@@ -272,11 +272,11 @@ def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
 
 
 async def aclose_session(session_id, state=State.CLOSED, reason="", *, actor=None,
-                         close_code=None, still_detached=False):
+                         close_code=None, still_detached=False, past_window=False):
     """Close a session and tell everyone: its sockets (with ``close_code``), its agent, waiters."""
     sid = _parse_uuid(session_id)
     result = await database_sync_to_async(close_session)(
-        sid, state, reason, actor, still_detached=still_detached
+        sid, state, reason, actor, still_detached=still_detached, past_window=past_window
     )
     if result is None:
         return False
@@ -351,6 +351,6 @@ async def areap():
             continue
         closed += await aclose_session(
             sid, State.CLOSED, GONE_REASON,
-            close_code=CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND], still_detached="window",
+            close_code=CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND], past_window=True,
         )
     return closed
