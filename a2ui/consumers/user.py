@@ -13,11 +13,20 @@ from ..conf import a2ui_settings
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import components, consent, groups, housekeeping, pending, sessions, shared
+from ..services import (
+    admission,
+    components,
+    consent,
+    groups,
+    housekeeping,
+    pending,
+    sessions,
+    shared,
+)
 from ..services import direct as direct_delivery
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
-from .base import DirectDeliveryMixin, JsonRpcConsumer
+from .base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer
 
 State = sessions.State
 #: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
@@ -116,9 +125,21 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         if resumed:
             session = await sessions.aresume_session(self.token, params["session_id"])
         else:
-            session = await sessions.aopen_session(
-                self.token, params.get("client_info", {}), params.get("capabilities", {})
-            )
+            # A new tab takes over the person's detached session with this agent, if any
+            # (services/admission.py): then it is a resume, snapshot included.
+            try:
+                session, resumed = await admission.aadmit(
+                    self.token, params.get("client_info", {}), params.get("capabilities", {}),
+                    reuse=True,
+                )
+            except ProtocolError as exc:
+                if exc.code != ErrorCode.MAX_SESSIONS:
+                    raise
+                # Retrying cannot help: answer, then close with 4007 (docs/client.md).
+                await self.send_error(exc, msg.id)
+                self.closing = True
+                await self.close(code=exc.close_code)
+                return NO_RESPONSE
         self.session_id = session.session_id
         await sessions.asocket_opened(self.session_id)
         self.missing_consents = await consent.amissing_types(session.user_id)
@@ -144,6 +165,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
             "server_capabilities": server_capabilities(
                 a2ui_settings.MAX_PAYLOAD_SIZE, a2ui_settings.RATE_LIMIT_PER_MINUTE
             ),
+            "resumed": resumed,
         }
 
     async def _after_init(self, session, snapshot):

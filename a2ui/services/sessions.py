@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
-from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import a2ui_settings
-from ..models import A2UISessionLog, Agent, PendingRequest, RenderedComponent, Surface
+from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
 from ..protocol.errors import ErrorCode, ProtocolError
 from . import audit, groups, shared
 from .metrics import buffer
@@ -53,48 +53,30 @@ def _idle_limit():
 
 # Opening ---------------------------------------------------------------------------------------
 
+#: Why the sweep closes a session whose sockets all left and that was not resumed in time.
+GONE_REASON = "Disconnected and not resumed."
+
+
+def _resume_cutoff(now):
+    return now - timedelta(seconds=a2ui_settings.RESUME_WINDOW_SECONDS)
+
 
 def open_session(token, client_info, capabilities):
-    """Create an initialized session for the token's user and agent, within the agent's limit.
+    """A new session (never a take-over) or -32007: ``admission.admit`` decides."""
+    from .admission import admit
 
-    The agent row is locked while counting its live sessions, so two processes cannot both
-    admit the 10th session.
-    """
-    with transaction.atomic():
-        agent = None
-        if token.agent_id is not None:
-            agent = Agent.objects.select_for_update().get(pk=token.agent_id)
-            live = A2UISessionLog.objects.filter(agent=agent, state__in=LIVE).count()
-            if live >= agent.session_limit():
-                raise ProtocolError(
-                    ErrorCode.MAX_SESSIONS, data={"limit": agent.session_limit()}
-                )
-        session = A2UISessionLog.objects.create(
-            agent=agent,
-            user=token.user,
-            token=token,
-            state=State.INITIALIZED,
-            client_info=client_info,
-            capabilities=capabilities,
-        )
-    audit.record(
-        "session.open", actor=token.user, agent=agent, target=session,
-        session_id=session.session_id, details={"client": client_info.get("name", "")},
-    )
+    opened = admit(token, client_info, capabilities)
+    if opened.session is None:
+        raise ProtocolError(ErrorCode.MAX_SESSIONS, data={"limit": opened.limit})
+    return opened.session
+
+
+async def aopen_session(token, client_info, capabilities):
+    """A new session (the v0.9 socket's handshake); -32007 at the limit (recorded)."""
+    from .admission import aadmit
+
+    session, _ = await aadmit(token, client_info, capabilities)
     return session
-
-
-def _open_or_reject(token, client_info, capabilities):
-    try:
-        return open_session(token, client_info, capabilities)
-    except ProtocolError as exc:
-        if exc.code == ErrorCode.MAX_SESSIONS:
-            record_rejected(token, "Agent has reached its concurrent session limit.",
-                            client_info, capabilities)
-        raise
-
-
-aopen_session = database_sync_to_async(_open_or_reject)
 
 
 def record_rejected(token, reason, client_info=None, capabilities=None):
@@ -136,9 +118,14 @@ def resume_session(token, session_id):
     if session.last_activity < now - _idle_limit():
         close_session(sid, State.TIMED_OUT, "Inactive for too long.")
         raise ProtocolError(ErrorCode.SESSION_EXPIRED, data={"session_id": str(sid)})
-    A2UISessionLog.objects.filter(pk=sid).update(
-        detached_at=None, token=token, last_activity=now
-    )
+    # Conditional: a session detached for longer than the resume window is the sweep's to
+    # close (it closes only what is still detached that long), never both.
+    resumed = A2UISessionLog.objects.filter(
+        Q(detached_at__isnull=True) | Q(detached_at__gte=_resume_cutoff(now)),
+        pk=sid, state__in=LIVE,
+    ).update(detached_at=None, token=token, last_activity=now)
+    if not resumed:
+        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     session.refresh_from_db()
     audit.record(
         "session.resume", actor=token.user, agent=session.agent, target=session,
@@ -250,16 +237,22 @@ async def asocket_closed(session_id):
         await adetach_session(session_id)
 
 
-def close_session(session_id, state=State.CLOSED, reason="", actor=None):
-    """End a live session: record why, cancel its open requests. Returns False if not live.
+def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
+                  still_detached=False, past_window=False):
+    """End a live session: record why, cancel its open requests. Returns None if not live.
 
+    ``still_detached``: only if no socket came back (``detached_at`` still set); with
+    ``past_window`` also only if that was more than ``RESUME_WINDOW_SECONDS`` ago (the sweep).
     The caller notifies sockets and agents (``aclose_session`` does both).
     """
     buffer.flush_sync(session_id)
     now = timezone.now()
-    updated = A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE).update(
-        state=state, closed_at=now, close_reason=reason[:200]
-    )
+    rows = A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE)
+    if still_detached or past_window:
+        rows = rows.filter(detached_at__isnull=False)
+    if past_window:
+        rows = rows.filter(detached_at__lt=_resume_cutoff(now))
+    updated = rows.update(state=state, closed_at=now, close_reason=reason[:200])
     if not updated:
         return None
     session = A2UISessionLog.objects.select_related("agent").get(pk=session_id)
@@ -279,13 +272,20 @@ def close_session(session_id, state=State.CLOSED, reason="", actor=None):
 
 
 async def aclose_session(session_id, state=State.CLOSED, reason="", *, actor=None,
-                         close_code=None):
+                         close_code=None, still_detached=False, past_window=False):
     """Close a session and tell everyone: its sockets (with ``close_code``), its agent, waiters."""
     sid = _parse_uuid(session_id)
-    result = await database_sync_to_async(close_session)(sid, state, reason, actor)
+    result = await database_sync_to_async(close_session)(
+        sid, state, reason, actor, still_detached=still_detached, past_window=past_window
+    )
     if result is None:
         return False
-    session, cancelled = result
+    await _announce_close(*result, state, reason, close_code)
+    return True
+
+
+async def _announce_close(session, cancelled, state, reason, close_code):
+    sid = session.session_id
     await shared.forget_session(sid.hex)
     if close_code is not None:
         await groups.send_group(groups.session_group(sid), groups.close_event(close_code, reason))
@@ -303,28 +303,33 @@ async def aclose_session(session_id, state=State.CLOSED, reason="", *, actor=Non
                 "session.closed", {"session_id": str(sid), "state": state, "reason": reason}
             ),
         )
-    return True
 
 
 # Housekeeping ----------------------------------------------------------------------------------
 
 
 def due_for_closing():
-    """Sessions idle past the limit, and detached sessions past the resume window."""
+    """Sessions idle past the limit, and detached sessions past the resume window.
+
+    A detached session closes ``RESUME_WINDOW_SECONDS`` after its last socket left, whatever
+    its agent pushes meanwhile: ``last_activity`` does not keep it open.
+    """
     now = timezone.now()
     idle = list(
         A2UISessionLog.objects.filter(
             state__in=LIVE, last_activity__lt=now - _idle_limit()
         ).values_list("pk", flat=True)
     )
-    window = timedelta(seconds=a2ui_settings.RESUME_WINDOW_SECONDS)
-    detached = list(
-        A2UISessionLog.objects.filter(state__in=LIVE, detached_at__lt=now - window)
+    gone = list(
+        A2UISessionLog.objects.filter(state__in=LIVE, detached_at__lt=_resume_cutoff(now))
         .exclude(pk__in=idle)
-        .values_list("pk", "detached_at", "last_activity")
+        .values_list("pk", flat=True)
     )
-    gone = [pk for pk, detached_at, last in detached if last <= detached_at]
     return idle, gone
+
+
+def _reattach(session_id):
+    A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE).update(detached_at=None)
 
 
 async def areap():
@@ -332,11 +337,20 @@ async def areap():
     from ..protocol.errors import CLOSE_CODES
 
     idle, gone = await database_sync_to_async(due_for_closing)()
+    closed = 0
     for sid in idle:
-        await aclose_session(
+        closed += await aclose_session(
             sid, State.TIMED_OUT, "Session inactive for more than the inactivity timeout.",
             close_code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED],
         )
     for sid in gone:
-        await aclose_session(sid, State.CLOSED, "Disconnected and not resumed.")
-    return len(idle) + len(gone)
+        # A socket that resumed while the last one was leaving can find its session marked
+        # detached after it attached (two processes, no common lock): the socket count says.
+        if await shared.count_socket(sid.hex, 0) > 0:
+            await database_sync_to_async(_reattach)(sid)
+            continue
+        closed += await aclose_session(
+            sid, State.CLOSED, GONE_REASON,
+            close_code=CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND], past_window=True,
+        )
+    return closed

@@ -1,14 +1,21 @@
 // The socket: stream token -> WebSocket -> a2ui.init (resume with the stored session id) ->
-// JSON-RPC messages. Reconnects with exponential backoff and full jitter, a new token each time.
+// JSON-RPC messages. Reconnects with exponential backoff and full jitter, a new token each time,
+// except after a close that retrying cannot fix (STOP_ON_CLOSE): then one message, no retry.
 
 const SESSION_KEY = 'a2ui.session_id';
-const FATAL_CLOSE = {
-  4005: 'Session expired.',
-  4007: 'Too many open sessions.',
-  4010: 'Session terminated by an operator.',
-  4011: 'Credential revoked.',
+// Closes that retrying cannot fix: the client stops, says what happened and what to do, and
+// waits for the Reconnect button. (4006 gets one retry with a new token first: see closed().)
+const STOP_ON_CLOSE = {
+  4005: 'The session expired after a long time without activity. Press Reconnect to start a new one.',
+  4006: 'The server did not accept this sign-in. Sign in again or reload the page, then press Reconnect.',
+  4007: 'Too many open sessions with this assistant right now. Close other tabs or windows with the assistant, or try again later, then press Reconnect.',
+  4010: 'An operator ended this session.',
+  4011: 'Access was revoked.',
 };
 const DROP_SESSION_ON = new Set([4005, 4010, 4011]);
+// The JSON-RPC error the server sends just before each of those closes: no toast for it (the
+// status says it once), but its reason or limit goes into the message.
+const CLOSE_OF_ERROR = { [-32005]: 4005, [-32006]: 4006, [-32007]: 4007 };
 const RESUME_ERRORS = new Set([-32000, -32005]);
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_CAP_MS = 30000;
@@ -49,6 +56,8 @@ export class Connection {
     this.nextId = 1;
     this.pending = new Map();
     this.state = 'idle';
+    this.authFailures = 0; // 4006 closes since the last successful init
+    this.closingError = null; // the error that announced the coming close
   }
 
   setState(state, detail = '') {
@@ -59,6 +68,7 @@ export class Connection {
   start() {
     this.stopped = false;
     this.attempt = 0;
+    this.authFailures = 0;
     clearTimeout(this.timer);
     this.connect();
   }
@@ -124,12 +134,20 @@ export class Connection {
       const id = result?.session_id ?? null;
       storeSessionId(id);
       this.attempt = 0;
+      this.authFailures = 0;
       this.setState('connected', '');
-      this.hooks.onSession?.({ sessionId: id, resumed: Boolean(sessionId) && id === sessionId, result });
+      // A new tab may be given the person's detached session: the server says it resumed.
+      const resumed = typeof result?.resumed === 'boolean' ? result.resumed : Boolean(sessionId) && id === sessionId;
+      this.hooks.onSession?.({ sessionId: id, resumed, result });
     }, (error) => {
       if (sessionId && RESUME_ERRORS.has(error?.code)) {
         storeSessionId(null); // the old session is gone: start a fresh one on this socket
         this.init(null);
+        return;
+      }
+      if (error?.closed) return; // the socket closed first: closed() decides what follows
+      if (CLOSE_OF_ERROR[error?.code] === 4007) { // the server closes with 4007 too
+        this.fail(4007, error);
         return;
       }
       this.hooks.onError?.(error);
@@ -179,25 +197,45 @@ export class Connection {
         this.pending.delete(String(m.id));
         if (m.error) pending.reject(m.error); else pending.resolve(m.result);
       } else if (m.error) {
-        this.hooks.onError?.(m.error);
+        if (CLOSE_OF_ERROR[m.error.code]) this.closingError = m.error; // the close follows
+        else this.hooks.onError?.(m.error);
       }
     }
   }
 
   closed(ev) {
     this.ws = null;
-    for (const p of this.pending.values()) p.reject({ code: -32603, message: 'Connection closed.' });
+    for (const p of this.pending.values()) p.reject({ code: -32603, message: 'Connection closed.', closed: true });
     this.pending.clear();
     if (this.stopped) return;
     this.hooks.onDisconnect?.(ev.code);
-    if (FATAL_CLOSE[ev.code]) {
-      if (DROP_SESSION_ON.has(ev.code)) storeSessionId(null);
-      this.stopped = true;
-      this.setState('closed', ev.reason ? `${FATAL_CLOSE[ev.code]} ${ev.reason}` : FATAL_CLOSE[ev.code]);
+    const error = this.closingError;
+    this.closingError = null;
+    if (ev.code === 4006 && this.authFailures++ === 0) {
+      // Once: a token can expire or be revoked on its way; a new one may be accepted.
+      this.scheduleReconnect('The server did not accept the sign-in; trying once more with a new token.');
       return;
     }
-    const why = ev.code === 4006 ? 'Authentication failed; getting a new token.' : `Connection lost${ev.code ? ` (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})` : ''}.`;
+    if (STOP_ON_CLOSE[ev.code]) {
+      this.fail(ev.code, error, ev.reason);
+      return;
+    }
+    const why = `Connection lost${ev.code ? ` (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})` : ''}.`;
     this.scheduleReconnect(why);
+  }
+
+  /** Stop for good (until Reconnect) after a close that retrying cannot fix; one message. */
+  fail(code, error = null, reason = '') {
+    if (DROP_SESSION_ON.has(code)) storeSessionId(null);
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) { this.ws.onclose = null; this.ws.close(1000); this.ws = null; }
+    let detail = STOP_ON_CLOSE[code];
+    const limit = error?.data?.limit;
+    if (code === 4007 && Number.isInteger(limit)) detail = detail.replace('open sessions', `open sessions (limit ${limit})`);
+    const why = typeof error?.data?.reason === 'string' ? error.data.reason : reason;
+    if (why && code !== 4007) detail = `${detail} (${why})`;
+    this.setState('closed', detail);
   }
 
   scheduleReconnect(reason) {
