@@ -53,6 +53,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
     token = None
     session_id = None
     tracker = None
+    counted = None  # the epoch this socket is counted under (a2ui.services.shared)
 
     async def dispatch(self, message):
         # Events meant for other socket kinds in the same groups (JSON-RPC pushes, consent
@@ -99,7 +100,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         if self.session_id is not None:
             await buffer.flush(self.session_id)
             if not self.closing:
-                await sessions.asocket_closed(self.session_id)
+                await sessions.asocket_closed(self.session_id, self.counted)
 
     # Inbound ---------------------------------------------------------------------------------
 
@@ -139,7 +140,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         )
         self.handshake_timer.cancel()
         self.session_id = session.session_id
-        await sessions.asocket_opened(self.session_id)
+        self.counted = await sessions.asocket_opened(self.session_id, fresh=not resumed)
         self.tracker = surface_service.Tracker(
             surface_service.client_catalog_ids(capabilities)
         )

@@ -58,6 +58,11 @@ def unregister(session_hex, consumer):
         del _sessions[session_hex]
 
 
+def registered():
+    """``[(session hex, [consumers])]`` of every session with a consumer registered here."""
+    return [(key, list(consumers)) for key, consumers in _sessions.items()]
+
+
 def wanted(session_hex):
     """True when a direct push is possible at all, so the sender should read the socket count."""
     return session_hex in _sessions and a2ui_settings.DIRECT_DELIVERY
