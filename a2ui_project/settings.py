@@ -133,7 +133,14 @@ if REDIS_URL:
     # redis-py >= 8 reads with a 5 s socket_timeout by default, the same as channels-redis's
     # 5 s BZPOPMIN: an idle consumer's receive then raises TimeoutError and its socket dies.
     # Read longer than the server-side block.
-    _redis_host = {"address": REDIS_URL, "socket_timeout": 15}
+    # Redis may restart or fail over: a command written to a connection that turns out dead is
+    # sent once more on a new one (the pool's connections have no retry otherwise), and the
+    # PubSub layer's subscription reconnects and subscribes again in place.
+    from redis.asyncio.retry import Retry as _Retry
+    from redis.backoff import ExponentialBackoff as _Backoff
+
+    _redis_host = {"address": REDIS_URL, "socket_timeout": 15,
+                   "retry": _Retry(_Backoff(cap=0.5, base=0.05), 1)}
     if os.environ.get("A2UI_CHANNEL_LAYER", "pubsub") == "pubsub":
         # Redis PUBLISH/SUBSCRIBE: one round trip per group send, none per receive, 3-6x the
         # core layer's push rate (docs/performance.md). At-most-once like the core layer;
