@@ -142,22 +142,24 @@ class RedisBackend:
     @staticmethod
     def _seq_commands(session_hex):
         key = stream_key(session_hex)
-        return [("HINCRBY", key, "n", 1), ("HSETNX", key, "e", new_epoch()),
-                ("HMGET", key, "e", "s", "f"), ("EXPIRE", key, SEQ_TTL)]
+        return [("HINCRBY", key, "n", 1), ("HMGET", key, "e", "s", "f"), ("EXPIRE", key, SEQ_TTL)]
 
-    @staticmethod
-    def _seq_replies(values, sockets):
-        epoch, count, first = values[2]
+    async def _seq_replies(self, session_hex, values, sockets):
+        seq, (epoch, count, first), _ = values
+        if epoch is None:  # the counter was just created (new, or lost): give it an epoch
+            key = stream_key(session_hex)
+            _, epoch = await self.execute(("HSETNX", key, "e", new_epoch()), ("HGET", key, "e"))
         trusted = sockets and first == "1"
-        return int(values[0]), epoch, (int(count or 0) if trusted else None)
+        return int(seq), epoch, (int(count or 0) if trusted else None)
 
     async def next_seq_and_sockets(self, session_hex, sockets):
-        return self._seq_replies(await self.execute(*self._seq_commands(session_hex)), sockets)
+        values = await self.execute(*self._seq_commands(session_hex))
+        return await self._seq_replies(session_hex, values, sockets)
 
     async def cached_session_and_next_seq(self, session_hex, sockets):
         values = await self.execute(("GET", f"a2ui:live:{session_hex}"),
                                     *self._seq_commands(session_hex))
-        return values[0], *self._seq_replies(values[1:], sockets)
+        return values[0], *await self._seq_replies(session_hex, values[1:], sockets)
 
     async def current_seq(self, session_hex):
         key = stream_key(session_hex)
