@@ -14,6 +14,10 @@ sequence number and epoch of each of their sessions (one round trip for all) and
 (``groups.resync_event``, through the consumer's own queue, in order with its pushes) to a
 socket whose epoch differs, or that still has not received a number that had been issued one
 interval before. Only with Redis: the in-memory backend loses nothing of its own.
+
+Sockets without sequence numbers (``/ws/v09``) are ``watch``-ed for the epoch alone: when it
+changes they are sent ``a2ui.recount`` (on their own channel, so it is handled in order with
+their other messages), count themselves again and resend their surfaces.
 """
 
 import asyncio
@@ -27,6 +31,21 @@ log = logging.getLogger("a2ui.services")
 INTERVAL_SECONDS = 0.5
 
 _tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
+_watched = {}  # session hex -> {sockets that only count themselves again}: v0.9 sockets
+
+
+def watch(session_hex, consumer):
+    """``consumer`` (with ``loop``, ``counted``, ``channel_name``) re-counts on a new epoch."""
+    _watched.setdefault(session_hex, set()).add(consumer)
+    ensure_started()
+
+
+def unwatch(session_hex, consumer):
+    consumers = _watched.get(session_hex)
+    if consumers is not None:
+        consumers.discard(consumer)
+        if not consumers:
+            del _watched[session_hex]
 
 
 def ensure_started():
@@ -41,7 +60,7 @@ def ensure_started():
 
 async def _watch():
     suspects, resyncing, failing = {}, {}, False
-    while direct.registered():
+    while direct.registered() or _watched:
         await asyncio.sleep(INTERVAL_SECONDS)
         try:
             suspects = await check(suspects, resyncing)
@@ -65,9 +84,16 @@ async def check(suspects, resyncing):
                 if c.loop is loop and getattr(c, "epoch", None) is not None]
         if mine:
             entries.append((session_hex, mine))
-    if not entries:
+    others = [(session_hex, [c for c in consumers if c.loop is loop])
+              for session_hex, consumers in list(_watched.items())]
+    if not entries and not others:
         return {}
-    states = await shared.sequence_states([session_hex for session_hex, _ in entries])
+    states = await shared.sequence_states([session_hex for session_hex, _ in entries + others])
+    for (_, consumers), (_, epoch) in zip(others, states[len(entries):], strict=True):
+        for consumer in consumers:
+            if epoch != consumer.counted:
+                await groups.send_channel(consumer.channel_name, {"type": "a2ui.recount"})
+    states = states[:len(entries)]
     for consumer in [c for c, task in resyncing.items() if task.done()]:
         del resyncing[consumer]
     found = {}

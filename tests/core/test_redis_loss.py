@@ -193,3 +193,41 @@ async def test_a_failed_init_leaves_the_socket_uninitialized(stream_token, monke
     if resume:
         assert sid == params["session_id"]
     await user.disconnect()
+
+
+async def wait_for(predicate, timeout=5.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await predicate():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+@pytestmark_db
+@pytest.mark.parametrize("kind", ["jsonrpc", "v09"])
+async def test_sockets_count_themselves_again_after_a_loss_so_the_last_one_detaches(
+        redis_settings, stream_token, monkeypatch, kind):
+    from a2ui.models import A2UISessionLog
+    from tests.surfaces.helpers import v09_socket
+
+    monkeypatch.setattr(seqwatch, "INTERVAL_SECONDS", 0.1)
+    if kind == "v09":
+        tab, sid = await v09_socket(stream_token)
+    else:
+        tab = await connect_user(stream_token)
+        sid = await init_session(tab)
+    key = "a2ui:ss:" + sid.replace("-", "")
+    assert redis_settings.command("HGET", key, "s") == b"1"
+    redis_settings.flushdb()
+
+    async def recounted():
+        return redis_settings.command("HGET", key, "s") == b"1"
+
+    await wait_for(recounted)
+    await tab.disconnect()
+
+    async def detached():
+        row = await database_sync_to_async(A2UISessionLog.objects.get)(pk=sid)
+        return row.detached_at is not None
+
+    await wait_for(detached)
