@@ -100,11 +100,11 @@ class _LoopConnections:
         await asyncio.sleep(0)  # let the transports finish closing
 
 
-async def _close_at_shutdown(connections, registry, loop):
+async def _close_at_shutdown(connections, registry):
     try:
         yield
     finally:
-        registry.pop(loop, None)
+        registry.pop(asyncio.get_running_loop(), None)
         try:
             await connections.aclose()
         except Exception:  # closing anyway: a broken connection must not stop it
@@ -120,14 +120,22 @@ class RedisBackend:
         loop = asyncio.get_running_loop()
         connections = self._loops.get(loop)
         if connections is None:
+            # Loops closed without shutdown_asyncgens() keep their entry (its connections refer
+            # to the loop): drop them here, and the garbage collector closes their sockets.
+            for closed in [other for other in self._loops if other.is_closed()]:
+                self._loops.pop(closed, None)
             connections = self._loops[loop] = _LoopConnections(self.url)
             # Started here, suspended at its yield: the loop's shutdown_asyncgens() closes it.
-            closer = _close_at_shutdown(connections, self._loops, loop)
+            # Kept alive by the loop itself, so nothing in ``_loops`` refers back to the loop.
+            closer = _close_at_shutdown(connections, self._loops)
             try:
                 closer.__anext__().send(None)
             except StopIteration:
                 pass
-            connections.closer = closer
+            try:
+                loop._a2ui_redis_closer = closer
+            except AttributeError:  # a loop class without instance attributes
+                connections.closer = closer
         return connections
 
     async def execute(self, *commands):
