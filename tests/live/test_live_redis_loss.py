@@ -119,7 +119,8 @@ async def test_a_redis_restart_loses_nothing_delivered(own_redis_servers, user, 
     screens.append(await open_tab(a, user, agent, bot.sid, bot))  # a new tab, next to the agent
     for i in range(20):
         await bot.render(f"after-{i}")
-    assert len(bot.delivered) >= 5 + 20, (bot.delivered, bot.refused)
+    # Refused only while Redis was down: the first commands after it answers again succeed.
+    assert [c for c, _ in bot.refused if not c.startswith("during")] == [], bot.refused
     await converged(screens, bot, max(answering, time.monotonic()))
     for screen in screens:
         await screen.close()
@@ -165,7 +166,7 @@ async def test_pushes_right_after_a_restart_with_none_after_them_still_converge(
     answering = time.monotonic()
     for i in range(5):
         await bot.render(f"after-{i}")
-    assert len(bot.delivered) >= 5 + 5, (bot.delivered, bot.refused)
+    assert bot.refused == []  # the first commands after the restart succeed
     await converged(screens, bot, max(answering, time.monotonic()))
     for screen in screens:
         await screen.close()
