@@ -40,10 +40,11 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return {redis.call('HGET', KEYS[1], 'e'), s, tonumber(redis.call('HGET', KEYS[1], 'n') or '0')}
 """
 
-# KEYS[1] the stream hash; ARGV: the epoch the socket was counted under, TTL.
-# Returns the new count, or nil when that count is gone with its epoch.
+# KEYS[1] the stream hash; ARGV: the epoch the socket was counted under ('' for the current
+# one), TTL. Returns the new count, or nil when that count is gone with its epoch.
 CLOSE_SCRIPT = """
-if redis.call('HGET', KEYS[1], 'e') ~= ARGV[1] then return false end
+local e = redis.call('HGET', KEYS[1], 'e')
+if not e or (ARGV[1] ~= '' and e ~= ARGV[1]) then return false end
 local s = redis.call('HINCRBY', KEYS[1], 's', -1)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return s
@@ -190,10 +191,8 @@ class RedisBackend:
         return epoch
 
     async def socket_closed(self, session_hex, epoch):
-        if epoch is None:
-            return None
         count, = await self.execute(
-            ("EVAL", CLOSE_SCRIPT, 1, stream_key(session_hex), epoch, SEQ_TTL)
+            ("EVAL", CLOSE_SCRIPT, 1, stream_key(session_hex), epoch or "", SEQ_TTL)
         )
         return None if count is None else int(count)
 

@@ -247,12 +247,12 @@ async def asocket_opened(session_id, fresh=False):
     return await shared.socket_opened(_parse_uuid(session_id).hex, fresh)
 
 
-async def asocket_closed(session_id, epoch):
+async def asocket_closed(session_id, epoch=None):
     """A socket of the session went away; the session is detached when it was the last.
 
-    ``epoch`` is what ``asocket_opened`` returned. When the count it was in is gone (Redis lost
-    it), nobody knows whether this was the last socket: the session stays attached and the
-    inactivity timeout closes it if it was.
+    ``epoch`` is what ``asocket_opened`` returned (None: the current one). When the count it
+    was in is gone (Redis lost it), nobody knows whether this was the last socket: the session
+    stays attached and the inactivity timeout closes it if it was.
     """
     remaining = await shared.socket_closed(_parse_uuid(session_id).hex, epoch)
     if remaining is not None and remaining <= 0:

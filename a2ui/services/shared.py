@@ -193,8 +193,11 @@ async def socket_opened(session_hex, fresh=False):
     return await backend().socket_opened(session_hex, fresh)
 
 
-async def socket_closed(session_hex, epoch):
+async def socket_closed(session_hex, epoch=None):
     """Uncount a socket counted under ``epoch``; the new count, or None when that count is gone.
+
+    ``epoch`` None: whatever epoch is current (for callers that did not keep it; wrong by one
+    after a loss the socket did not count itself again in).
 
     A process that dies without its disconnects leaves the count high, and a count lost with
     Redis is unknown; such a session is closed by the inactivity timeout instead of the resume

@@ -231,3 +231,11 @@ async def test_sockets_count_themselves_again_after_a_loss_so_the_last_one_detac
         return row.detached_at is not None
 
     await wait_for(detached)
+
+
+async def test_uncounting_without_an_epoch_uses_the_current_one(redis_settings):
+    await shared.socket_opened("s5", fresh=True)
+    await shared.socket_opened("s5")
+    assert await shared.socket_closed("s5") == 1
+    redis_settings.flushdb()
+    assert await shared.socket_closed("s5") is None  # the count is gone: unknown, not -1
