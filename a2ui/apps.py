@@ -2,16 +2,30 @@ from django.apps import AppConfig
 from django.conf import settings
 
 
+def redis_layer_host(redis_url):
+    """channels-redis host settings for ``redis_url``.
+
+    redis-py >= 8 reads with a 5 s socket_timeout by default, as long as channels-redis's 5 s
+    server-side block: an idle consumer's receive would time out, so read longer. Redis may
+    restart or fail over: a command written to a connection that turns out dead is sent once
+    more on a new one (the pool's connections have no retry otherwise), and the PubSub layer's
+    subscription reconnects and subscribes again in place.
+    """
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+
+    return {"address": redis_url, "socket_timeout": 15,
+            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 1)}
+
+
 def default_channel_layers(redis_url):
     """The layer a2ui uses when the project defines none: Redis PUBLISH/SUBSCRIBE when
-    ``A2UI['REDIS_URL']`` is set (what several Daphne processes need), else in-memory."""
+    ``A2UI['REDIS_URL']`` is set (what several Daphne processes need), else in-memory. At most
+    once, like every channel layer: sequence numbers and resync cover a lost message."""
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    # redis-py >= 8 reads with a 5 s socket_timeout by default, as long as channels-redis's
-    # server-side block: an idle consumer would time out. Read longer.
-    host = {"address": redis_url, "socket_timeout": 15}
     return {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                        "CONFIG": {"hosts": [host]}}}
+                        "CONFIG": {"hosts": [redis_layer_host(redis_url)]}}}
 
 
 class A2UIConfig(AppConfig):

@@ -48,6 +48,10 @@ DEFAULTS = {
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
+    # Connections per process and event loop of the redis-py pool (consents and ``unix://``
+    # URLs; the per-message commands share one pipelined connection). A burst beyond it waits
+    # for a free connection (up to 15 s) instead of failing.
+    "REDIS_MAX_CONNECTIONS": _env_int("A2UI_REDIS_MAX_CONNECTIONS", 50),
     # Pushes to a session whose sockets are all in the sending process skip the channel layer
     # (a2ui.services.direct); False sends every push through the layer.
     # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
@@ -74,6 +78,7 @@ POSITIVE_INTS = (
     "INPUT_TIMEOUT_SECONDS",
     "RETENTION_DAYS",
     "RESUME_WINDOW_SECONDS",
+    "REDIS_MAX_CONNECTIONS",
 )
 
 

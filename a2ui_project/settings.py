@@ -134,17 +134,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    # The default layer is a2ui's (Redis PUBLISH/SUBSCRIBE, a2ui.apps.default_channel_layers):
+    # The default layer is a2ui's (a2ui.apps.default_channel_layers): Redis PUBLISH/SUBSCRIBE,
     # one round trip per group send, none per receive, 3-6x the core layer's push rate
-    # (docs/performance.md). A2UI_CHANNEL_LAYER=core for the list-based layer.
+    # (docs/performance.md), retrying once on a dead connection. A2UI_CHANNEL_LAYER=core for
+    # the list-based layer.
     if os.environ.get("A2UI_CHANNEL_LAYER", "pubsub") != "pubsub":
+        from a2ui.apps import redis_layer_host
+
         CHANNEL_LAYERS = {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                # socket_timeout above channels-redis's 5 s BZPOPMIN (redis-py >= 8 reads
-                # with 5 s by default: an idle consumer would time out).
-                "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
-                           "capacity": 1000, "expiry": 60},
+                "CONFIG": {"hosts": [redis_layer_host(REDIS_URL)], "capacity": 1000,
+                           "expiry": 60},
             }
         }
     CACHES = {

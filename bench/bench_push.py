@@ -499,6 +499,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds a run may take before it is reported as lost")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/a2ui_bench")
+    parser.add_argument("--redis-port", type=int, default=6379,
+                        help="port of the Redis server (e.g. one of your own)")
     parser.add_argument("--redis-db", type=int, default=7,
                         help="Redis database for the bench (flushed); 8-15 are the tests'")
     parser.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
@@ -520,7 +522,7 @@ def main():
     want = min(hard, max(soft, 8 * max(args.sessions + [args.steady_sessions]) + 1024))
     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
-    redis_url = args.redis_url = f"redis://{HOST}:6379/{args.redis_db}"
+    redis_url = args.redis_url = f"redis://{HOST}:{args.redis_port}/{args.redis_db}"
     env = dict(os.environ)
     env.update(
         DATABASE_URL=args.database_url, REDIS_URL=redis_url,

@@ -24,7 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import consent, groups, housekeeping, sessions, shared
+from ..services import consent, groups, housekeeping, seqwatch, sessions, shared
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
@@ -53,6 +53,7 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
     token = None
     session_id = None
     tracker = None
+    counted = None  # the epoch this socket is counted under (a2ui.services.shared)
 
     async def dispatch(self, message):
         # Events meant for other socket kinds in the same groups (JSON-RPC pushes, consent
@@ -97,9 +98,10 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         if timer is not None:
             timer.cancel()
         if self.session_id is not None:
+            seqwatch.unwatch(self.session_id.hex, self)
             await buffer.flush(self.session_id)
             if not self.closing:
-                await sessions.asocket_closed(self.session_id)
+                await sessions.asocket_closed(self.session_id, self.counted)
 
     # Inbound ---------------------------------------------------------------------------------
 
@@ -139,7 +141,9 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
         )
         self.handshake_timer.cancel()
         self.session_id = session.session_id
-        await sessions.asocket_opened(self.session_id)
+        self.counted = await sessions.asocket_opened(self.session_id, fresh=not resumed)
+        self.loop = asyncio.get_running_loop()
+        seqwatch.watch(self.session_id.hex, self)  # re-counts itself if Redis loses the count
         self.tracker = surface_service.Tracker(
             surface_service.client_catalog_ids(capabilities)
         )
@@ -191,6 +195,15 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
             return
         for message in messages:
             await self.send_json(message)
+
+    async def a2ui_recount(self, event):
+        """Redis lost the session's socket count (``seqwatch``): count again, resend surfaces."""
+        if self.session_id is None or self.closing:
+            return
+        _, epoch = await shared.current_seq(self.session_id.hex)
+        if epoch != self.counted:
+            self.counted = await sessions.asocket_opened(self.session_id)
+            await self.send_snapshot()
 
     async def a2ui_close(self, event):
         self.closing = True

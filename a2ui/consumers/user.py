@@ -20,13 +20,14 @@ from ..services import (
     groups,
     housekeeping,
     pending,
+    seqwatch,
     sessions,
     shared,
 )
 from ..services import direct as direct_delivery
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
-from .base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer
+from .base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer, log
 
 State = sessions.State
 #: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
@@ -35,6 +36,8 @@ OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
     session_id = None
+    epoch = None  # of the sequence counter last_seq belongs to (a2ui.services.shared)
+    counted = None  # the epoch this socket is counted under in the session's socket count
     token = None
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
     missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
@@ -73,7 +76,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
             direct_delivery.unregister(self.session_id.hex, self)  # before the socket is uncounted
             await buffer.flush(self.session_id)
             if not self.closing:
-                await sessions.asocket_closed(self.session_id)
+                await sessions.asocket_closed(self.session_id, self.counted)
 
     async def _watch_idle(self):
         limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
@@ -140,8 +143,28 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
                 self.closing = True
                 await self.close(code=exc.close_code)
                 return NO_RESPONSE
-        self.session_id = session.session_id
-        await sessions.asocket_opened(self.session_id)
+        try:
+            snapshot = await self._attach(session, params, resumed)
+        except BaseException:
+            await self._unattach(session.session_id, resumed)
+            raise
+        self.pending_out.append(self._after_init(session, snapshot))
+        return {
+            "session_id": str(self.session_id),
+            "server_capabilities": server_capabilities(
+                a2ui_settings.MAX_PAYLOAD_SIZE, a2ui_settings.RATE_LIMIT_PER_MINUTE
+            ),
+            "resumed": resumed,
+        }
+
+    async def _attach(self, session, params, resumed):
+        """Count, join, read the sequence number and the snapshot; ``session_id`` set last.
+
+        A failure on the way (Redis or the database gone) leaves the socket uninitialized, so
+        the client's retry of ``a2ui.init`` works (``_unattach`` undoes what was done).
+        """
+        sid = session.session_id
+        self.counted = await sessions.asocket_opened(sid, fresh=not resumed)
         self.missing_consents = await consent.amissing_types(session.user_id)
         self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
             "capabilities", {}
@@ -154,19 +177,33 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         # Join, then read the sequence number, then the snapshot: a push that races the resume
         # is either in the snapshot or arrives through the group (or both; renders are
         # idempotent), never neither.
-        await self.join(groups.session_group(self.session_id))
-        self.last_seq = await shared.current_seq(self.session_id.hex)
-        snapshot = await sessions.asnapshot(self.session_id) if resumed else None
-        await shared.cache_session(self.session_id.hex, session.agent_id, session.user_id)
-        buffer.add(self.session_id)
-        self.pending_out.append(self._after_init(session, snapshot))
-        return {
-            "session_id": str(self.session_id),
-            "server_capabilities": server_capabilities(
-                a2ui_settings.MAX_PAYLOAD_SIZE, a2ui_settings.RATE_LIMIT_PER_MINUTE
-            ),
-            "resumed": resumed,
-        }
+        await self.join(groups.session_group(sid))
+        self.last_seq, self.epoch = await shared.current_seq(sid.hex)
+        snapshot = await sessions.asnapshot(sid) if resumed else None
+        await shared.cache_session(sid.hex, session.agent_id, session.user_id)
+        self.session_id = sid
+        buffer.add(sid)
+        return snapshot
+
+    async def _unattach(self, sid, resumed):
+        """Undo a failed ``_attach``; each step best-effort (what failed may fail again)."""
+        group = groups.session_group(sid)
+        steps = []
+        if group in self.groups:
+            self.groups.remove(group)
+            steps.append(self.channel_layer.group_discard(group, self.channel_name))
+        if self.counted is not None:
+            steps.append(sessions.asocket_closed(sid, self.counted))
+        if not resumed:  # opened for this socket, shown by none: let the resume window close it
+            steps.append(sessions.adetach_session(sid))
+        for step in steps:
+            try:
+                await step
+            except Exception:
+                log.warning("a2ui: undoing a failed a2ui.init of %s failed", sid, exc_info=True)
+        self.session_id = None
+        self.counted = self.epoch = None
+        self.last_seq = 0
 
     async def _after_init(self, session, snapshot):
         if self.missing_consents:
@@ -174,6 +211,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         if snapshot is not None:
             await self.send_snapshot(snapshot)
         direct_delivery.register(self.session_id.hex, self)  # counted, joined, snapshot out
+        seqwatch.ensure_started()
         if session.agent_id:
             await groups.send_group(
                 groups.agent_group(session.agent_id),
@@ -306,13 +344,36 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
     # From the channel layer ------------------------------------------------------------------
 
     async def a2ui_push(self, event):
+        if event.get("resync"):  # a2ui.services.seqwatch found something missing
+            await self.resync()
+            return
         self.last_activity = time.monotonic()
         seq = event.get("seq")
         if seq is not None:
-            if self.last_seq and seq > self.last_seq + 1:
+            epoch = event.get("epoch")
+            if epoch is not None and epoch != self.epoch:
+                await self.resync()  # the counter was lost and started again
+            elif seq > self.last_seq + 1:  # a push went missing
                 await self.send_snapshot(await sessions.asnapshot(self.session_id))
-            self.last_seq = max(self.last_seq, seq)
+            if epoch is None or epoch == self.epoch:
+                self.last_seq = max(self.last_seq, seq)
         await self.send(text_data=event["text"])
+
+    async def resync(self):
+        """Resend the session's state from the database and take the counter's current epoch.
+
+        Read the counter first, then the snapshot (as ``a2ui.init`` does): a push numbered
+        after what was read arrives by itself. Under a new epoch the socket also counts itself
+        again, rebuilding the session's socket count.
+        """
+        if self.session_id is None or self.gone:
+            return
+        sid = self.session_id
+        seq, epoch = await shared.current_seq(sid.hex)
+        if epoch != self.counted:
+            self.counted = await sessions.asocket_opened(sid)
+        await self.send_snapshot(await sessions.asnapshot(sid))
+        self.last_seq, self.epoch = seq, epoch
 
     async def a2ui_surfaces(self, event):
         """A2UI v0.9 surface messages; a sequence gap resends the surfaces' current state."""

@@ -47,14 +47,14 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
         request = await database_sync_to_async(pending.create)(
             sid, method, params, reply_channel, rpc_id
         )
-    seq, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
+    seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,
         rendered=int(method == "ui.render"),
         inputs=int(method in methods.AWAITING),
         pushed=True,
     )
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params))
+    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
     return seq, request
 
 
@@ -66,13 +66,13 @@ async def _apush_stateless(agent_id, session_id, method, params):
     socket to see the gap.
     """
     sid = sessions.parse_session_id(session_id)
-    owner, seq, sockets = await shared.cached_session_and_next_seq(
+    owner, seq, epoch, sockets = await shared.cached_session_and_next_seq(
         sid.hex, direct.wanted(sid.hex)
     )
     if owner is None or owner[0] != str(agent_id or ""):
         await sessions.aensure_agent_session(agent_id, sid)
     buffer.add(sid, pushed=True)
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params))
+    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
     return seq
 
 

@@ -9,7 +9,7 @@ Daphne process and one in N with N, the sender hands the event to those consumer
 The rules that keep it exactly as safe as the group send:
 
 * **No socket missed.** A socket counts itself in the shared open-socket count
-  (``shared.count_socket``) before it joins the session group and reads its snapshot, registers
+  (``shared.socket_opened``) before it joins the session group and reads its snapshot, registers
   here only once the snapshot is out, and unregisters before it uncounts. So when the count
   equals the sockets registered here, no counted socket is elsewhere; one not counted yet reads
   its snapshot after the sender stored the change, as with the group send.
@@ -56,6 +56,11 @@ def unregister(session_hex, consumer):
     consumers.remove(consumer)
     if not consumers:
         del _sessions[session_hex]
+
+
+def registered():
+    """``[(session hex, [consumers])]`` of every session with a consumer registered here."""
+    return [(key, list(consumers)) for key, consumers in _sessions.items()]
 
 
 def wanted(session_hex):

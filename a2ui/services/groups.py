@@ -43,14 +43,24 @@ async def send_channel(channel, event):
     await get_channel_layer().send(channel, event)
 
 
-def push_event(seq, method, params, text=None):
+def push_event(seq, method, params, text=None, epoch=None):
     """A JSON-RPC agent-to-UI message for every socket of a session.
 
     ``text`` is the encoded notification, built once here rather than once per socket.
+    ``epoch`` names the sequence counter ``seq`` came from (``shared``): a new one means the
+    counter was lost and started again, so the receiving socket resyncs.
     """
     if text is None:
         text = jsonrpc.encode(jsonrpc.notification(method, params))
-    return {"type": "a2ui.push", "seq": seq, "method": method, "text": text}
+    return {"type": "a2ui.push", "seq": seq, "epoch": epoch, "method": method, "text": text}
+
+
+def resync_event():
+    """Tells a socket to resend its session's state from the database (``a2ui.services.seqwatch``).
+
+    It travels the consumer's own queue, in order with the pushes, never the channel layer.
+    """
+    return {"type": "a2ui.push", "resync": True}
 
 
 def close_event(code, reason):

@@ -11,7 +11,7 @@ Replies come back in the order the batches were written (Redis answers a connect
 so each batch is a ``(count, replies, future)`` entry in a FIFO. A batch is resolved only once
 all its replies are read, so an error reply never puts the stream out of step. A connection
 that stops answering for ``timeout`` seconds is aborted: its waiters fail and the next batch
-connects again. URLs: ``redis://`` and ``rediss://`` with optional user, password, database
+connects again. A batch whose connection dies under it is sent once more on a new one. URLs: ``redis://`` and ``rediss://`` with optional user, password, database
 (path or ``?db=``) and ``?ssl_cert_reqs=none|optional|required``; anything else (``unix://``,
 other options) raises ValueError and the caller uses redis-py, which understands them all.
 """
@@ -26,6 +26,10 @@ import hiredis
 
 class ReplyError(Exception):
     """Redis answered a command with an error."""
+
+
+class Unanswered(ConnectionError):
+    """Redis did not answer in time (not retried: the caller has waited long enough)."""
 
 
 def pack(*commands):
@@ -130,7 +134,7 @@ class _Protocol(asyncio.Protocol):
         age = self.loop.time() - self.waiting[0][3]
         if age >= self.timeout:
             self.transport.abort()
-            self._fail(TimeoutError(f"Redis did not answer in {self.timeout} s"))
+            self._fail(Unanswered(f"Redis did not answer in {self.timeout} s"))
         else:
             self.watchdog = self.loop.call_later(self.timeout - age, self._check)
 
@@ -140,10 +144,11 @@ class _Protocol(asyncio.Protocol):
     def _fail(self, exc):
         if self.lost is None:
             self.lost = exc
+        kind = Unanswered if isinstance(exc, Unanswered) else ConnectionError
         while self.waiting:
             future = self.waiting.popleft()[2]
             if not future.done():
-                future.set_exception(ConnectionError(f"Redis connection lost: {exc}"))
+                future.set_exception(kind(f"Redis connection lost: {exc}"))
         if self.watchdog is not None:
             self.watchdog.cancel()
             self.watchdog = None
@@ -159,11 +164,25 @@ class Line:
         self._connecting = None
 
     async def execute(self, *commands):
-        """Send ``commands`` in one write; return their replies as a list."""
+        """Send ``commands`` in one write; return their replies as a list.
+
+        When the connection they were written to turns out dead (Redis restarted, failed over,
+        or dropped it), they are sent once more on a new connection before the caller sees an
+        error. (A command that did run before the connection died then runs twice: an INCR of a
+        sequence number skips one, which the consumers' gap detection absorbs.)
+        """
+        data = pack(*commands)
         protocol = self._protocol
         if protocol is None or protocol.lost is not None:
             protocol = await self._connect()
-        return await protocol.send(pack(*commands), len(commands))
+            return await protocol.send(data, len(commands))
+        try:
+            return await protocol.send(data, len(commands))
+        except Unanswered:
+            raise
+        except ConnectionError:
+            protocol = await self._connect()
+            return await protocol.send(data, len(commands))
 
     async def _connect(self):
         if self._connecting is None:

@@ -226,14 +226,23 @@ def detach_session(session_id):
 adetach_session = database_sync_to_async(detach_session)
 
 
-async def asocket_opened(session_id):
-    """A socket (any protocol) now shows this session."""
-    await shared.count_socket(_parse_uuid(session_id).hex, 1)
+async def asocket_opened(session_id, fresh=False):
+    """A socket (any protocol) now shows this session; returns the epoch it is counted under.
+
+    ``fresh``: the session was created for this socket (no other socket can show it yet).
+    """
+    return await shared.socket_opened(_parse_uuid(session_id).hex, fresh)
 
 
-async def asocket_closed(session_id):
-    """A socket of the session went away; the session is detached when it was the last."""
-    if await shared.count_socket(_parse_uuid(session_id).hex, -1) <= 0:
+async def asocket_closed(session_id, epoch=None):
+    """A socket of the session went away; the session is detached when it was the last.
+
+    ``epoch`` is what ``asocket_opened`` returned (None: the current one). When the count it
+    was in is gone (Redis lost it), nobody knows whether this was the last socket: the session
+    stays attached and the inactivity timeout closes it if it was.
+    """
+    remaining = await shared.socket_closed(_parse_uuid(session_id).hex, epoch)
+    if remaining is not None and remaining <= 0:
         await adetach_session(session_id)
 
 
@@ -346,7 +355,7 @@ async def areap():
     for sid in gone:
         # A socket that resumed while the last one was leaving can find its session marked
         # detached after it attached (two processes, no common lock): the socket count says.
-        if await shared.count_socket(sid.hex, 0) > 0:
+        if (await shared.socket_count(sid.hex) or 0) > 0:
             await database_sync_to_async(_reattach)(sid)
             continue
         closed += await aclose_session(

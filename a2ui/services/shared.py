@@ -1,98 +1,35 @@
 """State several Daphne processes share without touching the database on each message.
 
-With ``A2UI['REDIS_URL']`` set, sequence numbers, rate-limit windows, open-socket counts and the
-live-session cache are Redis keys, reached without a thread hop: the per-message commands through
-``a2ui.services.redisline`` (one pipelined connection per event loop, a fraction of redis-py's
-CPU), the rest through ``redis.asyncio``. Without it, the same API is backed by process-local
-dicts, which is correct only for one process: the embedded default with the in-memory channel
-layer.
+One backend, chosen once from the settings (and again when a test changes them):
+
+* ``A2UI['REDIS_URL']`` set: ``a2ui.services.redisstate.RedisBackend``. Sequence numbers,
+  open-socket counts, rate-limit windows and the live-session cache are Redis keys, reached
+  without a thread hop through one pipelined connection per event loop (``redisline``).
+* not set: ``LocalBackend``, process-local dicts, correct only for one process (the embedded
+  default with the in-memory channel layer).
+
+Redis may restart, fail over or lose keys at any moment. What it holds is either rebuildable or
+detectably lost: each session's sequence counter carries an *epoch*, a token chosen when the
+counter is created, so a counter that starts again from zero comes with a new epoch; a consumer
+that sees a new epoch resyncs from the database. The session's open-socket count lives beside
+it and is trusted for direct delivery only while its epoch is the one the session's first
+socket created (``sockets`` is None otherwise: publish). Sockets re-count themselves under a new
+epoch, so the count that decides when a session is detached is rebuilt.
 """
 
-import asyncio
+import itertools
+import os
 import time
-import types
-import weakref
+
+from django.core.signals import setting_changed
 
 from ..conf import a2ui_settings
-from . import redisline
-
-_clients = weakref.WeakKeyDictionary()  # event loop -> redis client (pools are loop-bound)
-_lines = weakref.WeakKeyDictionary()  # event loop -> redisline.Line, or None: URL not supported
-REDIS_TIMEOUT_SECONDS = 15
 
 
-def redis_client():
-    """The Redis client for the running event loop, or None when Redis is not configured."""
-    url = a2ui_settings.REDIS_URL
-    if not url:
-        return None
-    import redis.asyncio as aioredis
+class LocalBackend:
+    """Process-local stand-ins for the Redis keys; nothing is ever lost, one epoch."""
 
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        client = aioredis.Redis.from_url(url, decode_responses=True)
-        _clients[loop] = client
-        _close_with_loop(loop)
-    return client
-
-
-_closing = weakref.WeakSet()  # loops whose close() also closes their connections
-
-
-def _close_with_loop(loop):
-    """Close the loop's Redis connections when the loop is closed.
-
-    ``async_to_sync`` outside a server (a sync view under WSGI, a worker, a command) runs each
-    call in a new loop; without this every call would leave its connections open until garbage
-    collection. channels-redis wraps ``loop.close`` the same way.
-    """
-    if loop in _closing:
-        return
-    _closing.add(loop)
-    original = loop.close
-
-    def close(self, *args, **kwargs):
-        line, client = _lines.pop(loop, None), _clients.pop(loop, None)
-        if not loop.is_running():
-            try:
-                if line is not None:
-                    line.close()
-                if client is not None:
-                    loop.run_until_complete(client.aclose())
-                loop.run_until_complete(asyncio.sleep(0))  # let the transports finish closing
-            except Exception:  # closing anyway: a broken connection must not stop it
-                pass
-        self.close = original
-        return original(*args, **kwargs)
-
-    try:
-        loop.close = types.MethodType(close, loop)
-    except AttributeError:  # a loop class without instance attributes: GC closes them instead
-        pass
-
-
-async def _pipeline(*commands):
-    """Run ``commands`` (tuples) in one round trip; their replies, decoded, as a list."""
-    loop = asyncio.get_running_loop()
-    line = _lines.get(loop, False)
-    if line is False:
-        try:
-            line = redisline.Line(a2ui_settings.REDIS_URL, REDIS_TIMEOUT_SECONDS)
-        except ValueError:  # e.g. unix:// sockets: redis-py handles those
-            line = None
-        _lines[loop] = line
-        _close_with_loop(loop)
-    if line is not None:
-        return await line.execute(*commands)
-    async with redis_client().pipeline(transaction=False) as pipe:
-        for command in commands:
-            pipe.execute_command(*command)
-        return await pipe.execute()
-
-
-class _Local:
-    """Process-local stand-ins for the Redis keys."""
+    epoch = "local"
 
     def __init__(self):
         self.seq = {}
@@ -106,66 +43,136 @@ class _Local:
         self.windows.clear()
         self.sessions.clear()
 
+    async def next_seq_and_sockets(self, session_id, sockets):
+        value = self.seq.get(session_id, 0) + 1
+        self.seq[session_id] = value
+        return value, self.epoch, (self.sockets.get(session_id, 0) if sockets else None)
 
-local = _Local()
+    async def cached_session_and_next_seq(self, session_id, sockets):
+        return (await self.cached_value(session_id),
+                *await self.next_seq_and_sockets(session_id, sockets))
+
+    async def current_seq(self, session_id):
+        return self.seq.get(session_id, 0), self.epoch
+
+    async def sequence_states(self, session_ids):
+        return [(self.seq.get(s, 0), self.epoch) for s in session_ids]
+
+    async def hit_rate_limit(self, scope_key, limit, window_seconds):
+        window = int(time.time() // window_seconds)
+        bucket = (scope_key, window)
+        count = self.windows.get(bucket, 0) + 1
+        self.windows[bucket] = count
+        if len(self.windows) > 10000:
+            for old in [b for b in self.windows if b[1] < window]:
+                del self.windows[old]
+        return count > limit
+
+    async def socket_opened(self, session_hex, fresh):
+        self.sockets[session_hex] = self.sockets.get(session_hex, 0) + 1
+        return self.epoch
+
+    async def socket_closed(self, session_hex, epoch):
+        value = self.sockets.get(session_hex, 0) - 1
+        if value <= 0:
+            self.sockets.pop(session_hex, None)
+        else:
+            self.sockets[session_hex] = value
+        return value
+
+    async def socket_count(self, session_hex):
+        return self.sockets.get(session_hex, 0)
+
+    async def cache_session(self, session_id, value):
+        self.sessions[session_id] = (value, time.monotonic() + LIVE_TTL)
+
+    async def cached_value(self, session_id):
+        entry = self.sessions.get(session_id)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return entry[0]
+
+    async def forget_session(self, session_id):
+        self.sessions.pop(session_id, None)
+
+    def redis_client(self):
+        return None
 
 
-def _key(*parts):
-    return "a2ui:" + ":".join(str(p) for p in parts)
+local = LocalBackend()
+_chosen = []  # [backend] once chosen
+
+
+def backend():
+    """The backend for the current settings (Redis when ``A2UI['REDIS_URL']`` is set)."""
+    if _chosen:
+        return _chosen[0]
+    url = a2ui_settings.REDIS_URL
+    if url:
+        from .redisstate import RedisBackend
+
+        chosen = RedisBackend(url)
+    else:
+        chosen = local
+    _chosen.append(chosen)
+    return chosen
+
+
+def _settings_changed(*, setting, **kwargs):
+    if setting == "A2UI":
+        _chosen.clear()
+
+
+setting_changed.connect(_settings_changed)
+
+_epoch_prefix = os.urandom(6).hex()
+_epoch_counter = itertools.count(1)
+
+
+def new_epoch():
+    """A token no other counter creation has used (process-random prefix, then a counter)."""
+    return f"{_epoch_prefix}{next(_epoch_counter):x}"
+
+
+def redis_client():
+    """The redis-py client of the running event loop, or None when Redis is not configured."""
+    return backend().redis_client()
 
 
 # Sequence numbers ------------------------------------------------------------------------------
 
 SEQ_TTL = 7 * 24 * 3600
+LIVE_TTL = 300
 
 
 async def next_seq(session_id):
     """The next sequence number of a session's push stream (1, 2, ...)."""
-    return (await next_seq_and_sockets(session_id, sockets=False))[0]
-
-
-def _seq_commands(session_id, sockets):
-    """INCR and EXPIRE of the session's sequence number, then its socket count if asked."""
-    key = _key("seq", session_id)
-    commands = [("INCR", key), ("EXPIRE", key, SEQ_TTL)]
-    if sockets:
-        commands.append(("GET", _key("socks", session_id)))
-    return commands
-
-
-def _seq_replies(values, sockets):
-    return int(values[0]), (int(values[2] or 0) if sockets else None)
+    return (await backend().next_seq_and_sockets(session_id, False))[0]
 
 
 async def next_seq_and_sockets(session_id, sockets=True):
-    """``(next_seq(session_id), open-socket count or None)`` in one Redis round trip.
+    """``(seq, epoch, open-socket count or None)`` of the next push, in one Redis round trip.
 
-    The count is read only when asked (``sockets``): direct delivery needs it.
+    The count is read only when asked (``sockets``: direct delivery needs it), and is None when
+    it cannot be trusted (lost with the counter since the session's first socket opened).
     """
-    if not a2ui_settings.REDIS_URL:
-        value = local.seq.get(session_id, 0) + 1
-        local.seq[session_id] = value
-        return value, (local.sockets.get(session_id, 0) if sockets else None)
-    return _seq_replies(await _pipeline(*_seq_commands(session_id, sockets)), sockets)
+    return await backend().next_seq_and_sockets(session_id, sockets)
 
 
 async def cached_session_and_next_seq(session_id, sockets=False):
     """``(cached_session(session_id), *next_seq_and_sockets(session_id, sockets))``, one trip."""
-    if not a2ui_settings.REDIS_URL:
-        return (await cached_session(session_id), *await next_seq_and_sockets(session_id, sockets))
-    values = await _pipeline(
-        ("GET", _key("live", session_id)), *_seq_commands(session_id, sockets)
-    )
-    live = values[0]
-    return (_owner(live) if live is not None else None), *_seq_replies(values[1:], sockets)
+    value, *rest = await backend().cached_session_and_next_seq(session_id, sockets)
+    return (_owner(value) if value is not None else None), *rest
 
 
 async def current_seq(session_id):
-    client = redis_client()
-    if client is None:
-        return local.seq.get(session_id, 0)
-    value = await client.get(_key("seq", session_id))
-    return int(value or 0)
+    """``(newest sequence number, epoch)``; creates the epoch if the counter has none yet."""
+    return await backend().current_seq(session_id)
+
+
+async def sequence_states(session_ids):
+    """``[(newest sequence number, epoch or None)]`` for each session, in one round trip."""
+    return await backend().sequence_states(session_ids)
 
 
 # Rate limits -----------------------------------------------------------------------------------
@@ -173,69 +180,53 @@ async def current_seq(session_id):
 
 async def hit_rate_limit(scope_key, limit, window_seconds=60):
     """Count one request in the current fixed window; True when it is over ``limit``."""
-    window = int(time.time() // window_seconds)
-    if not a2ui_settings.REDIS_URL:
-        bucket = (scope_key, window)
-        count = local.windows.get(bucket, 0) + 1
-        local.windows[bucket] = count
-        if len(local.windows) > 10000:
-            for old in [b for b in local.windows if b[1] < window]:
-                del local.windows[old]
-        return count > limit
-    key = _key("rl", scope_key, window)
-    count, _ = await _pipeline(("INCR", key), ("EXPIRE", key, window_seconds * 2))
-    return int(count) > limit
+    return await backend().hit_rate_limit(scope_key, limit, window_seconds)
 
 
 # Open sockets per session -----------------------------------------------------------------------
 
 
-async def count_socket(session_hex, delta):
-    """Add ``delta`` to the session's open-socket count and return the new count.
+async def socket_opened(session_hex, fresh=False):
+    """Count one more open socket of the session; return the epoch it was counted under.
 
-    A process that dies without its disconnects leaves the count high; such a session is then
-    closed by the inactivity timeout instead of the resume window.
+    ``fresh``: the session was just created, so no socket of it can be open elsewhere and the
+    count may be trusted for direct delivery. A socket re-counts itself (``fresh`` False) when
+    it sees a new epoch: the count it was in was lost.
     """
-    if not a2ui_settings.REDIS_URL:
-        value = local.sockets.get(session_hex, 0) + delta
-        if value <= 0:
-            local.sockets.pop(session_hex, None)
-        else:
-            local.sockets[session_hex] = value
-        return value
-    key = _key("socks", session_hex)
-    value, _ = await _pipeline(("INCRBY", key, delta), ("EXPIRE", key, 2 * 24 * 3600))
-    return int(value)
+    return await backend().socket_opened(session_hex, fresh)
+
+
+async def socket_closed(session_hex, epoch=None):
+    """Uncount a socket counted under ``epoch``; the new count, or None when that count is gone.
+
+    ``epoch`` None: whatever epoch is current (for callers that did not keep it; wrong by one
+    after a loss the socket did not count itself again in).
+
+    A process that dies without its disconnects leaves the count high, and a count lost with
+    Redis is unknown; such a session is closed by the inactivity timeout instead of the resume
+    window.
+    """
+    return await backend().socket_closed(session_hex, epoch)
+
+
+async def socket_count(session_hex):
+    """The session's open sockets as counted now (never created by asking), or None if unknown
+    (no count kept: never opened, or lost with Redis)."""
+    return await backend().socket_count(session_hex)
 
 
 # Live-session cache ----------------------------------------------------------------------------
 
-LIVE_TTL = 300
-
 
 async def cache_session(session_id, agent_id, user_id):
     """Remember that a session is live, for the per-message owner check."""
-    client = redis_client()
-    value = f"{agent_id or ''}:{user_id or ''}"
-    if client is None:
-        local.sessions[session_id] = (value, time.monotonic() + LIVE_TTL)
-        return
-    await client.set(_key("live", session_id), value, ex=LIVE_TTL)
+    await backend().cache_session(session_id, f"{agent_id or ''}:{user_id or ''}")
 
 
 async def cached_session(session_id):
     """(agent_id, user_id) strings for a live session, or None when unknown (ask the DB)."""
-    client = redis_client()
-    if client is None:
-        entry = local.sessions.get(session_id)
-        if entry is None or entry[1] < time.monotonic():
-            return None
-        value = entry[0]
-    else:
-        value = await client.get(_key("live", session_id))
-        if value is None:
-            return None
-    return _owner(value)
+    value = await backend().cached_value(session_id)
+    return _owner(value) if value is not None else None
 
 
 def _owner(value):
@@ -245,8 +236,4 @@ def _owner(value):
 
 
 async def forget_session(session_id):
-    client = redis_client()
-    if client is None:
-        local.sessions.pop(session_id, None)
-        return
-    await client.delete(_key("live", session_id))
+    await backend().forget_session(session_id)

@@ -250,11 +250,11 @@ async def test_a_socket_in_another_process_sends_pushes_through_the_layer_in_ord
     agent, user, sid = await open_pair(stream_token, agent_key)
     layer_sends.delay = 0.2  # still in flight when the direct path opens again
     session_hex = sid.replace("-", "")
-    await shared.count_socket(session_hex, 1)  # a second socket, in some other process
+    other = await shared.socket_opened(session_hex)  # a second socket, in some other process
     for value in range(10):
         await send(agent, {**progress(sid, value), "id": value})
     assert [(await recv(agent))["result"]["seq"] for _ in range(10)] == list(range(1, 11))
-    await shared.count_socket(session_hex, -1)  # it went away: direct again, after the rest
+    await shared.socket_closed(session_hex, other)  # it went away: direct again, after the rest
     for value in range(10, 20):
         await send(agent, progress(sid, value))
     # The publishes were still in flight, so these went through the layer behind them.

@@ -105,6 +105,22 @@ def counter():
         if name == "GET":
             return b"$-1\r\n" if args[0] not in values else b"$%d\r\n%d\r\n" % (
                 len(str(values[args[0]])), values[args[0]])
+        if name == "HINCRBY":
+            field = (args[0], args[1])
+            values[field] = int(values.get(field, 0)) + int(args[2])
+            return b":%d\r\n" % values[field]
+        if name == "HSETNX":
+            if (args[0], args[1]) in values:
+                return b":0\r\n"
+            values[(args[0], args[1])] = args[2]
+            return b":1\r\n"
+        if name == "HMGET":
+            out = [b"*%d\r\n" % len(args[1:])]
+            for field in args[1:]:
+                value = values.get((args[0], field))
+                out.append(b"$-1\r\n" if value is None else b"$%d\r\n%s\r\n" % (
+                    len(str(value)), str(value).encode()))
+            return b"".join(out)
         if name in ("SELECT", "AUTH"):
             return b"+OK\r\n"
         if name == "BOOM":
@@ -174,10 +190,36 @@ async def test_a_dropped_connection_fails_its_waiters_and_the_next_call_reconnec
         assert await line.execute(("INCR", "k")) == [1]
         waiting = asyncio.ensure_future(line.execute(("HANG",)))
         await asyncio.sleep(0.05)
-        server.drop_connections()
+        server.drop_connections()  # sent once more, on a new connection
+        await asyncio.sleep(0.05)
+        assert not waiting.done() and server.connections == 2
+        server.drop_connections()  # that one died too: now the caller sees it
         with pytest.raises(ConnectionError):
             await asyncio.wait_for(waiting, 5)
         assert await line.execute(("INCR", "k")) == [2]
+        assert server.connections == 3
+    finally:
+        line.close()
+        await server.stop()
+
+
+async def test_a_batch_whose_connection_dies_under_it_is_sent_once_more():
+    """Redis restarted: the connection the batch was written to is dead, the caller never knows."""
+    answer = counter()
+    server = None
+
+    def drop_the_first_incr(command):
+        if command[0] == "INCR" and not getattr(drop_the_first_incr, "done", False):
+            drop_the_first_incr.done = True
+            server.drop_connections()
+            return None
+        return answer(command)
+
+    server = await ScriptedRedis(drop_the_first_incr).start()
+    line = redisline.Line(f"redis://127.0.0.1:{server.port}")
+    try:
+        assert await line.execute(("GET", "k")) == [None]  # connected
+        assert await asyncio.wait_for(line.execute(("INCR", "k")), 5) == [1]
         assert server.connections == 2
     finally:
         line.close()
@@ -206,6 +248,12 @@ async def test_no_server_is_a_connection_error():
         await line.execute(("INCR", "k"))
 
 
+async def redis_py_get(key):
+    from a2ui.services import shared
+
+    return await shared.redis_client().get(key)
+
+
 async def test_short_lived_loops_close_their_connections(settings):
     """async_to_sync outside a server runs each call in a new loop: nothing may stay open."""
     from asgiref.sync import async_to_sync
@@ -218,6 +266,7 @@ async def test_short_lived_loops_close_their_connections(settings):
         for _ in range(3):
             await asyncio.to_thread(lambda: async_to_sync(shared.next_seq)("s"))
             await asyncio.to_thread(lambda: async_to_sync(shared.current_seq)("s"))
+            await asyncio.to_thread(lambda: async_to_sync(redis_py_get)("k"))
         for _ in range(100):
             if server.closed == server.connections:
                 break

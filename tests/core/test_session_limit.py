@@ -281,4 +281,4 @@ async def test_sweep_keeps_a_session_a_socket_came_back_to(user, agent):
     row = await get(sid)
     assert row.state in A2UISessionLog.LIVE_STATES and row.detached_at is None
     await tab.disconnect()
-    assert await shared.count_socket(row.session_id.hex, 0) == 0
+    assert not await shared.socket_count(row.session_id.hex)

@@ -298,3 +298,27 @@ def daphne_server(request, live_services, transactional_db):
 @pytest.fixture
 def two_servers(daphne_server):
     return daphne_server(), daphne_server()
+
+
+@pytest.fixture
+def own_redis_servers(request, live_services, transactional_db):
+    """``(redis, start)``: a redis-server of the test's own (tests/redisserver.py: its own port,
+    started and stopped here, free to restart or flush) and a factory of Daphne processes that
+    use it instead of the shared Redis. Never the shared server."""
+    from tests.redisserver import RedisServer
+
+    redis_server = RedisServer().start()
+    env = live_env(redis_server.url())
+    servers = request.node._live_servers = []
+
+    def start():
+        server = DaphneServer(env, name=chr(ord("A") + len(servers)))
+        servers.append(server)
+        return server.wait_ready()
+
+    yield redis_server, start
+    for server in servers:
+        server.stop()
+    redis_server.stop()
+    for server in servers:
+        server.cleanup()

@@ -1,0 +1,108 @@
+"""Finds pushes a socket would otherwise never get, and has the socket resync.
+
+A gap in the sequence numbers shows a lost push only when a later push arrives. Two losses may
+have none after them:
+
+* Redis lost the session's counter (a restart, a failover, FLUSHDB, an evicted key). It comes
+  back with a new epoch (``a2ui.services.shared``), and whatever was published around the loss
+  may never have reached this process's subscription.
+* A published push was lost in flight (the channel layer is at-most-once; a subscription that
+  is reconnecting after a Redis restart misses what is published meanwhile).
+
+So every ``INTERVAL_SECONDS``, while this process has registered sockets, it reads the newest
+sequence number and epoch of each of their sessions (one round trip for all) and hands a resync
+(``groups.resync_event``, through the consumer's own queue, in order with its pushes) to a
+socket whose epoch differs, or that still has not received a number that had been issued one
+interval before. Only with Redis: the in-memory backend loses nothing of its own.
+
+Sockets without sequence numbers (``/ws/v09``) are ``watch``-ed for the epoch alone: when it
+changes they are sent ``a2ui.recount`` (on their own channel, so it is handled in order with
+their other messages), count themselves again and resend their surfaces.
+"""
+
+import asyncio
+import logging
+import weakref
+
+from . import direct, groups, shared
+
+log = logging.getLogger("a2ui.services")
+
+INTERVAL_SECONDS = 0.5
+
+_tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
+_watched = {}  # session hex -> {sockets that only count themselves again}: v0.9 sockets
+
+
+def watch(session_hex, consumer):
+    """``consumer`` (with ``loop``, ``counted``, ``channel_name``) re-counts on a new epoch."""
+    _watched.setdefault(session_hex, set()).add(consumer)
+    ensure_started()
+
+
+def unwatch(session_hex, consumer):
+    consumers = _watched.get(session_hex)
+    if consumers is not None:
+        consumers.discard(consumer)
+        if not consumers:
+            del _watched[session_hex]
+
+
+def ensure_started():
+    """Start this loop's watch (it ends by itself once no socket is registered here)."""
+    if shared.backend() is shared.local:
+        return
+    loop = asyncio.get_running_loop()
+    task = _tasks.get(loop)
+    if task is None or task.done():
+        _tasks[loop] = loop.create_task(_watch())
+
+
+async def _watch():
+    suspects, resyncing, failing = {}, {}, False
+    while direct.registered() or _watched:
+        await asyncio.sleep(INTERVAL_SECONDS)
+        try:
+            suspects = await check(suspects, resyncing)
+            failing = False
+        except Exception as exc:  # Redis away: try again next time, say so once
+            if not failing:
+                log.warning("a2ui: sequence check failed (%s); retrying", exc)
+            failing = True
+
+
+async def check(suspects, resyncing):
+    """One round: resync sockets that are behind; returns the new ``suspects``.
+
+    ``suspects`` maps a consumer to a sequence number it had not seen at the previous round;
+    ``resyncing`` maps a consumer to its resync task, so one is never queued twice.
+    """
+    loop = asyncio.get_running_loop()
+    entries = []
+    for session_hex, consumers in direct.registered():
+        mine = [c for c in consumers
+                if c.loop is loop and getattr(c, "epoch", None) is not None]
+        if mine:
+            entries.append((session_hex, mine))
+    others = [(session_hex, [c for c in consumers if c.loop is loop])
+              for session_hex, consumers in list(_watched.items())]
+    if not entries and not others:
+        return {}
+    states = await shared.sequence_states([session_hex for session_hex, _ in entries + others])
+    for (_, consumers), (_, epoch) in zip(others, states[len(entries):], strict=True):
+        for consumer in consumers:
+            if epoch != consumer.counted:
+                await groups.send_channel(consumer.channel_name, {"type": "a2ui.recount"})
+    states = states[:len(entries)]
+    for consumer in [c for c, task in resyncing.items() if task.done()]:
+        del resyncing[consumer]
+    found = {}
+    for (_, consumers), (seq, epoch) in zip(entries, states, strict=True):
+        for consumer in consumers:
+            if consumer in resyncing:
+                continue
+            if epoch != consumer.epoch or consumer.last_seq < suspects.get(consumer, 0):
+                resyncing[consumer] = loop.create_task(consumer.take_direct(groups.resync_event()))
+            elif consumer.last_seq < seq:
+                found[consumer] = seq
+    return found

@@ -1,0 +1,172 @@
+"""Tier 2: Redis restarts and loses keys under live Daphne processes; nothing delivered is lost.
+
+Each test runs a redis-server of its own (``own_redis_servers``), two Daphne processes on it,
+the agent on A and the person's tabs of one session on both. Redis is killed and started again
+(every key gone, every connection dropped), or FLUSHDB empties it, while the agent pushes
+before, during and after. Every render the agent was told was delivered must be on every tab's
+screen (the set of components the tab received) within 2 s of Redis answering again and of the
+last push, with no reload.
+
+The tab opened on A after the loss is what made the old code lose renders: the socket count
+started again from zero, A's one new tab made it equal A's sockets, and direct delivery skipped
+the two tabs on B.
+"""
+
+import asyncio
+import json
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.live.client import init_session, open_agent, open_user
+from tests.live.test_live_jsonrpc import is_method, new_token
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CONVERGE_SECONDS = 2.0
+
+
+class Screen:
+    """What one tab shows: the ids of the components it was sent (kept reading in the background)."""
+
+    def __init__(self, client):
+        self.client = client
+        self.ids = set()
+        self.task = asyncio.ensure_future(self._read())
+
+    async def _read(self):
+        try:
+            while True:
+                msg = json.loads(await self.client.ws.recv())
+                if msg.get("method") == "ui.render":
+                    self.ids.add(msg["params"]["component_id"])
+        except ConnectionClosed:
+            pass
+
+    async def close(self):
+        self.task.cancel()
+        await self.client.close()
+
+
+class Agent:
+    def __init__(self, client, sid):
+        self.client, self.sid = client, sid
+        self.delivered = []
+        self.refused = []
+        self.n = 0
+
+    async def render(self, component_id):
+        """One ui.render; remembered as delivered only if the agent was told so."""
+        self.n += 1
+        rpc_id = f"r{self.n}"
+        await self.client.send({"jsonrpc": "2.0", "id": rpc_id, "method": "ui.render", "params": {
+            "session_id": self.sid, "component_id": component_id, "component_type": "card",
+            "data": {"title": component_id}}})
+        reply = await self.client.recv_until(lambda m: m.get("id") == rpc_id and "method" not in m)
+        if reply.get("result", {}).get("delivered") is True:
+            self.delivered.append(component_id)
+        else:
+            self.refused.append((component_id, reply.get("error", {}).get("code")))
+        return reply
+
+
+async def setup(start, user, agent, stream_token, agent_key):
+    a, b = start(), start()
+    bot = await open_agent(a, agent_key)
+    b1 = await open_user(b, stream_token)
+    sid = await init_session(b1)
+    await bot.recv_until(is_method("session.opened"))
+    b2 = await open_user(b, await new_token(user, agent))
+    assert await init_session(b2, session_id=sid) == sid
+    await bot.recv_until(is_method("session.resumed"))
+    return a, b, Agent(bot, sid), [Screen(b1), Screen(b2)]
+
+
+async def open_tab(server, user, agent, sid, bot):
+    tab = await open_user(server, await new_token(user, agent))
+    assert await init_session(tab, session_id=sid) == sid
+    await bot.client.recv_until(is_method("session.resumed"))
+    return Screen(tab)
+
+
+async def converged(screens, bot, since):
+    """Wait until every screen shows every delivered render; how long after ``since`` it took."""
+    want = set(bot.delivered)
+    deadline = since + CONVERGE_SECONDS
+    while time.monotonic() < deadline:
+        if all(want <= screen.ids for screen in screens):
+            return time.monotonic() - since
+        await asyncio.sleep(0.02)
+    missing = [sorted(want - screen.ids) for screen in screens]
+    raise AssertionError(f"not converged {CONVERGE_SECONDS} s after {since:.2f}: "
+                         f"missing per tab {missing}")
+
+
+async def test_a_redis_restart_loses_nothing_delivered(own_redis_servers, user, agent,
+                                                       stream_token, agent_key):
+    redis_server, start = own_redis_servers
+    a, b, bot, screens = await setup(start, user, agent, stream_token, agent_key)
+    for i in range(5):
+        await bot.render(f"before-{i}")
+    await converged(screens, bot, time.monotonic())
+
+    redis_server.stop()
+    for i in range(3):
+        await bot.render(f"during-{i}")
+    await asyncio.to_thread(redis_server.start)
+    answering = time.monotonic()
+    screens.append(await open_tab(a, user, agent, bot.sid, bot))  # a new tab, next to the agent
+    for i in range(20):
+        await bot.render(f"after-{i}")
+    # Refused only while Redis was down: the first commands after it answers again succeed.
+    assert [c for c, _ in bot.refused if not c.startswith("during")] == [], bot.refused
+    await converged(screens, bot, max(answering, time.monotonic()))
+    for screen in screens:
+        await screen.close()
+
+
+async def test_a_flushdb_loses_nothing_delivered(own_redis_servers, user, agent, stream_token,
+                                                 agent_key):
+    redis_server, start = own_redis_servers
+    a, b, bot, screens = await setup(start, user, agent, stream_token, agent_key)
+    for i in range(5):
+        await bot.render(f"before-{i}")
+    await converged(screens, bot, time.monotonic())
+
+    async def flush_midway():
+        await asyncio.sleep(0.05)
+        await asyncio.to_thread(redis_server.flushdb)
+
+    flushing = asyncio.ensure_future(flush_midway())
+    for i in range(10):
+        await bot.render(f"during-{i}")
+    await flushing
+    flushed = time.monotonic()
+    screens.append(await open_tab(a, user, agent, bot.sid, bot))
+    for i in range(20):
+        await bot.render(f"after-{i}")
+    assert bot.refused == []
+    await converged(screens, bot, max(flushed, time.monotonic()))
+    for screen in screens:
+        await screen.close()
+
+
+async def test_pushes_right_after_a_restart_with_none_after_them_still_converge(
+        own_redis_servers, user, agent, stream_token, agent_key):
+    """Renders published while B's subscription is still reconnecting, and no push after them
+    to show a gap: the sockets find out by themselves."""
+    redis_server, start = own_redis_servers
+    a, b, bot, screens = await setup(start, user, agent, stream_token, agent_key)
+    screens.append(await open_tab(a, user, agent, bot.sid, bot))
+    for i in range(5):
+        await bot.render(f"before-{i}")
+    redis_server.stop()
+    await asyncio.to_thread(redis_server.start)
+    answering = time.monotonic()
+    for i in range(5):
+        await bot.render(f"after-{i}")
+    assert bot.refused == []  # the first commands after the restart succeed
+    await converged(screens, bot, max(answering, time.monotonic()))
+    for screen in screens:
+        await screen.close()
