@@ -70,7 +70,9 @@ def _one_round(url: str, allow_relative: bool) -> str | None:
         host = parts.hostname
         parts.port  # noqa: B018 - raises ValueError for a port outside 0..65535
         if "[" in parts.netloc or "]" in parts.netloc:
-            ipaddress.IPv6Address(host or "")  # no zone ids, no IPvFuture
+            if "%" in (host or ""):
+                raise ValueError("zone ids are not allowed")
+            ipaddress.IPv6Address(host or "")  # no IPvFuture
     except ValueError:
         return "the URL's host or port is not valid (a bracketed host must be an IPv6 address)"
     if not host:
