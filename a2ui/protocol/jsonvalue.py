@@ -15,9 +15,9 @@ differently, so they are refused where they come in, before any state changes
   (checked by the cleaners, which walk the values anyway).
 
 :func:`loads` parses text under the policy. Frames that cannot hold a bad value (no run of 16
-digits, no 3-digit exponent, no ``\\ud8..``-``\\udf..`` or ``\\u0000`` escape: one regex search
-over the text) are parsed by the C decoder alone; the others are parsed with checking hooks
-and walked, so the error names the path of the offending value.
+digits, no 3-digit exponent, no ``\\ud8..``-``\\udf..`` or ``\\u0000`` escape: a few C-speed passes
+over the text, see ``bench/bench_jsonvalue.py``) are parsed by the C decoder alone; the others
+are parsed with checking hooks and walked, so the error names the path of the offending value.
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 32
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# What a bad value needs in the raw text: 16+ digits (an integer beyond 2**53-1 or a double
-# with more digits than it can hold), a 3-digit exponent (overflow), a surrogate or NUL escape,
-# or a raw surrogate (only a ``str`` handed over by Python code can hold one).
-_SUSPECT = re.compile(r"[0-9]{16}|[eE][-+]?[0-9]{3}|\\u[dD][89a-fA-F]|\\u0000|[\ud800-\udfff]")
-
-
+_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
+# What a bad number needs in the raw text: 16+ digits in a row (an integer beyond 2**53-1, or a
+# double with more digits than it can hold) or a digit, "e" and a 3-digit exponent (overflow;
+# "+" is deleted, "1e-400" is only 0.0). One translate() maps digits to "0", e/E to "e",
+# everything else to " ", then two substring searches (bench/bench_jsonvalue.py).
+_MARKS = bytes(48 if 48 <= b <= 57 else 101 if b in (69, 101) else 32 for b in range(256))
+_DIGITS16 = b"0" * 16
+_BIG_EXPONENT = b"0e000"
 class JSONValueError(ValueError):
     """A value the policy refuses. ``path`` is a tuple of keys and indexes from the root;
     ``document`` is the parsed document when there is one (to read a request id from)."""
@@ -112,18 +114,31 @@ def string_problem(value: str, key: bool = False) -> str | None:
     return None
 
 
-def _parse_int(text: str) -> int | _Bad:
-    if len(text) - text.startswith("-") > 16:  # more digits than 2**53-1 has
-        return _Bad(int_problem(2**53) or "")
-    value = int(text)
-    problem = int_problem(value)
-    return value if problem is None else _Bad(problem)
+class _Hooks:
+    """parse_int/parse_float that put a :class:`_Bad` in place of a refused number."""
 
+    __slots__ = ("bad",)
 
-def _parse_float(text: str) -> float | _Bad:
-    value = float(text)
-    problem = float_problem(value)
-    return value if problem is None else _Bad(problem)
+    def __init__(self) -> None:
+        self.bad = False
+
+    def parse_int(self, text: str) -> int | _Bad:
+        if len(text) - text.startswith("-") <= 15:  # fewer digits than 2**53-1 has: in range
+            return int(text)
+        value = int(text) if len(text) <= 17 else None
+        problem = int_problem(2**53) if value is None else int_problem(value)
+        if problem is None:
+            return value  # type: ignore[return-value]
+        self.bad = True
+        return _Bad(problem)
+
+    def parse_float(self, text: str) -> float | _Bad:
+        value = float(text)
+        problem = float_problem(value)
+        if problem is None:
+            return value
+        self.bad = True
+        return _Bad(problem)
 
 
 def _parse_constant(name: str) -> Any:
@@ -184,13 +199,28 @@ def loads(text: str) -> Any:
 
     Raises ``ValueError`` (``json.JSONDecodeError`` included) or ``RecursionError`` for text
     that is not JSON, :class:`JSONValueError` (a ``ValueError`` too) for refused values.
+
+    Fast path: text that cannot hold a refused value goes to the C decoder alone. Text that
+    could hold a refused number is parsed with checking hooks; the document is walked (to
+    name the path) only when a hook refused a number or the text holds a surrogate or NUL
+    escape (or a raw surrogate).
     """
-    if not _SUSPECT.search(text):
-        return json.loads(text, parse_constant=_parse_constant)
-    document = json.loads(
-        text, parse_constant=_parse_constant, parse_int=_parse_int, parse_float=_parse_float
-    )
-    found = find(document)
-    if found is not None:
-        raise JSONValueError(found[0], found[1], document)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:  # a raw lone surrogate: only a str from Python code has one
+        raw, walk = b"", True
+    else:
+        walk = b"\\u" in raw and _ESCAPE.search(text) is not None
+    marks = raw.translate(_MARKS, b"+")
+    if _DIGITS16 in marks or _BIG_EXPONENT in marks or not raw:
+        hooks = _Hooks()
+        document = json.loads(text, parse_constant=_parse_constant,
+                              parse_int=hooks.parse_int, parse_float=hooks.parse_float)
+        walk = walk or hooks.bad
+    else:
+        document = json.loads(text, parse_constant=_parse_constant)
+    if walk:
+        found = find(document)
+        if found is not None:
+            raise JSONValueError(found[0], found[1], document)
     return document
