@@ -24,8 +24,10 @@ class JSONValueRefused(ProtocolError):
 
     def __init__(self, exc):
         self.refusal = exc
-        super().__init__(ErrorCode.INVALID_PARAMS, data={
-            "path": exc.dotted, "pointer": exc.pointer, "reason": exc.reason})
+        data = {"path": exc.dotted, "pointer": exc.pointer, "reason": exc.reason}
+        if exc.path and isinstance(exc.path[0], int):
+            data["index"] = exc.path[0]  # the position in a list body, as the views report it
+        super().__init__(ErrorCode.INVALID_PARAMS, data=data)
 
 
 class SafeJSONParser(JSONParser):

@@ -37,7 +37,7 @@ from ..conf import a2ui_settings
 from ..models import A2UISessionLog, Surface
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..protocol.sanitize import clean_display_string, sanitize_markdown
+from ..protocol.sanitize import clean_display_string, clean_string, sanitize_markdown
 from ..v09 import (
     BASIC_CATALOG_ID,
     PROTOCOL_VERSION,
@@ -194,9 +194,9 @@ class TooDeep(jsonvalue.JSONValueError):
     """A value the cleaner refuses (too deep, or against the JSON value policy)."""
 
 
-def clean_json(value, path=()):
+def clean_json(value, path=(), text=clean_display_string):
     """Strings (and keys) without control characters, bidi controls or lone surrogates;
-    structure unchanged.
+    structure unchanged. ``text=clean_string`` keeps bidi controls (a person's own data).
 
     Raises TooDeep (with ``.pointer``) past MAX_JSON_DEPTH levels (before Python's recursion
     limit could), for NUL in a key, and for numbers the JSON value policy refuses.
@@ -205,18 +205,18 @@ def clean_json(value, path=()):
         raise TooDeep(f"Nested deeper than {MAX_JSON_DEPTH} levels.", path)
     kind = type(value)
     if kind is str:
-        return clean_display_string(value)
+        return text(value)
     if kind is dict:
         out = {}
         for k, v in value.items():
             if type(k) is str:
                 if "\x00" in k:
                     raise TooDeep("NUL (\\u0000) is not accepted in object keys", (*path, k))
-                k = clean_display_string(k)
-            out[k] = clean_json(v, (*path, k))
+                k = text(k)
+            out[k] = clean_json(v, (*path, k), text)
         return out
     if kind is list:
-        return [clean_json(v, (*path, i)) for i, v in enumerate(value)]
+        return [clean_json(v, (*path, i), text) for i, v in enumerate(value)]
     problem = (jsonvalue.int_problem(value) if kind is int else
                jsonvalue.float_problem(value) if kind is float else None)
     if problem is not None:
@@ -306,9 +306,27 @@ def _link_orphans(before, changes):
     return changes.messages
 
 
+def _id_with_nul(message):
+    """JSON Pointer of a surfaceId or component id holding NUL (the cleaner would strip it and
+    so change the id), or None."""
+    for kind, body in message.items() if type(message) is dict else ():
+        if type(body) is not dict:
+            continue
+        if "\x00" in str(body.get("surfaceId", "")):
+            return f"/{kind}/surfaceId"
+        components = body.get("components")
+        for i, comp in enumerate(components if type(components) is list else ()):
+            if type(comp) is dict and "\x00" in str(comp.get("id", "")):
+                return f"/{kind}/components/{i}/id"
+    return None
+
+
 def _clean_batch(messages):
     out = []
     for index, message in enumerate(messages):
+        nul = _id_with_nul(message)
+        if nul is not None:
+            raise _failed("NUL (\\u0000) is not accepted in identifiers", nul, None, index)
         try:
             message = clean_json(message)
         except TooDeep as exc:
@@ -540,14 +558,14 @@ async def aclient_messages(session_id, messages, data_model=None):
     normalized = []
     for index, message in enumerate(messages):
         try:
-            normalized.append(validate_client_message(clean_json(message)))
+            normalized.append(validate_client_message(clean_json(message, text=clean_string)))
         except ValidationFailed as exc:
             exc.index = index
             raise SurfaceValidationError(exc) from None
         except TooDeep as exc:
             raise _failed(exc.reason, exc.pointer, None, index) from None
     try:
-        client_models = _check_data_model(clean_json(data_model))
+        client_models = _check_data_model(clean_json(data_model, text=clean_string))
     except TooDeep as exc:
         raise _failed(exc.reason, "/dataModel" + exc.pointer) from None
     wanted = {next(v for k, v in m.items() if k != "version")["surfaceId"] for m in normalized}

@@ -185,6 +185,23 @@ def test_rest_surfaces_out_of_range_refused_before_storing(agent_key, session):
     assert not Surface.objects.exists()
 
 
+def test_rest_surfaces_nul_in_identifiers_refused(agent_key, session):
+    """NUL never reaches PostgreSQL, and is not stripped from ids (that would change them)."""
+    url = f"/api/v4/sessions/{session.session_id}/surfaces"
+    for batch, index, path in [
+        ([create("a\x00b")], 0, "/createSurface/surfaceId"),
+        ([create("s1"), {"version": "v0.9", "updateComponents": {"surfaceId": "s1", "components": [
+            {"id": "root\x00", "component": "Text", "text": "t"}]}}], 1,
+         "/updateComponents/components/0/id"),
+    ]:
+        response = _post(_client(agent_key), url, json.dumps(batch))
+        assert response.status_code == 422, response.content
+        assert response.json()["index"] == index
+        assert response.json()["error"]["path"] == path
+    session.refresh_from_db()
+    assert session.surface_seq == 0 and not Surface.objects.exists()
+
+
 def test_rest_messages_hostile_strings_and_urls_are_4xx(agent_key, session):
     client, url = _client(agent_key), f"/api/v4/sessions/{session.session_id}/messages"
     for body, path in [
@@ -275,3 +292,17 @@ def test_rest_seeded_hostile_bodies_never_500(agent_key, session):
         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
     assert set(statuses) <= {202, 400, 404, 409, 422}, statuses
     assert statuses.get(400, 0) + statuses.get(422, 0) > 50, statuses
+
+
+def test_rest_surfaces_display_text_neutralized(agent_key, session):
+    """v0.9 Text literals are markdown: link targets vetted; bidi controls removed everywhere."""
+    url = f"/api/v4/sessions/{session.session_id}/surfaces"
+    batch = [create("s1"), {"version": "v0.9", "updateComponents": {"surfaceId": "s1",
+             "components": [{"id": "root", "component": "Text",
+                             "text": "Invoice(1)\u202etrela.exe [x](javascript:alert(1))"}]}},
+             data("s1", "/", {"label\u2067": "a\u202eb"})]
+    response = _post(_client(agent_key), url, json.dumps(batch))
+    assert response.status_code == 202, response.content
+    state = Surface.objects.get(surface_id="s1").state
+    assert state["components"]["root"]["text"] == "Invoice(1)trela.exe [x](#)"
+    assert state["dataModel"] == {"label": "ab"}

@@ -110,7 +110,7 @@ def test_bidi_controls_removed_from_display_text():
     assert sanitize_text("Invoice(1)\u202etrela:tpircsavaj exe.png") == \
         "Invoice(1)trela:tpircsavaj exe.png"
     assert sanitize_text(f"a{BIDI}b<b>c</b>") == "abc"
-    assert sanitize_markdown(f"# T\u202eitle\n[x\u2067](/a)") == "# Title\n[x](/a)"
+    assert sanitize_markdown("# T\u202eitle\n[x\u2067](/a)") == "# Title\n[x](/a)"
 
 
 def test_bidi_controls_removed_from_every_rendered_string():
