@@ -16,8 +16,10 @@ differently, so they are refused where they come in, before any state changes
 
 :func:`loads` parses text under the policy. Frames that cannot hold a bad value (no run of 16
 digits, no 3-digit exponent, no ``\\ud8..``-``\\udf..`` or ``\\u0000`` escape: a few C-speed passes
-over the text, see ``bench/bench_jsonvalue.py``) are parsed by the C decoder alone; the others
-are parsed with checking hooks and walked, so the error names the path of the offending value.
+over the text, see ``bench/bench_jsonvalue.py``) are parsed by the C decoder alone. Text that
+could hold a refused number is parsed with checking hooks; the document is walked, so that the
+error names the path of the offending value, only when a hook refused something or the text
+holds a surrogate or NUL escape.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ _ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
 _MARKS = bytes(48 if 48 <= b <= 57 else 101 if b in (69, 101) else 32 for b in range(256))
 _DIGITS16 = b"0" * 16
 _BIG_EXPONENT = b"0e000"
+
+
 class JSONValueError(ValueError):
     """A value the policy refuses. ``path`` is a tuple of keys and indexes from the root;
     ``document`` is the parsed document when there is one (to read a request id from)."""
