@@ -128,3 +128,34 @@ def test_user_answers_keep_bidi_controls():
     """Raw answers are the person's own data: made encodable, not rewritten."""
     value = validate_params("user.respond", {"request_id": "r", "value": "\u202eabc"})["value"]
     assert value == "\u202eabc"
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("//evil.example/x.png", "protocol-relative"),
+    ("/\\evil.com/x", "'\\\\'"),
+    ("https://user:pw@host/x", "credentials"),
+    ("http://[x", "host"),
+])
+def test_v09_call_sites_report_the_policy_reason(url, reason):
+    from a2ui.v09 import BASIC_CATALOG_ID, ValidationFailed, validate_server_message
+
+    def update(*components):
+        return {"version": "v0.9", "updateComponents": {"surfaceId": "s",
+                                                        "components": list(components)}}
+
+    image = {"id": "root", "component": "Image", "url": url}
+    button = {"id": "root", "component": "Button", "child": "t", "action": {"functionCall": {
+        "call": "openUrl", "args": {"url": url}, "returnType": "void"}}}
+    label = {"id": "t", "component": "Text", "text": "go"}
+    icon = {"version": "v0.9", "createSurface": {
+        "surfaceId": "s", "catalogId": BASIC_CATALOG_ID,
+        "theme": {"iconUrl": url}}}
+    for message, path, why in ((update(image), "/updateComponents/components/0/url", reason),
+                               # openUrl and iconUrl: format "uri" may refuse them first
+                               (update(button, label),
+                                "/updateComponents/components/0/action/functionCall/args/url",
+                                ""),
+                               (icon, "/createSurface/theme/iconUrl", "")):
+        with pytest.raises(ValidationFailed) as info:
+            validate_server_message(message)
+        assert info.value.path == path and why in info.value.message, info.value
