@@ -9,7 +9,9 @@ parse step alone, single-threaded, no I/O. For each frame it prints the time per
   the same C decoder; the slow path: number hooks when the text has a 16-digit run or a 3-digit
   exponent, and a walk only when something was refused);
 
-and the ratio policy/plain. Frames: a small ui.render card, a ui.notify, a 100-row and a
+the ratio policy/plain, and for JSON-RPC frames the time of ``validate_params`` (what the
+socket does next with the frame) and the policy's extra cost as a share of parse + validate.
+Frames: a small ui.render card, a ui.notify, a 100-row and a
 ~1 MB table, the same table with every cell a 16-digit id (forces the slow path), and a
 v0.9 batch.
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from a2ui.protocol import jsonvalue  # noqa: E402
+from a2ui.protocol.methods import validate_params  # noqa: E402
 
 
 def _reject(name: str) -> None:
@@ -85,16 +88,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="per frame")
     args = parser.parse_args()
-    print(f"{'frame':34} {'bytes':>9} {'plain':>11} {'policy':>11} {'ratio':>6}")
+    print(f"{'frame':34} {'bytes':>9} {'plain':>11} {'policy':>11} {'ratio':>6} "
+          f"{'validate':>11} {'overhead':>8}")
     for name, text in frames().items():
         assert jsonvalue.loads(text) == plain(text)
+        doc = plain(text)
+        validate = None
+        if isinstance(doc, dict) and "method" in doc:
+            validate = min(per_call(lambda _t, d=doc: validate_params(d["method"], d["params"]),
+                                    text, args.seconds / ROUNDS / 2) for _ in range(3))
         # alternate in short rounds and keep each side's best: neighbours on a shared machine
         # slow down whole rounds, and the minimum is the least disturbed
         a = b = float("inf")
         for _ in range(ROUNDS):
             a = min(a, per_call(plain, text, args.seconds / ROUNDS / 2))
             b = min(b, per_call(jsonvalue.loads, text, args.seconds / ROUNDS / 2))
-        print(f"{name:34} {len(text):>9,} {a * 1e6:>9.1f}us {b * 1e6:>9.1f}us {b / a:>6.2f}")
+        # overhead: what the policy adds, as a share of parse + validate_params (seed-000 frames)
+        extra = (f"{validate * 1e6:>9.1f}us {(b - a) / (a + validate):>8.1%}"
+                 if validate is not None else "")
+        print(f"{name:34} {len(text):>9,} {a * 1e6:>9.1f}us {b * 1e6:>9.1f}us {b / a:>6.2f} "
+              f"{extra}")
 
 
 if __name__ == "__main__":
