@@ -1,14 +1,14 @@
 """What every REST view of the app shares: a JSON parser that cannot be made to 500, and the
 app's exception handler, so the views behave the same whatever the project's DRF settings."""
 
-import json
-
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.views import APIView
 
 from ..conf import a2ui_settings
+from ..protocol import jsonvalue
+from ..protocol.errors import ErrorCode, ProtocolError
 from .exceptions import exception_handler
 
 
@@ -18,8 +18,22 @@ class PayloadTooLarge(APIException):
     default_code = "payload_too_large"
 
 
+class JSONValueRefused(ProtocolError):
+    """A body the JSON value policy refuses (a2ui.protocol.jsonvalue): -32602 with
+    ``data.path`` (dotted, JSON-RPC style) and ``data.pointer`` (RFC 6901, v0.9 style)."""
+
+    def __init__(self, exc):
+        self.refusal = exc
+        data = {"path": exc.dotted, "pointer": exc.pointer, "reason": exc.reason}
+        if exc.path and isinstance(exc.path[0], int):
+            data["index"] = exc.path[0]  # the position in a list body, as the views report it
+        super().__init__(ErrorCode.INVALID_PARAMS, data=data)
+
+
 class SafeJSONParser(JSONParser):
-    """JSON bodies up to MAX_PAYLOAD_SIZE; too large is 413, too deeply nested or invalid 400.
+    """JSON bodies up to MAX_PAYLOAD_SIZE; too large is 413, too deeply nested or invalid 400,
+    a value the JSON value policy refuses (integers beyond ±(2**53-1), 1e400, lone surrogates,
+    NUL in keys) 400 with the path (422 on the v0.9 view: see exceptions.py).
 
     DRF's parser lets RecursionError (``[[[[...`` a few thousand deep) escape as a 500.
     """
@@ -31,10 +45,12 @@ class SafeJSONParser(JSONParser):
             raise PayloadTooLarge()
         encoding = (parser_context or {}).get("encoding", "utf-8")
         try:
-            return json.loads(raw.decode(encoding))
+            return jsonvalue.loads(raw.decode(encoding))
+        except jsonvalue.JSONValueError as exc:
+            raise JSONValueRefused(exc) from None
         except RecursionError:
             raise ParseError("JSON parse error - nested too deeply.") from None
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeError, LookupError) as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
 
 

@@ -2,6 +2,10 @@
 
 A ProtocolError raised by the service layer becomes 400 (or 404 for an unknown session, 409 for
 a component that does not exist, 429 when rate limited) with the JSON-RPC error object.
+
+A body the JSON value policy refuses (``base.JSONValueRefused``) is 400 with that error object
+(``data.path``), except on views that speak A2UI v0.9 (``v09_errors = True``): there it is 422
+with the standard ``{"version": "v0.9", "error": {"code": "VALIDATION_FAILED", ...}, "index"}``.
 """
 
 import logging
@@ -10,7 +14,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..v09 import ValidationFailed
 
 log = logging.getLogger("a2ui.api")
 
@@ -33,7 +39,21 @@ def protocol_error_response(exc):
     return Response({"error": exc.error_object()}, status=code)
 
 
+def v09_refusal_response(refusal):
+    """A JSON value refusal in a v0.9 batch body (a JSON array) as the v0.9 422 answer."""
+    path = refusal.path
+    index = path[0] if path and isinstance(path[0], int) else 0
+    inner = path[1:] if path and isinstance(path[0], int) else path
+    body = ValidationFailed(
+        f"{refusal.reason}.", jsonvalue.pointer(inner), None, index).to_error_message()
+    body["index"] = index
+    return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
 def exception_handler(exc, context):
+    refusal = getattr(exc, "refusal", None)
+    if refusal is not None and getattr(context.get("view"), "v09_errors", False):
+        return v09_refusal_response(refusal)
     if isinstance(exc, ProtocolError):
         return protocol_error_response(exc)
     return drf_exception_handler(exc, context)

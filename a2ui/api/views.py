@@ -114,6 +114,7 @@ class SessionSurfacesView(A2UIAPIView):
     """
 
     permission_classes = [IsAgent]
+    v09_errors = True  # refused JSON values answer 422 in the v0.9 error shape (exceptions.py)
 
     @extend_schema(request=list, responses={202: dict, 422: dict})
     def post(self, request, session_id):

@@ -23,6 +23,7 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
+from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import consent, groups, housekeeping, seqwatch, sessions, shared
 from ..services import surfaces as surface_service
@@ -111,8 +112,11 @@ class A2UIV09Consumer(AsyncWebsocketConsumer):
             if raw is None or len(raw) > a2ui_settings.MAX_PAYLOAD_SIZE:
                 raise ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE,
                                     data={"max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
-            try:
-                obj = json.loads(raw)
+            try:  # the JSON value policy (a2ui.protocol.jsonvalue), as on every edge
+                obj = jsonvalue.loads(raw if isinstance(raw, str) else raw.decode("utf-8"))
+            except jsonvalue.JSONValueError as exc:
+                raise ProtocolError(ErrorCode.INVALID_PARAMS, data={
+                    "path": exc.pointer, "reason": exc.reason}) from None
             except (ValueError, RecursionError):
                 raise ProtocolError(ErrorCode.PARSE_ERROR) from None
             scope_key = self.session_id.hex if self.session_id else self.channel_name

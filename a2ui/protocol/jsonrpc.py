@@ -13,6 +13,9 @@ Policies (see docs/protocol-jsonrpc.md):
   discourages null ids and no A2UI method needs a reply to one.
 * ids must be strings or integers (not booleans, not fractions).
 * params must be an object or absent (absent = ``{}``); a positional array is -32602.
+* Values follow :mod:`a2ui.protocol.jsonvalue` (integers within ±(2**53-1), finite numbers, no
+  lone surrogates, no NUL in keys): a refused value is -32602 with ``data.path`` (``params.value``,
+  ``id``...), carrying the id only when the id itself is acceptable, so the reply is encodable.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import jsonvalue
 from .errors import ErrorCode, ProtocolError, default_message
 
 JSONRPC_VERSION = "2.0"
@@ -72,10 +76,6 @@ class Response:
         raise ProtocolError(self.error.code, self.error.message, self.error.data, self.id)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _load(raw: str | bytes, max_size: int) -> Any:
     """Size check, UTF-8 decode and JSON parse, in that order, as ProtocolErrors."""
     if isinstance(raw, str):
@@ -100,7 +100,13 @@ def _load(raw: str | bytes, max_size: int) -> Any:
         except UnicodeDecodeError:
             raise ProtocolError(ErrorCode.PARSE_ERROR, data={"reason": "invalid UTF-8"}) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return jsonvalue.loads(text)
+    except jsonvalue.JSONValueError as exc:
+        raise ProtocolError(
+            ErrorCode.INVALID_PARAMS,
+            data={"path": exc.dotted, "reason": exc.reason},
+            request_id=_readable_id(exc.document),
+        ) from None
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
         raise ProtocolError(ErrorCode.PARSE_ERROR, data={"reason": reason}) from None
@@ -112,6 +118,14 @@ def _valid_id(value: Any) -> bool:
         or isinstance(value, str)
         or (isinstance(value, int) and not isinstance(value, bool))
     )
+
+
+def _readable_id(document: Any) -> RequestId:
+    """The id of a refused document if the id itself passes the value policy, else None."""
+    request_id = document.get("id") if isinstance(document, dict) else None
+    if not _valid_id(request_id) or jsonvalue.find(request_id) is not None:
+        return None
+    return request_id
 
 
 def _invalid(reason: str, request_id: RequestId = None) -> ProtocolError:

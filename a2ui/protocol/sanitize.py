@@ -8,21 +8,29 @@ client inserts it as HTML and when it decodes the entities and assigns ``textCon
 A client must never decode the entities *and then* insert the result as HTML.
 
 URLs cannot go through nh3 (it would turn ``&`` into ``&amp;`` and change the URL), so
-URL fields are instead checked against an allow-list by :func:`check_url`.
+URL fields are instead checked by :func:`check_url` against the one URL policy
+(:mod:`a2ui.protocol.urls`). Bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E,
+U+200F, U+061C) are removed from display text: ``"Invoice(1)\u202etrela:tpircsavaj exe.png"``
+must not render reversed.
 """
 
 from __future__ import annotations
 
-import html
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import nh3
 
-from .errors import ProtocolError, invalid_params
+from .errors import invalid_params
+from .jsonvalue import MAX_DEPTH, float_problem, int_problem
+from .markdown import neutralize_links
+from .urls import MAX_URL_LENGTH, is_safe_url, url_problem
+
+__all__ = [
+    "MAX_DEPTH", "MAX_URL_LENGTH", "check_url", "clean_display_string", "clean_string",
+    "clean_tree", "is_url_key", "sanitize_markdown", "sanitize_text", "sanitize_tree",
+]
 
 #: Elements removed together with their content (nh3's default is script and style only).
 CLEAN_CONTENT_TAGS = frozenset(
@@ -45,18 +53,13 @@ URL_KEYS = frozenset({"url", "href", "src"})
 #: Key suffixes that also mark a URL field (``thumbnail_url``, ``next_href``...).
 URL_KEY_SUFFIXES = ("_url", "_href")
 
-MAX_URL_LENGTH = 2048
-#: Deepest nesting of objects/arrays accepted in params; stops recursion bombs.
-MAX_DEPTH = 32
-
-_ALLOWED_SCHEMES = frozenset({"http", "https"})
 _MARKUP = re.compile(r"[<>&]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: Control characters and bidirectional controls (embeddings, overrides, isolates, marks).
+_CONTROL_OR_BIDI = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-# Characters that would let a URL break out of an HTML attribute, or that browsers
-# rewrite (backslash becomes "/" for http(s), making "/\evil" protocol-relative).
-_URL_FORBIDDEN = frozenset("\"'<>`\\")
 
 
 def _fix_surrogates(s: str) -> str:
@@ -73,6 +76,12 @@ def clean_string(s: str) -> str:
     return _CONTROL.sub("", _fix_surrogates(s))
 
 
+def clean_display_string(s: str) -> str:
+    """:func:`clean_string` that also removes bidirectional controls: for strings that are
+    shown (v0.9 messages, whose data-model strings are bound into the UI)."""
+    return _CONTROL_OR_BIDI.sub("", _fix_surrogates(s))
+
+
 def sanitize_text(s: str) -> str:
     """Return HTML-safe text: no tags, no comments; only entities such as ``&lt;``,
     ``&gt;``, ``&amp;``, ``&nbsp;`` may remain. Idempotent.
@@ -80,7 +89,7 @@ def sanitize_text(s: str) -> str:
     Strings without ``<``, ``>`` or ``&`` are already HTML-safe and skip nh3 (most table
     cells), which keeps a 1 MB table render cheap.
     """
-    s = clean_string(s)
+    s = clean_display_string(s)
     if not _MARKUP.search(s):
         return s
     return nh3.clean(s, tags=set(), clean_content_tags=set(CLEAN_CONTENT_TAGS))
@@ -93,54 +102,19 @@ def is_url_key(key: object, url_keys: Iterable[str] = URL_KEYS) -> bool:
     return key in url_keys or key.endswith(URL_KEY_SUFFIXES)
 
 
-def _url_problem(url: str) -> str | None:
-    """Why ``url`` is unsafe, or None. Checked on the raw string and on its HTML-decoded
-    form, because a client that puts it in an attribute gets the decoded one."""
-    for ch in url:
-        if ch in _URL_FORBIDDEN:
-            return f"character {ch!r} is not allowed in a URL (percent-encode it)"
-        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"):
-            return "whitespace and control characters are not allowed in a URL"
-    if url.startswith("//"):
-        return "protocol-relative URLs are not allowed"
-    match = _SCHEME.match(url)
-    if match is None:
-        return None  # relative: path, ?query or #fragment on the page's own origin
-    if match.group(1).lower() not in _ALLOWED_SCHEMES:
-        return f"URL scheme {match.group(1)!r} is not allowed (only http and https)"
-    parts = urlsplit(url)
-    if not url[match.end() :].startswith("//") or not parts.hostname:
-        return "absolute URLs must have the form http(s)://host/..."
-    if "@" in parts.netloc:
-        return "credentials in URLs are not allowed"
-    return None
+def check_url(url: object, path: str, *, allow_relative: bool = True) -> str:
+    """Return ``url`` unchanged if :func:`a2ui.protocol.urls.url_problem` accepts it: an
+    http(s) URL with a host, or a relative URL (unless ``allow_relative`` is false).
 
-
-def check_url(url: object, path: str) -> str:
-    """Return ``url`` unchanged if it is an http(s) URL with a host or a relative URL.
-
-    Rejected with -32602 (``data.path`` = ``path``): other schemes (``javascript:``,
-    ``data:``, ``vbscript:``, ``file:``...), protocol-relative ``//host``, whitespace or
-    control characters anywhere (``"java\\tscript:"``, leading spaces), entity-encoded
-    schemes (``javascript&colon;``), quotes/angle brackets/backslashes, credentials, and
-    URLs longer than 2048 characters.
+    Rejected with -32602 (``data.path`` = ``path``, ``data.reason`` = the problem): other
+    schemes (``javascript:``, ``data:``...), protocol-relative ``//host``, whitespace, control
+    or format characters anywhere, entity-encoded schemes, quotes/angle brackets/backslashes,
+    credentials, invalid (bracketed) hosts, URLs longer than 2048 characters.
     """
-    if not isinstance(url, str):
-        raise invalid_params(path, "must be a string URL")
-    if not url:
-        raise invalid_params(path, "URL must not be empty")
-    if len(url) > MAX_URL_LENGTH:
-        raise invalid_params(path, f"URL longer than {MAX_URL_LENGTH} characters")
-    candidate = url
-    for _ in range(3):  # entities can be nested: &amp;colon; -> &colon; -> :
-        problem = _url_problem(candidate)
-        if problem is not None:
-            raise invalid_params(path, problem)
-        decoded = html.unescape(candidate)
-        if decoded == candidate:
-            return url
-        candidate = decoded
-    raise invalid_params(path, "URL is entity-encoded too deeply")
+    problem = url_problem(url, allow_relative=allow_relative)
+    if problem is not None:
+        raise invalid_params(path, problem)
+    return url  # type: ignore[return-value]
 
 
 def _join(path: str, key: object) -> str:
@@ -165,10 +139,15 @@ def sanitize_tree(
         raise invalid_params(path, f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(obj, str):
         return text(obj)
-    if obj is None or isinstance(obj, bool | int):
+    if obj is None or isinstance(obj, bool):
+        return obj
+    if isinstance(obj, int):
+        problem = int_problem(obj)
+        if problem is not None:
+            raise invalid_params(path, problem)
         return obj
     if isinstance(obj, float):
-        if obj != obj or obj in (float("inf"), float("-inf")):
+        if float_problem(obj) is not None:
             raise invalid_params(path, "NaN and Infinity are not JSON numbers")
         return obj
     if isinstance(obj, dict):
@@ -197,24 +176,9 @@ def clean_tree(obj: Any, path: str = "") -> Any:
     return sanitize_tree(obj, (), path, text=clean_string)
 
 
-# CommonMark link destinations may contain balanced parentheses: "(a(b)c)".
-_MD_INLINE_LINK = re.compile(r"(\]\(\s*<?)([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)")
-_MD_REF_DEF = re.compile(r"^( {0,3}\[[^\]]+\]:\s*<?)(\S*?)(>?(?:\s|$))", re.MULTILINE)
-
-
-def _safe_or_hash(url: str) -> str:
-    """``url`` (still entity-encoded) if its decoded form passes :func:`check_url`, else ``#``."""
-    try:
-        check_url(html.unescape(url), "")
-    except ProtocolError:
-        return "#"
-    return url
-
-
 def sanitize_markdown(s: str) -> str:
-    """HTML-safe text (like :func:`sanitize_text`) whose markdown link and image targets
-    are also vetted: ``[x](javascript:...)`` becomes ``[x](#)``. Raw HTML inside markdown
-    is stripped like any other markup; clients still render markdown with HTML disabled."""
-    s = sanitize_text(s)
-    s = _MD_INLINE_LINK.sub(lambda m: m.group(1) + _safe_or_hash(m.group(2)), s)
-    return _MD_REF_DEF.sub(lambda m: m.group(1) + _safe_or_hash(m.group(2)) + m.group(3), s)
+    """HTML-safe text (like :func:`sanitize_text`) whose markdown link, image, reference
+    definition and autolink targets are also vetted by the URL policy: ``[x](javascript:...)``
+    becomes ``[x](#)`` (see :mod:`a2ui.protocol.markdown`). Raw HTML inside markdown is
+    stripped like any other markup; clients still render markdown with HTML disabled."""
+    return neutralize_links(sanitize_text(s), is_safe_url)

@@ -17,7 +17,10 @@ the JSON-RPC user socket, /ws/v09, SSE):
 Data-model strings are not HTML-sanitized: they are values (form fields, labels bound with
 ``{"path"}``) and entities would show up literally in inputs. Like every other string in a
 message they lose control characters and lone surrogates (which PostgreSQL's jsonb refuses);
-renderers must treat bound strings as text (ours builds the DOM from text).
+renderers must treat bound strings as text (ours builds the DOM from text). Bidirectional
+controls are removed from them too (they are displayed), and every value follows the JSON value
+policy (``a2ui.protocol.jsonvalue``: I-JSON integers, finite numbers, no NUL in keys) even when
+it did not come through a socket or REST parser (the in-process Python API).
 """
 
 import json
@@ -32,8 +35,9 @@ from django.utils.module_loading import import_string
 
 from ..conf import a2ui_settings
 from ..models import A2UISessionLog, Surface
+from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..protocol.sanitize import clean_string, sanitize_text
+from ..protocol.sanitize import clean_display_string, clean_string, sanitize_markdown
 from ..v09 import (
     BASIC_CATALOG_ID,
     PROTOCOL_VERSION,
@@ -51,7 +55,9 @@ from .metrics import buffer
 MAX_BATCH = 500  # messages per agent batch
 MAX_CLIENT_BATCH = 50  # actions/errors per client frame
 MAX_DATA_MODEL_DEPTH = 48
-MAX_JSON_DEPTH = 100  # any message; the validator's own limits (32/48) are lower
+#: The cleaner's cut-off, from a message's root: the one free-form limit (jsonvalue.MAX_DEPTH,
+#: 32) with room for the envelope and the data model's 48 path levels above a value.
+MAX_JSON_DEPTH = 2 * jsonvalue.MAX_DEPTH
 MAX_SURFACE_ID = 128  # Surface.surface_id
 EVENT_TYPE = "a2ui.surfaces"
 
@@ -184,25 +190,37 @@ def parse_client_capabilities(obj):
 # Cleaning --------------------------------------------------------------------------------------
 
 
-class TooDeep(ValueError):
-    pass
+class TooDeep(jsonvalue.JSONValueError):
+    """A value the cleaner refuses (too deep, or against the JSON value policy)."""
 
 
-def clean_json(value, depth=0):
-    """Strings (and keys) without control characters or lone surrogates; structure unchanged.
+def clean_json(value, path=(), text=clean_display_string):
+    """Strings (and keys) without control characters, bidi controls or lone surrogates;
+    structure unchanged. ``text=clean_string`` keeps bidi controls (a person's own data).
 
-    Raises TooDeep past MAX_JSON_DEPTH levels (before Python's recursion limit could).
+    Raises TooDeep (with ``.pointer``) past MAX_JSON_DEPTH levels (before Python's recursion
+    limit could), for NUL in a key, and for numbers the JSON value policy refuses.
     """
-    if depth > MAX_JSON_DEPTH:
-        raise TooDeep(f"Nested deeper than {MAX_JSON_DEPTH} levels.")
+    if len(path) > MAX_JSON_DEPTH:
+        raise TooDeep(f"Nested deeper than {MAX_JSON_DEPTH} levels.", path)
     kind = type(value)
     if kind is str:
-        return clean_string(value)
+        return text(value)
     if kind is dict:
-        return {clean_string(k) if type(k) is str else k: clean_json(v, depth + 1)
-                for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            if type(k) is str:
+                if "\x00" in k:
+                    raise TooDeep("NUL (\\u0000) is not accepted in object keys", (*path, k))
+                k = text(k)
+            out[k] = clean_json(v, (*path, k), text)
+        return out
     if kind is list:
-        return [clean_json(v, depth + 1) for v in value]
+        return [clean_json(v, (*path, i), text) for i, v in enumerate(value)]
+    problem = (jsonvalue.int_problem(value) if kind is int else
+               jsonvalue.float_problem(value) if kind is float else None)
+    if problem is not None:
+        raise TooDeep(problem, path)
     return value
 
 
@@ -225,7 +243,8 @@ def _depth_ok(value, limit):
 def _policy(agent):
     name = agent.label if agent is not None else None
     icon = (agent.icon_url or None) if agent is not None else None
-    return ServerPolicy.trusted(name, icon, sanitize_text=sanitize_text)
+    # Text literals are markdown to the renderer: HTML-safe, link targets vetted.
+    return ServerPolicy.trusted(name, icon, sanitize_text=sanitize_markdown)
 
 
 def _surface_ids(messages):
@@ -287,13 +306,31 @@ def _link_orphans(before, changes):
     return changes.messages
 
 
+def _id_with_nul(message):
+    """JSON Pointer of a surfaceId or component id holding NUL (the cleaner would strip it and
+    so change the id), or None."""
+    for kind, body in message.items() if type(message) is dict else ():
+        if type(body) is not dict:
+            continue
+        if "\x00" in str(body.get("surfaceId", "")):
+            return f"/{kind}/surfaceId"
+        components = body.get("components")
+        for i, comp in enumerate(components if type(components) is list else ()):
+            if type(comp) is dict and "\x00" in str(comp.get("id", "")):
+                return f"/{kind}/components/{i}/id"
+    return None
+
+
 def _clean_batch(messages):
     out = []
     for index, message in enumerate(messages):
+        nul = _id_with_nul(message)
+        if nul is not None:
+            raise _failed("NUL (\\u0000) is not accepted in identifiers", nul, None, index)
         try:
             message = clean_json(message)
         except TooDeep as exc:
-            raise _failed(str(exc), "", None, index) from None
+            raise _failed(exc.reason, exc.pointer, None, index) from None
         create = message.get("createSurface") if type(message) is dict else None
         if type(create) is dict and type(create.get("surfaceId")) is str and \
                 len(create["surfaceId"]) > MAX_SURFACE_ID:
@@ -521,16 +558,16 @@ async def aclient_messages(session_id, messages, data_model=None):
     normalized = []
     for index, message in enumerate(messages):
         try:
-            normalized.append(validate_client_message(clean_json(message)))
+            normalized.append(validate_client_message(clean_json(message, text=clean_string)))
         except ValidationFailed as exc:
             exc.index = index
             raise SurfaceValidationError(exc) from None
         except TooDeep as exc:
-            raise _failed(str(exc), "", None, index) from None
+            raise _failed(exc.reason, exc.pointer, None, index) from None
     try:
-        client_models = _check_data_model(clean_json(data_model))
+        client_models = _check_data_model(clean_json(data_model, text=clean_string))
     except TooDeep as exc:
-        raise _failed(str(exc), "/dataModel") from None
+        raise _failed(exc.reason, "/dataModel" + exc.pointer) from None
     wanted = {next(v for k, v in m.items() if k != "version")["surfaceId"] for m in normalized}
     agent_id, states = await database_sync_to_async(_client_targets)(session_id, wanted)
     models = {}

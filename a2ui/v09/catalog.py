@@ -19,7 +19,7 @@ from typing import Any
 from .compiler import Checker, Ctx, SchemaCompiler, check_any
 from .dynamic import COMMON_URI, FunctionSpec, Natives, check_free
 from .errors import CatalogError, Invalid
-from .urls import is_safe_url
+from .urls import url_problem
 
 BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 _PLACEHOLDER_URI = "https://a2ui.org/specification/v0_9/catalog.json"
@@ -86,8 +86,10 @@ class CompiledCatalog:
         if ctx.check_urls:
             for prop in _URL_PROPS:
                 url = comp.get(prop)
-                if type(url) is str and not is_safe_url(url):
-                    raise Invalid("Only http, https and relative URLs are allowed.", [prop])
+                problem = url_problem(url) if type(url) is str else None
+                if problem is not None:
+                    raise Invalid(f"Only http, https and relative URLs are allowed: {problem}.",
+                                  [prop])
 
 
 def _check_id(v: Any, ctx: Ctx) -> None:

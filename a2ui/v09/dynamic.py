@@ -15,14 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.jsonvalue import MAX_DEPTH
 from .compiler import Checker, Ctx
 from .errors import Invalid
 from .pointer import is_valid_path
-from .urls import is_safe_url
+from .urls import url_problem
 
 COMMON_URI = "https://a2ui.org/specification/v0_9/common_types.json"
 MAX_FUNC_DEPTH = 5
-MAX_VALUE_DEPTH = 32
+MAX_VALUE_DEPTH = MAX_DEPTH  # the one free-form JSON limit (a2ui.protocol.jsonvalue)
 RETURN_TYPES = ("string", "number", "boolean", "array", "object", "any", "void")
 _RETURN_SET = frozenset(RETURN_TYPES)
 _NUM = (int, float)
@@ -288,8 +289,9 @@ def _police_url_args(args: Any, url_args: tuple[str, ...]) -> None:
         return
     for arg in url_args:
         url = args.get(arg)
-        if type(url) is str and not is_safe_url(url, allow_relative=False):
-            raise Invalid("Only http and https URLs are allowed.", [arg, "args"])
+        problem = url_problem(url, allow_relative=False) if type(url) is str else None
+        if problem is not None:
+            raise Invalid(f"Only http and https URLs are allowed: {problem}.", [arg, "args"])
 
 
 def _is_str(v: Any) -> bool:

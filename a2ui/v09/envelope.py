@@ -16,7 +16,7 @@ from .compiler import Ctx
 from .dynamic import check_depth
 from .errors import Invalid
 from .pointer import is_absolute_pointer, split_path
-from .urls import is_safe_url
+from .urls import url_problem
 
 VERSIONS = frozenset({"v0.9", "v0.9.1"})
 SERVER_KINDS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
@@ -110,8 +110,10 @@ def check_theme(theme: Any, catalog: CompiledCatalog, check_urls: bool) -> None:
             raise Invalid("Expected an object.")
         catalog.theme(theme, Ctx(check_urls))
         icon = theme.get("iconUrl")
-        if check_urls and type(icon) is str and not is_safe_url(icon, allow_relative=False):
-            raise Invalid("Only http and https URLs are allowed.", ["iconUrl"])
+        problem = (url_problem(icon, allow_relative=False)
+                   if check_urls and type(icon) is str else None)
+        if problem is not None:
+            raise Invalid(f"Only http and https URLs are allowed: {problem}.", ["iconUrl"])
     except Invalid as e:
         e.parts.append("theme")
         raise

@@ -1,16 +1,21 @@
-"""URL scheme policy for values that reach ``src``/``href`` in the renderer.
+"""URL policy for values that reach ``src``/``href`` in the renderer.
 
 The official renderer passes media URLs straight to ``src`` and had a
 ``javascript:`` hole in ``openUrl``; the server must refuse anything that is not
-http(s) or relative. Browsers ignore ASCII whitespace and control characters in
-schemes (``java\\tscript:``), so those are stripped before looking.
+http(s) or relative. The policy is the one of the whole app,
+:func:`a2ui.protocol.urls.url_problem` (the same as seed-000's ``check_url``): no
+whitespace or control characters anywhere, no protocol-relative ``//host``, no
+backslashes, no credentials, valid hosts only, entity-encoded schemes decoded first.
 """
 
 from __future__ import annotations
 
 import re
 
-ALLOWED_SCHEMES = frozenset({"http", "https"})
+from ..protocol.urls import ALLOWED_SCHEMES, is_safe_url, url_problem
+
+__all__ = ["ALLOWED_SCHEMES", "is_safe_url", "url_problem", "url_scheme"]
+
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _IGNORED = re.compile(r"[\x00-\x20\x7f]")
 
@@ -19,11 +24,3 @@ def url_scheme(url: str) -> str | None:
     """The lower-cased scheme the browser would see, or None for a relative URL."""
     match = _SCHEME.match(_IGNORED.sub("", url))
     return match.group(1).lower() if match else None
-
-
-def is_safe_url(url: str, *, allow_relative: bool = True) -> bool:
-    """http/https always; relative URLs only where ``allow_relative``."""
-    scheme = url_scheme(url)
-    if scheme is None:
-        return allow_relative and not url.lstrip().startswith("\\")
-    return scheme in ALLOWED_SCHEMES

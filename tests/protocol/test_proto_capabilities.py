@@ -31,6 +31,7 @@ def test_sans_io_imports_only_stdlib_and_nh3():
         "dataclasses",
         "enum",
         "html",
+        "ipaddress",
         "json",
         "re",
         "typing",

@@ -150,12 +150,22 @@ async def test_theme_identity_and_url_policy(stream_token, agent_key, agent):
 async def test_control_characters_cleaned(stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     ws = await connect_agent(agent_key)
-    reply = await push(ws, sid, [create("s1"), components("s1", text("root", "a\x00b\ud800c")),
-                                 data("s1", "/", {"k\x00": "v\x01\ud800"})])
+    reply = await push(ws, sid, [create("s1"), components("s1", text("root", "a\x00b\x01c")),
+                                 data("s1", "/", {"k\x01": "v\x01\u202e"})])
     assert "result" in reply
     state = (await stored(sid))["s1"]
-    assert state["components"]["root"]["text"] == "ab\ufffdc"
-    assert state["dataModel"] == {"k": "v\ufffd"}
+    assert state["components"]["root"]["text"] == "abc"
+    assert state["dataModel"] == {"k": "v"}
+    # Lone surrogates (anywhere) and NUL in keys are refused at the edge by the JSON value
+    # policy (issue 10; they used to be replaced/stripped): -32602 with the path, nothing stored.
+    for bad, path in ((components("s1", text("root", "b\ud800c")),
+                       "params.messages[0].updateComponents.components[0].text"),
+                      (data("s1", "/", {"k\x00": "v"}),
+                       "params.messages[0].updateDataModel.value.k\ufffd")):
+        reply = await push(ws, sid, [bad], "bad")
+        assert reply["error"]["code"] == -32602 and reply["error"]["data"]["path"] == path, reply
+    assert (await stored(sid))["s1"] == state
+    assert await surface_seq(sid) == 3
     await user.disconnect()
     await ws.disconnect()
 

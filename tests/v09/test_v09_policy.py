@@ -16,14 +16,16 @@ from a2ui.v09 import (
 
 
 @pytest.mark.parametrize("url", ["https://x.org/a.png", "http://x", "/img/a.png", "a.png",
-                                 "//cdn.example/x", "HTTPS://X"])
+                                 "HTTPS://X"])
 def test_safe_media_urls(url: str) -> None:
     assert is_safe_url(url)
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", " JavaScript:alert(1)",
                                  "java\tscript:alert(1)", "data:image/png;base64,AAAA",
-                                 "vbscript:x", "file:///etc/passwd", "\x01javascript:x"])
+                                 "vbscript:x", "file:///etc/passwd", "\x01javascript:x",
+                                 # one URL policy with seed-000's check_url (issue 10):
+                                 "//cdn.example/x", "/\\evil.com/x", "https://user:pw@host/x"])
 def test_unsafe_urls(url: str) -> None:
     assert not is_safe_url(url)
 
