@@ -6,10 +6,12 @@ import json
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.views import APIView
 
 from ..conf import a2ui_settings
 from .exceptions import exception_handler
+from .renderers import SafeJSONRenderer
 
 
 class PayloadTooLarge(APIException):
@@ -40,6 +42,7 @@ class SafeJSONParser(JSONParser):
 
 class A2UIAPIView(APIView):
     parser_classes = [SafeJSONParser]
+    renderer_classes = [SafeJSONRenderer, BrowsableAPIRenderer]
 
     def get_exception_handler(self):
         return exception_handler

@@ -155,7 +155,7 @@ class Fuzzer:
 
     def _mutate_once(self, message):
         paths = [p for p in self._paths(message) if p]
-        if not paths or not isinstance(message, dict):
+        if not paths or not isinstance(message, dict | list):
             return self.leaf()
         path = self.rng.choice(paths)
         parent = message
@@ -200,7 +200,7 @@ class Fuzzer:
             items = [self.mutate(valid) if rng.random() < 0.5 else valid
                      for _ in range(rng.choice([0, 1, 2, 5]))]
             return Frame(f"{label}:batch", emit(items, ascii_))
-        if kind == 7:
+        if kind == 7 and isinstance(valid, dict):
             key = rng.choice(list(valid))
             pairs = [*valid.items(), (key, self.leaf())]
             return Frame(f"{label}:dupkey", emit(DupKeys(tuple(pairs)), ascii_))
@@ -217,9 +217,14 @@ class Fuzzer:
             return Frame(f"{label}:cut", text[: rng.randrange(len(text))])
         if kind == 11:
             return Frame(f"{label}:top", emit(self.leaf(), ascii_))
+        if kind == 7:
+            return Frame(f"{label}:value", emit(self.mutate(valid), ascii_))
         pad = "x" * (1_048_576 + rng.choice([1, 100]))
         body = self.mutate(valid)
-        body["pad"] = pad
+        if isinstance(body, dict):
+            body["pad"] = pad
+        else:
+            body = [*body, pad] if isinstance(body, list) else [body, pad]
         return Frame(f"{label}:oversized", emit(body, ascii_))
 
 
@@ -241,11 +246,14 @@ def fixed_frames(valid, label):
         Frame(f"{label}:fixed", data=emit(valid).encode()),
         Frame(f"{label}:fixed", "x" * (1_048_577)),
     ]
-    for key, value in valid.items():
-        if isinstance(value, dict):
-            for inner in value:
-                for leaf in ("\ud800", 10**30, Raw("1e400"), Raw("NaN"), "\x00", "http://[x"):
-                    body = copy.deepcopy(valid)
-                    body[key][inner] = leaf
-                    frames.append(Frame(f"{label}:fixed", emit(body)))
+    walker = Fuzzer(0)
+    paths = [p for p in walker._paths(valid) if 2 <= len(p) <= 3][:14]
+    for path in paths:
+        for leaf in ("\ud800", 10**30, Raw("1e400"), Raw("NaN"), "\x00", "http://[x"):
+            body = copy.deepcopy(valid)
+            parent = body
+            for step in path[:-1]:
+                parent = parent[step]
+            parent[path[-1]] = leaf
+            frames.append(Frame(f"{label}:fixed", emit(body)))
     return frames
