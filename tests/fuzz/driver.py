@@ -35,6 +35,7 @@ class Driver:
         self.comm = None
         self._ids = itertools.count()
         self.extra = []  # frames the server sent that were not replies (pushes, events)
+        self.baseline = None  # stored state after the previous case (nothing runs in between)
 
     async def connect(self):
         self.comm = WebsocketCommunicator(application, self.path, headers=self.headers)
@@ -42,6 +43,7 @@ class Driver:
         assert connected, f"could not connect to {self.path}"
         if self.setup is not None:
             await self.setup(self)
+        self.baseline = None
 
     async def close(self):
         if self.comm is not None:
@@ -121,18 +123,23 @@ class Driver:
         """Send one hostile frame and check everything; reconnect if the socket died."""
         problems = []
         mark = len(self.error_log.records)
-        before = await harness.snapshot(self.sessions) if track_state else None
+        if track_state and self.baseline is None:
+            self.baseline = await harness.snapshot(self.sessions)
+        before = self.baseline
         try:
             await self.send_frame(frame)
             replies = await self.probe(problems)
         except SocketDied as exc:
             problems.append(str(exc))
             replies = None
-        if replies is not None and self.refused(replies, problems) and track_state:
-            after = await harness.snapshot(self.sessions)
-            changed = harness.diff(before, after)
-            if changed:
-                problems.append(f"refused, yet changed stored state: {changed}")
+        if track_state:
+            self.baseline = after = await harness.snapshot(self.sessions)
+            if replies is not None and self.refused(replies, problems):
+                changed = harness.diff(before, after)
+                if changed:
+                    problems.append(f"refused, yet changed stored state: {changed}")
+        elif replies is not None:
+            self.refused(replies, problems)
         problems += [f"logged: {line}" for line in self.error_log.since(mark)]
         self.failures.add(frame, problems)
         if replies is None:

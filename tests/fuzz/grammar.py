@@ -231,7 +231,7 @@ class Fuzzer:
 GENERIC_FIXED = 11  # the first frames of fixed_frames() do not depend on ``valid``
 
 
-def fixed_frames(valid, label):
+def fixed_frames(valid, label, max_paths=8):
     """Frames every run sends, whatever the seed: the known killers."""
     frames = [
         Frame(f"{label}:fixed", '{"jsonrpc":"1.0","id":"\\ud800"}'),
@@ -247,7 +247,7 @@ def fixed_frames(valid, label):
         Frame(f"{label}:fixed", "x" * (1_048_577)),
     ]
     walker = Fuzzer(0)
-    paths = [p for p in walker._paths(valid) if 2 <= len(p) <= 3][:14]
+    paths = [p for p in walker._paths(valid) if 2 <= len(p) <= 3][:max_paths]
     for path in paths:
         for leaf in ("\ud800", 10**30, Raw("1e400"), Raw("NaN"), "\x00", "http://[x"):
             body = copy.deepcopy(valid)

@@ -13,9 +13,9 @@ from a2ui.services import delivery
 from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
-from tests.fuzz.seed import SEED, cases
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, fixed_frames
+from tests.fuzz.seed import SEED, cases
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -47,7 +47,7 @@ async def _agent_setup(agent_id, sid):
 
 def _frames(fuzzer, messages, n, label):
     frames = []
-    for i, message in enumerate(messages[:3]):
+    for i, message in enumerate(messages[:2]):
         fixed = fixed_frames(message, label + ":" + str(message.get("method", "v09")))
         frames += fixed if i == 0 else fixed[GENERIC_FIXED:]
     for _ in range(cases(n)):
@@ -75,7 +75,7 @@ async def test_user_socket(fuzzer, error_log, stream_token, agent):
                     error_log=error_log, failures=failures, setup=setup)
     await driver.connect()
     try:
-        for frame in _frames(fuzzer, templates.user_messages(), 220, "user"):
+        for frame in _frames(fuzzer, templates.user_messages(), 150, "user"):
             await driver.case(frame)
     finally:
         await driver.close()
@@ -94,7 +94,7 @@ async def test_agent_socket(fuzzer, error_log, stream_token, agent, agent_key):
     await driver.connect()
     messages = templates.agent_messages(sid) + templates.user_messages()[:2]
     try:
-        for frame in _frames(fuzzer, messages, 300, "agent"):
+        for frame in _frames(fuzzer, messages, 200, "agent"):
             await driver.case(frame)
     finally:
         await driver.close()
@@ -119,7 +119,7 @@ async def test_v09_socket(fuzzer, error_log, stream_token, agent):
                     error_log=error_log, failures=failures, setup=setup)
     await driver.connect()
     try:
-        for frame in _frames(fuzzer, templates.v09_client_messages(), 220, "v09"):
+        for frame in _frames(fuzzer, templates.v09_client_messages(), 150, "v09"):
             await driver.case(frame)
     finally:
         await driver.close()
