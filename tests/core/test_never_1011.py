@@ -9,7 +9,6 @@ from channels.testing import WebsocketCommunicator
 from rest_framework.test import APIClient
 
 from a2ui import tokens
-from a2ui.consumers.base import transportable, wire_text
 from a2ui.models import A2UISessionLog
 from a2ui.services import groups
 from a2ui_project.asgi import application
@@ -32,6 +31,8 @@ async def _sendable(comm):
 
 
 def test_transportable_escapes_lone_surrogates_only():
+    from a2ui.consumers.base import transportable
+
     assert transportable('{"a":"é"}') == '{"a":"é"}'
     escaped = transportable('{"id":"\ud800","m":"x\udfffé"}')
     assert escaped == '{"id":"\\ud800","m":"x\\udfffé"}'
@@ -39,6 +40,8 @@ def test_transportable_escapes_lone_surrogates_only():
 
 
 def test_wire_text_never_raises_on_what_it_echoes():
+    from a2ui.consumers.base import wire_text
+
     bad = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Invalid params",
                                                  "data": {"value": math.inf}}}
     assert json.loads(wire_text(bad)) == {"jsonrpc": "2.0", "id": 1, "error": {
