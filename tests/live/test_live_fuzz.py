@@ -16,7 +16,7 @@ from tests.fuzz import templates
 from tests.fuzz.grammar import Frame, Fuzzer, fixed_frames
 from tests.fuzz.harness import KNOWN_CODES, V09_CODES
 from tests.fuzz.seed import SEED, cases
-from tests.live.client import TIMEOUT, Client, ahttp, init_session, open_agent, open_user
+from tests.live.client import TIMEOUT, Client, ahttp, init_session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fuzz]
 
