@@ -167,3 +167,11 @@ def test_a_malformed_agent_key_never_reaches_the_database(django_assert_num_quer
     for raw in ("a2ui_ak_\x00", "a2ui_ak_abc_\x00x", "a2ui_ak_é_x", "a2ui_ak_ab_c d"):
         with django_assert_num_queries(0), pytest.raises(tokens.TokenError):
             tokens.verify_agent_key(raw)
+
+
+def test_an_sse_event_echoing_a_lone_surrogate_is_utf8():
+    from a2ui.api.streams import sse
+
+    chunk = sse({"text": "x\ud800é"}, 3)
+    assert chunk.decode("utf-8") == 'id: 3\ndata: {"text":"x\\ud800\\u00e9"}\n\n'
+    assert sse({"text": "é"}, 4).decode("utf-8") == 'id: 4\ndata: {"text":"é"}\n\n'
