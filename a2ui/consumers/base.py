@@ -93,6 +93,8 @@ class SafeSocketMixin:
         except Exception:
             # A bug, not the peer's fault: log it once, answer without detail, live on.
             log.exception("a2ui: unexpected error handling %s", message.get("type"))
+            if message.get("type") == "websocket.disconnect":
+                raise StopConsumer() from None  # the socket is gone: end, do not linger
             if getattr(self, "gone", False):
                 return
             if message.get("type") == "websocket.connect":

@@ -175,3 +175,18 @@ def test_an_sse_event_echoing_a_lone_surrogate_is_utf8():
     chunk = sse({"text": "x\ud800é"}, 3)
     assert chunk.decode("utf-8") == 'id: 3\ndata: {"text":"x\\ud800\\u00e9"}\n\n'
     assert sse({"text": "é"}, 4).decode("utf-8") == 'id: 4\ndata: {"text":"é"}\n\n'
+
+
+async def test_a_failing_disconnect_still_ends_the_consumer(stream_token, monkeypatch):
+    """The guard logs a failure in disconnect and still stops the consumer (no leak)."""
+    from a2ui.services import sessions
+
+    comm = await connect_user(stream_token)
+    await init_session(comm)
+
+    async def broken(*args, **kwargs):
+        raise ConnectionError("redis gone")
+
+    monkeypatch.setattr(sessions, "asocket_closed", broken)
+    await comm.disconnect(timeout=3)
+    assert comm.future.done() and comm.future.exception() is None
