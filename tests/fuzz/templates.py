@@ -1,5 +1,7 @@
 """Valid messages of each endpoint: the grammar the fuzzer mutates."""
 
+import json
+
 from a2ui.v09 import BASIC_CATALOG_ID
 
 V09_CAPS = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
@@ -127,3 +129,35 @@ def v09_client_messages():
 
 def v09_handshake():
     return {"version": "v0.9", "capabilities": V09_CAPS}
+
+
+def known_agent_killers(sid):
+    """Inputs issue 10 found crashing or lying: sent first, every run, whatever the seed."""
+    image = dict(COMPONENTS["image"], url="http://[x")
+    card = json.loads(json.dumps(COMPONENTS["card"]))
+    card["actions"][0]["url"] = "http://[::1"
+    return [
+        rpc("ui.navigate", {"session_id": sid, "url": "http://[x"}),
+        rpc("ui.navigate", {"session_id": sid, "url": "http://[::1"}),
+        rpc("ui.render", {"session_id": sid, "component_id": "k1", "component_type": "image",
+                          "data": image}),
+        rpc("ui.render", {"session_id": sid, "component_id": "k2", "component_type": "card",
+                          "data": card}),
+        rpc("ui.render", {"session_id": sid, "component_id": "k3", "component_type": "markdown",
+                          "data": {"content": "[x](http://[x)"}}),
+        rpc("ui.notify", {"session_id": sid, "level": "info", "title": "t", "duration_ms": 10**30}),
+        rpc("a2ui.v09", {"session_id": sid, "messages": [
+            *surface_batch("k4")[:2],
+            {"version": "v0.9", "updateDataModel": {"surfaceId": "k4", "path": "/n",
+                                                    "value": 10**30}}]}),
+        rpc("ui.notify", {"session_id": "\ud800", "level": "info", "title": "t"}),
+    ]
+
+
+def known_user_killers():
+    return [
+        rpc("user.respond", {"request_id": "req-1", "value": 10**30}),
+        rpc("user.respond", {"request_id": "req-1", "value": "\x00\ud800"}),
+        rpc("a2ui.v09", {"messages": [v09_action()], "dataModel": {
+            "version": "v0.9", "surfaces": {"s1": {"name": 2**64}}}}),
+    ]

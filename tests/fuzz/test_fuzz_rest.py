@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from a2ui import tokens
 from a2ui.models import A2UIConsentRecord, A2UISessionLog
 from tests.fuzz import harness, templates
-from tests.fuzz.grammar import CONTROLS, SURROGATES, URLS, Frame, fixed_frames
+from tests.fuzz.grammar import CONTROLS, SURROGATES, URLS, Frame, emit, fixed_frames
 from tests.fuzz.seed import SEED, cases
 
 pytestmark = [
@@ -105,6 +105,14 @@ def test_agent_endpoints(fuzzer, error_log, agent_key, live_session, other_user,
                                             "a2ui.v09")]
     for note in notifications:
         note["params"].pop("session_id")
+    known = [m for m in templates.known_agent_killers(sid) if m["method"] != "a2ui.v09"]
+    for message in known:
+        note = {k: v for k, v in message.items() if k != "id"}
+        note["params"] = {k: v for k, v in note["params"].items() if k != "session_id"}
+        rest.case(client, "POST", messages_path, Frame("messages:known", emit(note)))
+    batch = templates.surface_batch("k")
+    batch[2]["updateDataModel"]["value"] = {"n": 10**30}
+    rest.case(client, "POST", surfaces_path, Frame("surfaces:known", emit(batch)))
     for i, note in enumerate(notifications):
         for frame in _frames(fuzzer, note, 12, f"messages:{note['method']}", fixed=i == 0):
             rest.case(client, "POST", messages_path, frame)

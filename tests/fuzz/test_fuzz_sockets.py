@@ -14,7 +14,7 @@ from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
-from tests.fuzz.grammar import GENERIC_FIXED, Frame, fixed_frames
+from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.seed import SEED, cases
 
 pytestmark = [
@@ -74,8 +74,9 @@ async def test_user_socket(fuzzer, error_log, stream_token, agent):
     driver = Driver(f"/ws/v4/a2ui?token={stream_token}", probe=CANCEL_PROBE,
                     error_log=error_log, failures=failures, setup=setup)
     await driver.connect()
+    frames = [Frame("user:known", emit(m)) for m in templates.known_user_killers()]
     try:
-        for frame in _frames(fuzzer, templates.user_messages(), 150, "user"):
+        for frame in frames + _frames(fuzzer, templates.user_messages(), 150, "user"):
             await driver.case(frame)
     finally:
         await driver.close()
@@ -93,8 +94,9 @@ async def test_agent_socket(fuzzer, error_log, stream_token, agent, agent_key):
                     error_log=error_log, failures=failures)
     await driver.connect()
     messages = templates.agent_messages(sid) + templates.user_messages()[:2]
+    frames = [Frame("agent:known", emit(m)) for m in templates.known_agent_killers(sid)]
     try:
-        for frame in _frames(fuzzer, messages, 200, "agent"):
+        for frame in frames + _frames(fuzzer, messages, 200, "agent"):
             await driver.case(frame)
     finally:
         await driver.close()
@@ -189,7 +191,10 @@ async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, age
     def jsonrpc_probe(obj):
         return obj.get("id") == "probe" and "method" not in obj
 
-    for frame in _frames(fuzzer, [templates.init_message()], 40, "init")[:cases(60)]:
+    known = templates.init_message()
+    known["params"]["client_info"]["build"] = 10**20
+    for frame in [Frame("init:known", emit(known))] + _frames(
+            fuzzer, [templates.init_message()], 40, "init")[:cases(60)]:
         await _fresh_case(user_path, frame, init_probe, jsonrpc_probe, error_log, failures)
 
     def v09_probe(obj):
