@@ -32,10 +32,18 @@ async def _rpc_reply(comm, rpc_id):
             return obj
 
 
-async def _agent_setup(agent_id, sid):
-    """A session with something to answer: a pending input, a confirm, a form, a v0.9 surface."""
+async def _agent_setup(agent_id, sid, waiting_agent=None):
+    """A session with something to answer: a pending input (awaited by ``waiting_agent``'s
+    socket when given, as in issue 10's lost answer), a confirm, a form, a v0.9 surface."""
+    if waiting_agent is not None:
+        await waiting_agent.send_to(text_data=json.dumps(templates.rpc("ui.request_input", {
+            "session_id": sid, "request_id": "req-1", "input_type": "text",
+            "prompt": "Colour?"}, "wait-1")))
+        await waiting_agent.send_to(text_data=json.dumps(templates.rpc("a2ui.sessions", {},
+                                                                       "synced")))
+        await _rpc_reply(waiting_agent, "synced")  # handled in order: req-1 is stored
     for method, params in [
-        ("ui.request_input", {"request_id": "req-1", "input_type": "text", "prompt": "Colour?"}),
+        ("ui.request_input", {"request_id": "req-2", "input_type": "text", "prompt": "Size?"}),
         ("ui.confirm", {"request_id": "conf-1", "title": "Go?", "severity": "info"}),
         ("ui.render", {"component_id": "form-1", "component_type": "form",
                        "data": templates.COMPONENTS["form"]}),
@@ -58,9 +66,12 @@ def _frames(fuzzer, messages, n, label):
     return frames
 
 
-async def test_user_socket(fuzzer, error_log, stream_token, agent):
+async def test_user_socket(fuzzer, error_log, stream_token, agent, agent_key):
     failures = harness.Failures(SEED)
     sids = []
+    waiting = WebsocketCommunicator(application, "/ws/v4/a2ui/agent",
+                                    headers=[(b"authorization", f"Bearer {agent_key}".encode())])
+    assert (await waiting.connect())[0]
 
     async def setup(driver):
         await driver.comm.send_to(text_data=json.dumps(templates.init_message()))
@@ -68,7 +79,7 @@ async def test_user_socket(fuzzer, error_log, stream_token, agent):
         sid = reply["result"]["session_id"]
         driver.sessions.append(sid)
         if not sids:
-            await _agent_setup(agent.id, sid)
+            await _agent_setup(agent.id, sid, waiting)
         sids.append(sid)
 
     driver = Driver(f"/ws/v4/a2ui?token={stream_token}", probe=CANCEL_PROBE,
@@ -80,6 +91,7 @@ async def test_user_socket(fuzzer, error_log, stream_token, agent):
             await driver.case(frame)
     finally:
         await driver.close()
+        await waiting.disconnect()
     failures.check()
 
 
