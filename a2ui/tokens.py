@@ -11,6 +11,7 @@ section 8.3):
 
 import hashlib
 import hmac
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from .models import Agent, StreamToken
 
 STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI,)
 AGENT_KEY_PREFIX = "a2ui_ak_"
+#: What generate_agent_key produces; anything else (NUL, non-ASCII) never reaches the database.
+_AGENT_KEY_SHAPE = re.compile(r"a2ui_ak_[0-9a-f]{1,32}_[A-Za-z0-9_-]{1,160}")
 
 
 class TokenError(Exception):
@@ -145,7 +148,7 @@ def looks_like_agent_key(raw):
 
 def verify_agent_key(raw):
     """Return the active Agent for ``raw`` or raise TokenError."""
-    if not looks_like_agent_key(raw) or len(raw) > 200:
+    if not looks_like_agent_key(raw) or len(raw) > 200 or not _AGENT_KEY_SHAPE.fullmatch(raw):
         raise TokenError("Invalid agent key.")
     prefix = raw[len(AGENT_KEY_PREFIX):].split("_", 1)[0]
     agent = Agent.objects.filter(key_prefix=prefix).first()

@@ -207,12 +207,16 @@ A2UI = {
     "SERVE_STATIC": _env_flag("A2UI_SERVE_STATIC", True),
 }
 
+# One handler, on the root logger: every record is written once. (A handler on "a2ui" or
+# "django" as well would write each of their records twice under Daphne, whose CLI gives the root
+# logger a handler of its own before this config replaces it.)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {
-        "a2ui": {"handlers": ["console"], "level": os.environ.get("A2UI_LOG_LEVEL", "INFO")},
-        "django": {"handlers": ["console"], "level": "WARNING"},
+        "a2ui": {"level": os.environ.get("A2UI_LOG_LEVEL", "INFO")},
+        "django": {"level": "WARNING"},
     },
 }

@@ -4,12 +4,14 @@ app's exception handler, so the views behave the same whatever the project's DRF
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.views import APIView
 
 from ..conf import a2ui_settings
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
 from .exceptions import exception_handler
+from .renderers import SafeJSONRenderer
 
 
 class PayloadTooLarge(APIException):
@@ -72,6 +74,7 @@ def app_authenticators():
 
 class A2UIAPIView(APIView):
     parser_classes = [SafeJSONParser]
+    renderer_classes = [SafeJSONRenderer, BrowsableAPIRenderer]
 
     def get_authenticators(self):
         return app_authenticators()

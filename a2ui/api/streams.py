@@ -53,15 +53,21 @@ def _last_event_id(request):
         return None
 
 
-def sse(message=None, event_id=None, event=None):
+def sse(message=None, event_id=None, event=None, ascii_only=False):
     lines = []
     if event is not None:
         lines.append(f"event: {event}")
     if event_id is not None:
         lines.append(f"id: {event_id}")
     if message is not None:
-        lines.append("data: " + json.dumps(message, ensure_ascii=False, separators=(",", ":")))
-    return ("\n".join(lines) + "\n\n").encode()
+        lines.append("data: " + json.dumps(message, ensure_ascii=ascii_only,
+                                           separators=(",", ":")))
+    text = "\n".join(lines) + "\n\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (valid JSON as "\\ud800", not UTF-8): escaped, the same JSON value.
+        return sse(message, event_id, event, ascii_only=True)
 
 
 async def surface_stream(request, session_id):

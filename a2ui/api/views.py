@@ -88,6 +88,9 @@ class SessionMessagesView(A2UIAPIView):
             if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
                 raise ProtocolError(ErrorCode.INVALID_REQUEST, data={"index": index})
             method = item.get("method")
+            if not isinstance(method, str) or not method:
+                raise ProtocolError(ErrorCode.INVALID_REQUEST, data={
+                    "index": index, "reason": "method must be a non-empty string"})
             if method in methods.AWAITING:
                 raise ProtocolError(
                     ErrorCode.INVALID_PARAMS,

@@ -1,4 +1,5 @@
-"""What every JSON-RPC socket shares: framing, error replies, and no per-frame thread hop.
+"""What every socket of the app shares: frames a real transport can carry, close codes Daphne
+accepts, a consumer that never crashes, and no per-frame thread hop.
 
 Channels >= 4.2 runs ``aclose_old_connections()`` (a thread hop) before every handler. Our
 handlers reach the database only through ``database_sync_to_async``, which closes stale
@@ -7,9 +8,12 @@ connections itself, so ``dispatch`` skips that hop on the per-message path.
 
 import asyncio
 import collections
+import json
 import logging
+import re
 
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
@@ -20,13 +24,54 @@ log = logging.getLogger("a2ui.consumers")
 
 NO_RESPONSE = object()  # a handler that answers later (or has answered) returns this
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
-class JsonRpcConsumer(AsyncWebsocketConsumer):
-    async def dispatch(self, message):
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+
+def transportable(text):
+    """``text`` (JSON) as UTF-8 can carry it: lone surrogates become ``\\uXXXX`` escapes.
+
+    JSON allows ``"\\ud800"`` and Python decodes it to a lone surrogate, which UTF-8 cannot
+    encode: echoed back raw, it would make Daphne drop the socket with 1011. Outside strings
+    JSON text is ASCII, so escaping each surrogate in place keeps the same JSON value.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def wire_text(obj):
+    """JSON text for a reply or notification that never raises on what it echoes.
+
+    A value JSON cannot hold (NaN, Infinity, a non-JSON type) in an error's ``data`` drops the
+    data; in a result it turns the reply into -32603; a notification carrying one is not sent
+    (None).
+    """
+    try:
+        return transportable(jsonrpc.encode(obj))
+    except (ValueError, TypeError):
+        pass
+    if not isinstance(obj, dict) or "id" not in obj:
+        log.warning("a2ui: dropped a notification that is not valid JSON")
+        return None
+    error = obj.get("error")
+    if isinstance(error, dict):
+        code, message = error.get("code", ErrorCode.INTERNAL_ERROR), error.get("message")
+        reply = jsonrpc.error_response(obj["id"], code, message if isinstance(message, str)
+                                       else None)
+    else:
+        log.warning("a2ui: a result that is not valid JSON was answered -32603")
+        reply = jsonrpc.error_response(obj["id"], ErrorCode.INTERNAL_ERROR)
+    return transportable(json.dumps(reply, separators=(",", ":"), ensure_ascii=False,
+                                    default=str))
+
+
+class SafeSocketMixin:
+    """What keeps a socket alive whatever it is sent: Daphne-proof close codes and frames, and
+    a last-resort guard so that no exception ever crashes the consumer (Daphne's 1011)."""
 
     async def close(self, code=None, reason=None):
         # Daphne (autobahn) refuses any close code whose type is not exactly int, and our
@@ -34,6 +79,45 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
         if code is not None and code is not True:
             code = int(code)
         await super().close(code=code, reason=reason)
+
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        if text_data is not None:
+            text_data = transportable(text_data)
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
+    async def dispatch(self, message):
+        try:
+            await self.dispatch_guarded(message)
+        except StopConsumer:
+            raise
+        except Exception:
+            # A bug, not the peer's fault: log it once, answer without detail, live on.
+            log.exception("a2ui: unexpected error handling %s", message.get("type"))
+            if message.get("type") == "websocket.disconnect":
+                raise StopConsumer() from None  # the socket is gone: end, do not linger
+            if getattr(self, "gone", False):
+                return
+            if message.get("type") == "websocket.connect":
+                await self.close()  # before accept: the handshake is denied (HTTP 403)
+            elif message.get("type") == "websocket.receive":
+                await self.internal_error()
+
+    async def dispatch_guarded(self, message):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    async def internal_error(self):
+        """What the peer is told when the guard caught something."""
+
+
+class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
+    async def dispatch_guarded(self, message):
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def internal_error(self):
+        await self.send_obj(ProtocolError(ErrorCode.INTERNAL_ERROR).to_response())
 
     gone = False  # the socket closed; work still finishing must not write to it
 
@@ -43,7 +127,9 @@ class JsonRpcConsumer(AsyncWebsocketConsumer):
 
     async def send_obj(self, obj):
         if not self.gone:
-            await self.send(text_data=jsonrpc.encode(obj))
+            text = wire_text(obj)
+            if text is not None:
+                await self.send(text_data=text)
 
     async def send_error(self, exc, request_id=None):
         if exc.request_id is None:

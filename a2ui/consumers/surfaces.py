@@ -29,6 +29,7 @@ from ..services import consent, groups, housekeeping, seqwatch, sessions, shared
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
+from .base import SafeSocketMixin
 
 log = logging.getLogger("a2ui.consumers")
 
@@ -50,21 +51,42 @@ def protocol_error_frame(exc):
     return error_frame(name, exc.message, rpcCode=int(exc.code), **extra)
 
 
-class A2UIV09Consumer(AsyncWebsocketConsumer):
+class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
     token = None
     session_id = None
     tracker = None
     counted = None  # the epoch this socket is counted under (a2ui.services.shared)
+    gone = False  # the socket closed; work still finishing must not write to it
 
-    async def dispatch(self, message):
+    async def dispatch_guarded(self, message):
         # Events meant for other socket kinds in the same groups (JSON-RPC pushes, consent
         # changes) are ignored; no per-frame thread hop (see consumers.base).
         handler = getattr(self, get_handler_name(message), None)
         if handler is not None:
             await handler(message)
 
+    async def websocket_disconnect(self, message):
+        self.gone = True
+        await super().websocket_disconnect(message)
+
+    async def internal_error(self):
+        await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))
+
     async def send_json(self, obj):
-        await self.send(text_data=json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        if self.gone:
+            return
+        try:
+            text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (ValueError, TypeError):
+            # Not JSON (NaN, Infinity): an error loses its echoed detail, anything else is
+            # not sent. SafeSocketMixin.send escapes lone surrogates.
+            if "error" not in obj:
+                log.warning("a2ui: dropped a v0.9 frame that is not valid JSON")
+                return
+            error = obj["error"]
+            text = json.dumps(error_frame(str(error.get("code")), str(error.get("message"))),
+                              ensure_ascii=False, separators=(",", ":"))
+        await self.send(text_data=text)
 
     # Connection ------------------------------------------------------------------------------
 

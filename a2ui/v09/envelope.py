@@ -32,7 +32,7 @@ Entry = tuple[str, dict, Meta]
 def check_version(message: dict) -> None:
     if "version" not in message:
         raise Invalid("Missing required property 'version'.", ["version"])
-    if message["version"] not in VERSIONS:
+    if type(message["version"]) is not str or message["version"] not in VERSIONS:
         raise Invalid("Unsupported version; expected \"v0.9\".", ["version"])
 
 

@@ -1,0 +1,165 @@
+"""What every fuzz case checks, for sockets (in-process) and REST.
+
+For each hostile frame: every frame the server sends is UTF-8 text (what a real transport can
+carry) holding strict JSON; an error is the protocol's own (a known code, a message; never
+-32603); a close carries a plain ``int`` application code (Daphne turns anything else into
+1011); the consumer does not crash; no ERROR record or traceback is logged; the socket still
+answers a valid request afterwards; and a refused frame changes no stored state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from channels.db import database_sync_to_async
+
+from a2ui.models import (
+    A2UIConsentRecord,
+    A2UISessionLog,
+    AuditEvent,
+    PendingRequest,
+    RenderedComponent,
+    StreamToken,
+    Surface,
+)
+from a2ui.services import shared
+
+#: The protocol's codes (seed 000 section 9 plus -32010). -32603 is not a refusal: it is a bug.
+KNOWN_CODES = {-32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004,
+               -32005, -32006, -32007, -32010}
+V09_CODES = {"VALIDATION_FAILED", "PARSE_ERROR", "INVALID_REQUEST", "INVALID_PARAMS",
+             "METHOD_NOT_FOUND", "SESSION_NOT_FOUND", "SESSION_EXPIRED", "AUTH_FAILED",
+             "MAX_SESSIONS", "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "CONSENT_REQUIRED",
+             "CAPABILITIES_REQUIRED", "COMPONENT_NOT_FOUND"}
+
+
+def _strict_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_loads(text):
+    return json.loads(text, parse_constant=_strict_constant)
+
+
+def snapshot_sync(session_ids=()):
+    """Every stored row a refused input must leave alone (metric counters excepted)."""
+    return {
+        "components": sorted(RenderedComponent.objects.values_list(
+            "session_id", "component_id", "component_type", "data", "metadata", "position",
+            "expires_at").order_by("pk")),
+        "requests": list(PendingRequest.objects.values_list(
+            "session_id", "request_id", "kind", "params", "status", "answer", "rpc_id",
+            "resolved_at").order_by("pk")),
+        "surfaces": list(Surface.objects.values_list(
+            "session_id", "surface_id", "catalog_id", "state").order_by("pk")),
+        # The first metrics flush moves a session from initialized to active, on its own clock.
+        "sessions": [(row[0], "live" if row[1] in ("initialized", "active") else row[1], *row[2:])
+                     for row in A2UISessionLog.objects.values_list(
+                         "session_id", "state", "surface_seq", "closed_at", "close_reason",
+                         "client_info", "capabilities").order_by("pk")],
+        "audit": AuditEvent.objects.count(),
+        "consents": list(A2UIConsentRecord.objects.values_list(
+            "pk", "consent_type", "granted", "revoked_at").order_by("pk")),
+        "tokens": list(StreamToken.objects.values_list("pk", "revoked_at").order_by("pk")),
+    }
+
+
+async def snapshot(session_ids=()):
+    state = await database_sync_to_async(snapshot_sync)()
+    state["seq"] = [await shared.current_seq(s.replace("-", "")) for s in session_ids]
+    return state
+
+
+def diff(before, after):
+    """What changed, with the first differing row of each part."""
+    changed = []
+    for key in before:
+        old, new = before[key], after.get(key)
+        if old == new:
+            continue
+        if isinstance(old, list) and isinstance(new, list):
+            rows = [(a, b) for a, b in zip(old, new, strict=False) if a != b]
+            detail = f"{rows[0][0]!r:.200} -> {rows[0][1]!r:.200}" if rows else \
+                f"{len(old)} -> {len(new)} rows"
+        else:
+            detail = f"{old!r:.100} -> {new!r:.100}"
+        changed.append(f"{key}: {detail}")
+    return changed
+
+
+def check_text(text, problems):
+    """A server frame must be UTF-8-encodable strict JSON without a traceback in it."""
+    if not isinstance(text, str):
+        problems.append(f"non-text frame {text!r:.80}")
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        problems.append(f"frame not encodable as UTF-8 (1011 on a real socket): {text[:120]!a}")
+        return None
+    try:
+        obj = strict_loads(text)
+    except ValueError as exc:
+        problems.append(f"frame is not strict JSON ({exc}): {text[:120]!a}")
+        return None
+    if "Traceback" in text:
+        problems.append(f"traceback in frame: {text[:200]!a}")
+    return obj
+
+
+def check_rpc_error(obj, problems):
+    """True when ``obj`` is a JSON-RPC error reply (checked: known code, a message)."""
+    if not isinstance(obj, dict) or "error" not in obj or "method" in obj:
+        return False
+    error = obj["error"]
+    if not isinstance(error, dict) or error.get("code") not in KNOWN_CODES:
+        problems.append(f"error code not the protocol's: {json.dumps(obj)[:300]}")
+    elif not isinstance(error.get("message"), str) or not error["message"]:
+        problems.append(f"error without a message: {json.dumps(obj)[:300]}")
+    return True
+
+
+def check_v09_error(obj, problems):
+    if not isinstance(obj, dict) or "error" not in obj:
+        return False
+    error = obj["error"]
+    if not isinstance(error, dict) or error.get("code") not in V09_CODES:
+        problems.append(f"v0.9 error code not the protocol's: {json.dumps(obj)[:300]}")
+    elif not isinstance(error.get("message"), str) or not error["message"]:
+        problems.append(f"v0.9 error without a message: {json.dumps(obj)[:300]}")
+    return True
+
+
+def check_close(code, problems, allowed=()):
+    """Daphne (autobahn) sends a close code only if it is exactly an int of the right range."""
+    if type(code) is not int:
+        problems.append(f"close code {code!r} is a {type(code).__name__}, not int: 1011 on a "
+                        "real socket")
+    elif not (code == 1000 or 3000 <= code <= 4999):
+        problems.append(f"close code {code} outside 1000/3000-4999")
+    elif allowed is not None and code not in allowed:
+        problems.append(f"socket closed with {code}")
+
+
+def finite(value):
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+class Failures:
+    """Failures of one test, reported together (with the frames that caused them)."""
+
+    def __init__(self, seed):
+        self.seed = seed
+        self.items = []
+
+    def add(self, frame, problems):
+        for problem in problems:
+            self.items.append(f"{frame.short()}\n      -> {problem}")
+
+    def check(self):
+        if self.items:
+            head = f"{len(self.items)} fuzz failure(s); replay with A2UI_FUZZ_SEED={self.seed}"
+            shown = "\n  ".join(self.items[:40])
+            more = f"\n  ... and {len(self.items) - 40} more" if len(self.items) > 40 else ""
+            raise AssertionError(f"{head}\n  {shown}{more}")

@@ -1,0 +1,150 @@
+"""The fuzz tier's live part: hostile frames through a real Daphne, where a close code that is not
+an int, a frame UTF-8 cannot encode or an exception escaping a consumer becomes a 1011 close.
+
+Seeded like tests/fuzz (``A2UI_FUZZ_SEED``); a few dozen frames per socket (under the default
+rate limit of the server, 60 a minute per session).
+"""
+
+import json
+import uuid
+import zlib
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.fuzz import templates
+from tests.fuzz.grammar import Frame, Fuzzer, fixed_frames
+from tests.fuzz.harness import KNOWN_CODES, V09_CODES
+from tests.fuzz.seed import SEED, cases
+from tests.live.client import TIMEOUT, Client, ahttp, init_session
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fuzz]
+
+SURROGATES = [
+    Frame("fixed", '{"jsonrpc":"1.0","id":"\\ud800"}'),
+    Frame("fixed", '{"jsonrpc":"2.0","id":"\\ud800","method":"x\\ud800"}'),
+]
+
+
+def _sendable(frames):
+    """What a real client can send: text frames are UTF-8 (else binary), at most 1 MiB."""
+    out = []
+    for frame in frames:
+        if len(frame.as_bytes()) > 1_000_000:
+            continue
+        if frame.text is not None:
+            try:
+                frame.text.encode("utf-8")
+            except UnicodeEncodeError:
+                frame = Frame(frame.label + ":as-binary", data=frame.as_bytes())
+        out.append(frame)
+    return out
+
+
+class LiveSocket:
+    def __init__(self, url, headers, probe, problems, on_open=None):
+        self.url, self.headers, self.probe_body = url, headers, probe
+        self.problems, self.on_open = problems, on_open
+        self.n = 0
+
+    async def open(self):
+        self.client = await Client.open(self.url, self.headers)
+        if self.on_open is not None:
+            await self.on_open(self.client)
+
+    async def case(self, frame):
+        self.n += 1
+        probe_id = f"probe-{self.n}"
+        try:
+            await self.client.ws.send(frame.data if frame.data is not None else frame.text)
+            await self.client.send({"jsonrpc": "2.0", "id": probe_id, **self.probe_body})
+            reply = await self.client.recv_until(
+                lambda m: m.get("id") == probe_id and "method" not in m, timeout=TIMEOUT)
+        except ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else None
+            self.problems.append(f"{frame.short()} -> socket closed with {code}")
+            await self.open()
+            return
+        if "result" not in reply:
+            self.problems.append(f"{frame.short()} -> the probe was refused: {reply}")
+        for obj in self.client.skipped:
+            error = obj.get("error") if "method" not in obj else None
+            if error is not None and error.get("code") not in KNOWN_CODES:
+                self.problems.append(f"{frame.short()} -> {json.dumps(obj)[:200]}")
+
+
+async def test_hostile_frames_through_daphne(daphne_server, stream_token, agent_key, agent):
+    server = daphne_server()
+    fuzzer = Fuzzer(zlib.crc32(f"{SEED}:live".encode()))
+    problems = []
+
+    # /ws/v09 refusals arrive as their close codes through a real close (an IntEnum was 1011).
+    client = await Client.open(f"{server.ws_url}/ws/v09/a2ui?token=nope")
+    code, _, before = await client.expect_close()
+    assert (code, before[0]["error"]["code"]) == (4006, "AUTH_FAILED"), (code, before)
+    client = await Client.open(f"{server.ws_url}/ws/v09/a2ui?token={stream_token}"
+                               f"&session_id={uuid.uuid4()}")
+    await client.send(templates.v09_handshake())
+    code, _, before = await client.expect_close()
+    assert (code, before[0]["error"]["code"]) == (4000, "SESSION_NOT_FOUND"), (code, before)
+
+    # The JSON-RPC user socket.
+    async def init(c):
+        self_sid.append(await init_session(c))
+
+    self_sid = []
+    user = LiveSocket(f"{server.ws_url}/ws/v4/a2ui?token={stream_token}", None,
+                      {"method": "user.cancel", "params": {"task_id": "probe"}}, problems, init)
+    await user.open()
+    frames = SURROGATES + fixed_frames(templates.user_messages()[0], "user")[:10]
+    frames += [fuzzer.frame(fuzzer.choice(templates.user_messages()), "user")
+               for _ in range(cases(12))]
+    for frame in _sendable(frames):
+        await user.case(frame)
+
+    # The agent socket, on the user's session.
+    agent_socket = LiveSocket(f"{server.ws_url}/ws/v4/a2ui/agent",
+                              {"Authorization": f"Bearer {agent_key}"},
+                              {"method": "a2ui.sessions", "params": {}}, problems)
+    await agent_socket.open()
+    messages = templates.agent_messages(self_sid[0])
+    frames = SURROGATES + [Frame("fixed", '{"jsonrpc":"2.0","id":3,"method":"ui.notify","params":'
+                                 '{"session_id":"\\ud800","level":"info","title":"x"}}')]
+    frames += [fuzzer.frame(fuzzer.choice(messages), "agent") for _ in range(cases(25))]
+    for frame in _sendable(frames):
+        await agent_socket.case(frame)
+
+    # The v0.9 socket: every refusal is an error frame, never a close.
+    v09 = await Client.open(f"{server.ws_url}/ws/v09/a2ui?token={stream_token}")
+    await v09.send(templates.v09_handshake())
+    await v09.recv_until(lambda m: "session" in m)
+    v09_frames = [fuzzer.frame(fuzzer.choice(templates.v09_client_messages()), "v09",
+                               jsonrpc=False) for _ in range(cases(20))]
+    for frame in _sendable(SURROGATES + v09_frames):
+        try:
+            await v09.ws.send(frame.data if frame.data is not None else frame.text)
+            await v09.send({**templates.v09_action("probe-surface")})
+            reply = await v09.recv_until(
+                lambda m: m.get("error", {}).get("surfaceId") == "probe-surface")
+        except ConnectionClosed as exc:
+            problems.append(f"{frame.short()} -> v0.9 socket closed with "
+                            f"{exc.rcvd.code if exc.rcvd else None}")
+            break
+        for obj in v09.skipped:
+            if obj.get("error", {}).get("code") not in V09_CODES:
+                problems.append(f"{frame.short()} -> {json.dumps(obj)[:200]}")
+        assert reply["error"]["code"] == "VALIDATION_FAILED"
+
+    # REST: a surrogate echoed in an error is a 4xx, not a 500.
+    status, body = await ahttp(
+        "POST", f"{server.url}/api/v4/sessions/{self_sid[0]}/messages",
+        {"jsonrpc": "2.0", "method": "x\ud800", "params": {}},
+        headers={"Authorization": f"Bearer {agent_key}"})
+    if not 400 <= status < 500:
+        problems.append(f"REST surrogate method -> HTTP {status}: {body!r:.200}")
+
+    log = server.log()
+    for marker in ("Traceback", "Exception inside application", "Internal Server Error"):
+        if marker in log:
+            problems.append(f"server log has {marker!r}:\n{log[-3000:]}")
+    assert not problems, (f"replay with A2UI_FUZZ_SEED={SEED}\n" + "\n".join(problems[:40]))
