@@ -12,6 +12,7 @@ import time
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -68,10 +69,10 @@ def test_rest_push_from_a_sync_caller_is_written(user, agent, agent_key):
 async def test_rest_push_under_an_asgi_server_loop_is_written(user, agent, agent_key):
     """As under Daphne: the sync view runs in a thread while a server loop runs."""
     with override_settings(A2UI=FAST):
-        sid, old = await sync_to_async(_open)(user, agent)
+        sid, old = await database_sync_to_async(_open)(user, agent)
         await sync_to_async(_push)(agent_key, sid)
         await asyncio.sleep(0.5)  # the server loop goes on after the request
-        row = await sync_to_async(_wait_written)(sid, old)
+        row = await database_sync_to_async(_wait_written)(sid, old)
     assert row.message_count >= 1
     assert row.last_activity > old
     assert row.state == "active"
