@@ -54,7 +54,8 @@ class MetricsBuffer:
 
     def _reset(self):
         self._counts = defaultdict(_Counts)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the counts
+        self._writing = threading.Lock()  # one write at a time: a flush sees earlier ones done
         self._wake = threading.Event()
         self._thread = None
 
@@ -116,13 +117,20 @@ class MetricsBuffer:
             self._wake.set()
 
     def flush_sync(self, session_id=None):
-        taken = self._take(session_id)
-        if taken:
-            try:
-                _write(taken)
-            except BaseException:
-                self._put_back(taken)
-                raise
+        """Write the counts; when it returns, everything counted before the call is written."""
+        # Bounded wait: the updates are additive, so writing beside a stuck write is still right.
+        waited = self._writing.acquire(timeout=5)
+        try:
+            taken = self._take(session_id)
+            if taken:
+                try:
+                    _write(taken)
+                except BaseException:
+                    self._put_back(taken)
+                    raise
+        finally:
+            if waited:
+                self._writing.release()
 
     def flush_at_exit(self):
         try:

@@ -31,7 +31,7 @@ METHOD_BY_KIND = {v: k for k, v in KIND_BY_METHOD.items()}
 ANSWER_METHOD = {PendingRequest.KIND_INPUT: "user.respond", PendingRequest.KIND_CONFIRM: "user.approve"}
 LIVE = A2UISessionLog.LIVE_STATES
 MOVED = "moved"  # the outcome event an old waiter gets when another one took its request over
-LIST_LIMIT = 200
+LIST_LIMIT = 100  # of each: outcomes, open requests (outcomes taken leave room for more)
 # An answer is taken only while some agent can still receive it: the session is live and its
 # agent not revoked.
 DELIVERABLE = Q(session__state__in=LIVE) & (
@@ -189,16 +189,17 @@ aclaim = database_sync_to_async(claim)
 
 
 def _waiting(agent_id, session_id=None):
-    """The agent's requests not delivered yet: open ones (live sessions), undelivered outcomes."""
+    """The agent's requests not delivered yet: undelivered outcomes, then open requests (live
+    sessions), each oldest first."""
     now = timezone.now()
     qs = PendingRequest.objects.filter(session__agent_id=agent_id, delivered_at__isnull=True)
     if session_id is not None:
         qs = qs.filter(session_id=session_id)
-    qs = qs.filter(
-        Q(status=Status.PENDING, session__state__in=LIVE, deadline__gt=now)
-        | ~Q(status=Status.PENDING)
-    )
-    return list(qs.order_by("created_at", "pk")[:LIST_LIMIT])
+    qs = qs.order_by("created_at", "pk")
+    resolved = list(qs.exclude(status=Status.PENDING)[:LIST_LIMIT])
+    open_ = list(qs.filter(status=Status.PENDING, session__state__in=LIVE, deadline__gt=now)
+                 [:LIST_LIMIT])
+    return resolved + open_
 
 
 def describe(row):

@@ -110,3 +110,47 @@ def test_the_flusher_outlives_every_loop(user, agent):
         asyncio.run(add())  # the loop is closed when this returns
         row = _wait_written(sid, old)
     assert row.message_count >= 1
+
+
+def test_a_flush_waits_for_the_write_in_progress(user, agent, monkeypatch):
+    """When flush returns, everything counted before it is written, even counts the flusher
+    thread had already taken (a closing session, tests)."""
+    import threading
+
+    from django.db import connections
+
+    from a2ui.services import metrics
+
+    sid, old = _open(user, agent)
+    buf = MetricsBuffer()
+    buf._thread = object()  # no flusher thread: the writes below are driven by hand
+    buf.add(sid)
+    real, started, release = metrics._write, threading.Event(), threading.Event()
+
+    def slow(taken):
+        started.set()
+        release.wait(5)
+        real(taken)
+
+    def run(target, done=None):
+        try:
+            target()
+        finally:
+            connections.close_all()
+            if done is not None:
+                done.set()
+
+    monkeypatch.setattr(metrics, "_write", slow)
+    first = threading.Thread(target=run, args=(buf.flush_sync,))
+    first.start()
+    assert started.wait(5)
+    monkeypatch.setattr(metrics, "_write", real)
+    done = threading.Event()
+    second = threading.Thread(target=run, args=(buf.flush_sync, done))
+    second.start()
+    assert not done.wait(0.3)  # it waits for the first write
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert done.is_set()
+    assert A2UISessionLog.objects.get(pk=sid).message_count == 1

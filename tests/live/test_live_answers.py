@@ -72,6 +72,33 @@ async def test_answer_reaches_the_agent_after_its_process_is_killed(daphne_serve
     await person.close()
 
 
+async def test_two_processes_racing_for_a_lost_answer_get_it_once(daphne_server, stream_token,
+                                                                  agent_key):
+    a, b = daphne_server(), daphne_server()
+    bot = await open_agent(a, agent_key)
+    person = await open_user(b, stream_token)
+    sid = await init_session(person)
+    await bot.recv_until(lambda m: m.get("method") == "session.opened")
+    await bot.send(rpc("ui.confirm", {"session_id": sid, "request_id": "go", "title": "Go?",
+                                      "timeout_seconds": 300}, rpc_id="ask"))
+    await person.recv_until(lambda m: m.get("method") == "ui.confirm")
+    a.kill()
+    await person.send(rpc("user.approve", {"request_id": "go", "approved": True}, "ans"))
+    assert (await person.recv_until(lambda m: m.get("id") == "ans"))["result"] == {"ok": True}
+
+    c = daphne_server()
+    on_b, on_c = await open_agent(b, agent_key), await open_agent(c, agent_key)
+    await on_b.send(rpc("a2ui.pending", {}, "p"))
+    await on_c.send(rpc("a2ui.pending", {}, "p"))
+    got = [(await sock.recv_until(lambda m: m.get("id") == "p"))["result"]["requests"]
+           for sock in (on_b, on_c)]
+    assert sorted(len(g) for g in got) == [0, 1], got
+    [item] = got[0] or got[1]
+    assert item["answer"] == {"approved": True, "reason": ""}
+    for sock in (on_b, on_c, person):
+        await sock.close()
+
+
 async def test_rest_only_agent_session_gets_its_counters(daphne_server, stream_token, agent_key):
     server = daphne_server()
     person = await open_user(server, stream_token)
