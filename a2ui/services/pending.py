@@ -242,15 +242,8 @@ def take_over(agent_id, channel, session_id=None):
     rows = _waiting(agent_id, session_id)
     if channel:
         for row in rows:
-            if row.status != Status.PENDING:
-                continue
-            if PendingRequest.objects.filter(pk=row.pk, status=Status.PENDING).update(
-                reply_channel=channel, rpc_id=None
-            ):
+            if row.status == Status.PENDING and _repoint(row, channel, moved):
                 taken.append(row)
-                if row.reply_channel and row.reply_channel != channel:
-                    moved.append((row.reply_channel, row.rpc_id, row))
-                row.reply_channel, row.rpc_id = channel, None
     items, open_ids = [], {row.pk for row in rows if row.status == Status.PENDING}
     for row in rows:
         if row.pk in open_ids and row in taken:
@@ -266,6 +259,26 @@ def take_over(agent_id, channel, session_id=None):
             row.refresh_from_db()
             items.append(describe(row))
     return items, taken, moved
+
+
+def _repoint(row, channel, moved):
+    """Point an open request at ``channel``, conditional on the waiter it had, so that the
+    waiter it really had (two takers racing) is the one told; False once it is resolved."""
+    for _ in range(10):
+        qs = PendingRequest.objects.filter(
+            pk=row.pk, status=Status.PENDING, reply_channel=row.reply_channel
+        )
+        if qs.update(reply_channel=channel, rpc_id=None):
+            if row.reply_channel and row.reply_channel != channel:
+                moved.append((row.reply_channel, row.rpc_id, row))
+            row.reply_channel, row.rpc_id = channel, None
+            return True
+        current = PendingRequest.objects.filter(pk=row.pk, status=Status.PENDING).values(
+            "reply_channel", "rpc_id").first()
+        if current is None:
+            return False  # resolved meanwhile: the caller claims the outcome instead
+        row.reply_channel, row.rpc_id = current["reply_channel"], current["rpc_id"]
+    return False
 
 
 async def atake_over(agent_id, channel, session_id=None):

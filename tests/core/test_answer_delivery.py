@@ -228,3 +228,21 @@ async def test_python_api_takes_a_lost_answer_once(stream_token, agent_key, agen
     assert item["answer"] == 42 and item["status"] == "answered"
     assert await agents.apending(agent) == []
     await user.disconnect()
+
+
+def test_racing_takers_tell_the_waiter_they_really_replaced(user, agent, monkeypatch):
+    """Two sockets take over the same open request at once: the one that loses it is told,
+    even when the winner read the request before the loser re-pointed it."""
+    from a2ui.services import pending, sessions
+
+    session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
+    pending.create(session.pk, "ui.request_input", {
+        "request_id": "r", "input_type": "text", "prompt": "?"}, reply_channel="dead-A")
+    stale = pending._waiting(agent.pk)  # read by Y before X re-points the request
+    _, _, moved = pending.take_over(agent.pk, "socket-X")
+    assert [m[0] for m in moved] == ["dead-A"]
+    monkeypatch.setattr(pending, "_waiting", lambda *a, **k: stale)
+    items, taken, moved = pending.take_over(agent.pk, "socket-Y")
+    assert [m[0] for m in moved] == ["socket-X"]
+    assert [i["status"] for i in items] == ["pending"] and len(taken) == 1
+    assert PendingRequest.objects.get(request_id="r").reply_channel == "socket-Y"
