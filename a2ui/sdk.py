@@ -10,7 +10,8 @@ notifications from the server (session.opened, session.closed, user.cancel, cons
 user.respond for form components, a2ui.v09 actions) go to handlers registered with ``on``.
 Needs the ``websockets`` package.
 
-After a reconnect (the process that held the old socket died while a request waited), call
+After a reconnect (the process that held the old socket died while a request waited; the
+server then opens with an ``a2ui.pending`` ``{"outcomes": n}`` notification), call
 ``pending()``: it returns what waits for the agent, hands this socket the answers nobody
 received, and moves the still-open requests here; ``wait_request(session_id, request_id)``
 then returns the answer of such a request when the person gives it::

@@ -10,6 +10,8 @@ a ``user.respond`` / ``user.approve`` notification. Session events (``session.op
 ``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
 (after a reconnect: answers given while no socket of the agent could take them, and requests
 still open, whose answers then come here as notifications). Each answer reaches one socket once.
+A socket that connects while such answers wait is first told so: an ``a2ui.pending``
+``{"outcomes": n}`` notification.
 
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
@@ -44,6 +46,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             self.groups.append(group)
         await self.accept()
         housekeeping.ensure_started()
+        waiting = await pending.aundelivered_count(self.agent.id)
+        if waiting:  # answers given while no socket of the agent could take them
+            await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
 
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():

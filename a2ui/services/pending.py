@@ -202,6 +202,16 @@ def _waiting(agent_id, session_id=None):
     return resolved + open_
 
 
+def undelivered_count(agent_id):
+    """How many outcomes of the agent's requests no waiter received (told to a new socket)."""
+    return PendingRequest.objects.filter(
+        session__agent_id=agent_id, delivered_at__isnull=True
+    ).exclude(status=Status.PENDING).count()
+
+
+aundelivered_count = database_sync_to_async(undelivered_count)
+
+
 def describe(row):
     """One waiting request as agents see it (``a2ui.pending``, REST, Python API)."""
     item = {

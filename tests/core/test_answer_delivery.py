@@ -72,6 +72,8 @@ async def test_answer_given_while_the_agent_is_away_reaches_it_once(stream_token
     assert stored.status == "answered" and stored.delivered_at is None
 
     back = await connect_agent(agent_key)
+    hint = await recv_until(back, lambda m: True)  # the first thing a new socket hears
+    assert hint == {"jsonrpc": "2.0", "method": "a2ui.pending", "params": {"outcomes": 1}}
     reply = await call(back, "a2ui.pending", {}, "p1")
     [item] = reply["result"]["requests"]
     assert item["session_id"] == sid and item["request_id"] == "r1"
@@ -81,6 +83,9 @@ async def test_answer_given_while_the_agent_is_away_reaches_it_once(stream_token
     again = await call(back, "a2ui.pending", {}, "p2")
     assert again["result"] == {"requests": []}  # exactly once
     await back.disconnect()
+    third = await connect_agent(agent_key)
+    assert await third.receive_nothing(0.3)  # nothing waits any more: no hint
+    await third.disconnect()
     await user.disconnect()
 
 
