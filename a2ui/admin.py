@@ -302,7 +302,7 @@ class RenderedComponentInline(ReadOnlyInline):
 
 class PendingRequestInline(ReadOnlyInline):
     model = PendingRequest
-    fields = ("request_id", "kind", "status", "deadline", "answer", "resolved_at")
+    fields = ("request_id", "kind", "status", "deadline", "answer", "resolved_at", "delivered_at")
     readonly_fields = fields
 
 
@@ -384,7 +384,8 @@ class RenderedComponentAdmin(admin.ModelAdmin):
 
 @admin.register(PendingRequest)
 class PendingRequestAdmin(admin.ModelAdmin):
-    list_display = ("request_id", "kind", "status", "session", "deadline", "resolved_at")
+    list_display = ("request_id", "kind", "status", "session", "deadline", "resolved_at",
+                    "delivered_at")
     list_filter = ("kind", "status")
     search_fields = ("request_id", "session__session_id")
     readonly_fields = [f.name for f in PendingRequest._meta.fields]

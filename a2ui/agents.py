@@ -13,7 +13,9 @@ them for views, management commands and Celery-style workers::
 ``arequest_input`` and ``aconfirm`` wait for the person's answer on a fresh channel of the
 channel layer, so the answer reaches them whichever process receives it. A timed-out confirm
 returns ``{"approved": False, "reason": "timeout"}``; a timed-out input raises
-``ProtocolError(-32004)``.
+``ProtocolError(-32004)``. An answer whose waiter died (its process was killed) is not lost:
+``apending`` (sync: ``pending_requests``) lists what waits for the agent and hands such
+outcomes over, once.
 
 A2UI v0.9 surfaces: ``await agents.asurfaces(agent, session_id, messages)`` (sync:
 ``surfaces``); the person's actions arrive through ``agents.surface_events(agent)``, an async
@@ -27,8 +29,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from .protocol.errors import ErrorCode, ProtocolError
-from .services import delivery, groups, pending
+from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
+from .services import delivery, groups, pending, sessions
 from .services import surfaces as surface_service
 
 
@@ -92,6 +94,13 @@ async def _await_answer(agent, session_id, method, params):
         await pending.aexpire(request.session_id, request.request_id)
         event = await asyncio.wait_for(layer.receive(channel), 5)
     status = event["status"]
+    if status == pending.MOVED or not await pending.aclaim(
+        request.session_id, request.request_id, channel
+    ):
+        raise ProtocolError(
+            REQUEST_TAKEN_OVER, "Request taken over by another waiter",
+            data={"session_id": str(request.session_id), "request_id": request.request_id},
+        )
     if status == "answered" or (status == "timed_out" and method == "ui.confirm"):
         return event["value"]
     if status == "timed_out":
@@ -113,6 +122,19 @@ async def aconfirm(agent, session_id, title, *, description=None, severity=None,
     return await _await_answer(agent, session_id, "ui.confirm", _drop_none(
         request_id=request_id or str(uuid.uuid4()), title=title, description=description,
         severity=severity, timeout_seconds=timeout_seconds))
+
+
+async def apending(agent, session_id=None):
+    """What waits for the agent: the same list as the agent socket's ``a2ui.pending``.
+
+    Open requests (``status`` "pending") are listed and left where they are; outcomes no waiter
+    received (the process that asked died: ``status`` "answered", "timed_out" or "cancelled",
+    with ``answer``) are handed to this call, once: the next call, or another socket or
+    process, does not get them again.
+    """
+    sid = sessions.parse_session_id(session_id) if session_id is not None else None
+    items, _ = await pending.atake_over(_agent_id(agent), "", sid)
+    return items
 
 
 # A2UI v0.9 surfaces -----------------------------------------------------------------------------
@@ -198,5 +220,6 @@ navigate = async_to_sync(anavigate)
 notify = async_to_sync(anotify)
 request_input = async_to_sync(arequest_input)
 confirm = async_to_sync(aconfirm)
+pending_requests = async_to_sync(apending)
 push = async_to_sync(apush)
 surfaces = async_to_sync(asurfaces)

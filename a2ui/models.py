@@ -223,6 +223,10 @@ class PendingRequest(models.Model):
     rpc_id = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When an agent received the outcome (answer, timeout or cancel).",
+    )
 
     class Meta:
         ordering = ["created_at"]

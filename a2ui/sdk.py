@@ -9,9 +9,22 @@ Requests get their JSON-RPC response (the user's answer for ``request_input``/``
 notifications from the server (session.opened, session.closed, user.cancel, consent.changed,
 user.respond for form components, a2ui.v09 actions) go to handlers registered with ``on``.
 Needs the ``websockets`` package.
+
+After a reconnect (the process that held the old socket died while a request waited; the
+server then opens with an ``a2ui.pending`` ``{"outcomes": n}`` notification), call
+``pending()``: it returns what waits for the agent, hands this socket the answers nobody
+received, and moves the still-open requests here; ``wait_request(session_id, request_id)``
+then returns the answer of such a request when the person gives it::
+
+    for item in await agent.pending():
+        if item["status"] == "pending":
+            answer = await agent.wait_request(item["session_id"], item["request_id"])
+        elif item["status"] == "answered":
+            answer = item["answer"]
 """
 
 import asyncio
+import collections
 import itertools
 import json
 import logging
@@ -30,6 +43,8 @@ class AgentClient:
         self._ids = itertools.count(1)
         self._waiting = {}
         self._handlers = {}
+        self._requests = {}  # (session_id, request_id) -> future, for wait_request
+        self._outcomes = collections.OrderedDict()  # outcomes nobody waited for yet
         self._ws = None
         self._reader = None
         self.closed = None
@@ -68,6 +83,7 @@ class AgentClient:
             async for raw in self._ws:
                 msg = json.loads(raw)
                 if "method" in msg:
+                    self._outcome(msg["method"], msg.get("params") or {})
                     for handler in self._handlers.get(msg["method"], []):
                         asyncio.get_running_loop().create_task(
                             self._run_handler(handler, msg.get("params") or {})
@@ -81,11 +97,27 @@ class AgentClient:
         except Exception as exc:  # connection gone: fail every waiter
             log.info("agent socket closed: %s", exc)
         finally:
-            for future in self._waiting.values():
+            for future in [*self._waiting.values(), *self._requests.values()]:
                 if not future.done():
                     future.set_exception(ConnectionError("agent socket closed"))
             self._waiting.clear()
+            self._requests.clear()
             self.closed.set()
+
+    OUTCOMES = ("user.respond", "user.approve", "request.closed")
+
+    def _outcome(self, method, params):
+        """The outcome of a request taken over with ``pending()`` arrives as a notification."""
+        if method not in self.OUTCOMES or "component_id" in params:
+            return
+        key = (params.get("session_id"), params.get("request_id"))
+        future = self._requests.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result((method, params))
+            return
+        self._outcomes[key] = (method, params)
+        while len(self._outcomes) > 1000:
+            self._outcomes.popitem(last=False)
 
     async def _run_handler(self, handler, params):
         try:
@@ -160,3 +192,34 @@ class AgentClient:
 
     async def sessions(self):
         return (await self.call("a2ui.sessions", {}))["sessions"]
+
+    async def pending(self, session_id=None):
+        """What waits for this agent (``a2ui.pending``); this socket takes it over.
+
+        Items: ``{session_id, request_id, method, params, status, created_at, deadline}``, with
+        ``answer`` and ``resolved_at`` once resolved. Outcomes listed here are this socket's
+        (no other socket gets them); open requests now answer here (see ``wait_request``).
+        """
+        params = {} if session_id is None else {"session_id": session_id}
+        return (await self.call("a2ui.pending", params))["requests"]
+
+    async def wait_request(self, session_id, request_id):
+        """The outcome of a request taken over with ``pending()``, as ``request_input`` /
+        ``confirm`` would return it (a timed-out input raises ProtocolError -32004)."""
+        key = (session_id, request_id)
+        if key in self._outcomes:
+            method, params = self._outcomes.pop(key)
+        else:
+            future = asyncio.get_running_loop().create_future()
+            self._requests[key] = future
+            method, params = await future
+        if method == "user.respond":
+            return params.get("value")
+        if method == "user.approve":
+            return {"approved": params.get("approved"), "reason": params.get("reason", "")}
+        if params.get("status") == "timed_out":
+            if params.get("method") == "ui.confirm":
+                return {"approved": False, "reason": "timeout"}
+            raise ProtocolError(-32004, "Request timeout", {"request_id": request_id})
+        raise ProtocolError(-32000, "Session closed before the user answered",
+                            {"session_id": session_id})

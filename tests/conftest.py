@@ -32,14 +32,20 @@ def get_user_model():
 
 @pytest.fixture(autouse=True)
 def _fresh_local_state():
-    """Process-local stand-ins for Redis keys, and direct-delivery registrations, start empty."""
+    """Process-local stand-ins for Redis keys, and direct-delivery registrations, start empty.
+
+    Session counters a finished test left in the metrics buffer are dropped: their rows are
+    gone, and the exit flush would otherwise wait on a test database that no longer exists.
+    """
     from a2ui.services import direct, shared
+    from a2ui.services.metrics import buffer
 
     shared.local.clear()
     direct.clear()
     yield
     shared.local.clear()
     direct.clear()
+    buffer._take()
 
 
 @pytest.fixture(autouse=True)

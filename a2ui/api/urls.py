@@ -14,6 +14,7 @@ urlpatterns = [
         views.SessionSurfacesView.as_view(),
         name="a2ui-session-surfaces",
     ),
+    path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
     # A plain async view, not DRF: the one HTTP endpoint that takes (only) a stream token.
     path(
         "v4/sessions/<uuid:session_id>/surfaces/stream",

@@ -11,7 +11,7 @@ from .. import tokens
 from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, delivery
+from ..services import audit, delivery, pending, sessions
 from ..services import surfaces as surface_service
 from .base import A2UIAPIView
 from .permissions import IsAgent, IsPerson
@@ -129,3 +129,24 @@ class SessionSurfacesView(A2UIAPIView):
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(result, status=status.HTTP_202_ACCEPTED)
+
+
+class AgentRequestsView(A2UIAPIView):
+    """What waits for the calling agent: open ui.request_input / ui.confirm requests of its live
+    sessions, and outcomes no agent socket has received yet (the asking process died).
+
+    A read-only view (``?session_id=`` narrows it to one session): taking the outcomes over,
+    exactly once, is the agent WebSocket's ``a2ui.pending`` or ``agents.apending``.
+    """
+
+    permission_classes = [IsAgent]
+
+    @extend_schema(responses={200: dict, 400: OpenApiResponse(description="Bad session_id")})
+    def get(self, request):
+        session_id = request.query_params.get("session_id")
+        if session_id is not None:
+            try:
+                session_id = sessions.parse_session_id(session_id)
+            except ProtocolError:
+                raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+        return Response({"requests": pending.listing(request.auth.id, session_id)})

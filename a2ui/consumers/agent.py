@@ -7,6 +7,12 @@ runs out, or -32000 when the session closes first; sent as notifications, the an
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
 ``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications.
 
+``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
+(after a reconnect: answers given while no socket of the agent could take them, and requests
+still open, whose answers then come here as notifications). Each answer reaches one socket once.
+A socket that connects while such answers wait is first told so: an ``a2ui.pending``
+``{"outcomes": n}`` notification.
+
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
 person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
@@ -17,7 +23,7 @@ import asyncio
 from django.utils import timezone
 
 from ..protocol import jsonrpc, methods
-from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from ..services import delivery, groups, housekeeping, pending, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
@@ -40,6 +46,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             self.groups.append(group)
         await self.accept()
         housekeeping.ensure_started()
+        waiting = await pending.aundelivered_count(self.agent.id)
+        if waiting:  # answers given while no socket of the agent could take them
+            await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
 
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
@@ -48,6 +57,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":
             return {"sessions": await sessions.alive_sessions(self.agent)}
+        if msg.method == "a2ui.pending":
+            return await self._take_pending(msg.params)
         if msg.method == "a2ui.v09":
             params = msg.params if isinstance(msg.params, dict) else {}
             if "session_id" not in params:
@@ -69,6 +80,20 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         seq, _ = await delivery.apush(self.agent.id, session_id, msg.method, params)
         return {"delivered": True, "seq": seq}
 
+    async def _take_pending(self, params):
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
+                                data={"path": "params"})
+        session_id = params.get("session_id")
+        if session_id is not None:
+            session_id = sessions.parse_session_id(session_id)
+        items, taken = await pending.atake_over(self.agent.id, self.channel_name, session_id)
+        for request in taken:
+            self._arm_timer(request)
+        return {"requests": items}
+
     def _arm_timer(self, request):
         delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
         key = (str(request.session_id), request.request_id)
@@ -77,6 +102,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             await asyncio.sleep(delay)
             await pending.aexpire(request.session_id, request.request_id)
 
+        old = self.timers.pop(key, None)
+        if old is not None:
+            old.cancel()
         self.timers[key] = asyncio.get_running_loop().create_task(expire())
 
     # From the channel layer ------------------------------------------------------------------
@@ -85,7 +113,19 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         timer = self.timers.pop((event["session_id"], event["request_id"]), None)
         if timer is not None:
             timer.cancel()
+        if self.gone:  # a closed socket takes nothing: the outcome waits for the next one
+            return
         rpc_id, status, value = event["rpc_id"], event["status"], event["value"]
+        if status == pending.MOVED or not await pending.aclaim(
+            event["session_id"], event["request_id"], self.channel_name
+        ):
+            # Another socket of the agent took the request (or its outcome) over.
+            if rpc_id is not None:
+                await self.send_error(ProtocolError(
+                    REQUEST_TAKEN_OVER, "Request taken over by another agent socket",
+                    data={"session_id": event["session_id"], "request_id": event["request_id"]},
+                ), rpc_id)
+            return
         if rpc_id is None:
             if status == "answered":
                 params = {"session_id": event["session_id"], "request_id": event["request_id"]}
@@ -99,7 +139,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             else:
                 await self.send_obj(jsonrpc.notification("request.closed", {
                     "session_id": event["session_id"], "request_id": event["request_id"],
-                    "status": status,
+                    "status": status, "method": pending.METHOD_BY_KIND.get(event["kind"]),
                 }))
             return
         if status == "answered":

@@ -34,6 +34,12 @@ class ErrorCode(IntEnum):
     CONSENT_REQUIRED = -32010
 
 
+#: Not in seed 000 (and not an :class:`ErrorCode`: no close code, never ends a socket): a
+#: waiter's ``ui.request_input`` / ``ui.confirm`` was taken over by another socket or call of
+#: the same agent (``a2ui.pending``), which got the outcome instead. ``data`` is
+#: ``{"session_id", "request_id"}`` (docs/agents.md).
+REQUEST_TAKEN_OVER = -32011
+
 #: The human-readable message for each code, verbatim from seed 000 §9.
 MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PARSE_ERROR: "Parse error",

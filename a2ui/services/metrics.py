@@ -1,18 +1,26 @@
 """Session metrics (seed 000 section 6.3) without a database write per message.
 
-Counters accumulate in a per-process buffer and are flushed as additive ``F()`` updates every
-``A2UI['METRICS_FLUSH_SECONDS']``, one thread hop per flush. Increments from several processes
-add up correctly; a killed process loses at most one interval of counts. The first flush that
-shows agent traffic moves a session from ``initialized`` to ``active``.
+Counters accumulate in a per-process buffer; a flusher thread of the process writes them as
+additive ``F()`` updates every ``A2UI['METRICS_FLUSH_SECONDS']``. The thread outlives every
+request and every event loop: ``add`` may be called from a consumer on the server's loop, from
+a sync DRF view through ``async_to_sync`` (whose loop, and whose thread-sensitive executor,
+end with the request) or from a script, and the counts are written all the same. A write that
+fails puts its counts back for the next one. Increments from several processes add up
+correctly; a killed process loses at most one interval of counts (a normal exit writes what is
+left). The first flush that shows agent traffic moves a session from ``initialized`` to
+``active``.
 """
 
-import asyncio
+import atexit
 import json
 import logging
+import os
+import threading
+import time
 from collections import defaultdict
 
 from channels.db import database_sync_to_async
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import F
 from django.utils import timezone
 
@@ -29,55 +37,106 @@ class _Counts:
         self.messages = self.rendered = self.inputs = self.pushed = 0
         self.last_activity = None
 
+    def merge(self, other):
+        self.messages += other.messages
+        self.rendered += other.rendered
+        self.inputs += other.inputs
+        self.pushed += other.pushed
+        if other.last_activity is not None and (
+            self.last_activity is None or other.last_activity > self.last_activity
+        ):
+            self.last_activity = other.last_activity
+
 
 class MetricsBuffer:
     def __init__(self):
+        self._reset()
+
+    def _reset(self):
         self._counts = defaultdict(_Counts)
-        self._task = None
+        self._lock = threading.Lock()  # the counts
+        self._writing = threading.Lock()  # one write at a time: a flush sees earlier ones done
+        self._wake = threading.Event()
+        self._thread = None
 
     def add(self, session_id, *, messages=1, rendered=0, inputs=0, pushed=False):
-        counts = self._counts[str(session_id)]
-        counts.messages += messages
-        counts.rendered += rendered
-        counts.inputs += inputs
-        counts.pushed += int(pushed)
-        counts.last_activity = timezone.now()
-        self._ensure_task()
+        with self._lock:
+            counts = self._counts[str(session_id)]
+            counts.messages += messages
+            counts.rendered += rendered
+            counts.inputs += inputs
+            counts.pushed += int(pushed)
+            counts.last_activity = timezone.now()
+        if self._thread is None:
+            self._start()
+        if not self._wake.is_set():
+            self._wake.set()
 
-    def _ensure_task(self):
-        if self._task is not None and not self._task.done():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush_sync()
-            return
-        self._task = loop.create_task(self._run())
+    def _start(self):
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(
+                target=self._run, name="a2ui-metrics-flusher", daemon=True
+            )
+            self._thread.start()
 
-    async def _run(self):
-        while self._counts:
-            await asyncio.sleep(a2ui_settings.METRICS_FLUSH_SECONDS)
-            await self.flush()
+    def _run(self):
+        """Sleep until there is something to write, gather an interval's worth, write it."""
+        while True:
+            self._wake.wait()
+            time.sleep(a2ui_settings.METRICS_FLUSH_SECONDS)
+            self._wake.clear()
+            try:
+                self.flush_sync()
+            except Exception:  # the counts are back in the buffer: retry next interval
+                log.exception("a2ui: metrics flush failed; retrying")
+                self._wake.set()
+            finally:
+                connections.close_all()  # this thread's connection goes back to the pool
 
     def _take(self, session_id=None):
-        if session_id is None:
-            taken, self._counts = self._counts, defaultdict(_Counts)
-            return taken
-        counts = self._counts.pop(str(session_id), None)
+        with self._lock:
+            if session_id is None:
+                taken, self._counts = self._counts, defaultdict(_Counts)
+                return taken
+            counts = self._counts.pop(str(session_id), None)
         return {str(session_id): counts} if counts else {}
 
+    def _put_back(self, taken):
+        with self._lock:
+            for session_id, counts in taken.items():
+                self._counts[session_id].merge(counts)
+
     async def flush(self, session_id=None):
-        taken = self._take(session_id)
-        if taken:
-            try:
-                await database_sync_to_async(_write)(taken)
-            except Exception:  # a flush must never take a consumer down
-                log.exception("a2ui: metrics flush failed")
+        """Write now (a consumer closing its session's socket, tests)."""
+        try:
+            await database_sync_to_async(self.flush_sync)(session_id)
+        except Exception:  # a flush must never take a consumer down; the flusher retries
+            log.exception("a2ui: metrics flush failed")
+            self._wake.set()
 
     def flush_sync(self, session_id=None):
-        taken = self._take(session_id)
-        if taken:
-            _write(taken)
+        """Write the counts; when it returns, everything counted before the call is written."""
+        # Bounded wait: the updates are additive, so writing beside a stuck write is still right.
+        waited = self._writing.acquire(timeout=5)
+        try:
+            taken = self._take(session_id)
+            if taken:
+                try:
+                    _write(taken)
+                except BaseException:
+                    self._put_back(taken)
+                    raise
+        finally:
+            if waited:
+                self._writing.release()
+
+    def flush_at_exit(self):
+        try:
+            self.flush_sync()
+        except Exception as exc:
+            log.warning("a2ui: session metrics not written at exit: %s", exc)
 
 
 def _write(taken):
@@ -137,3 +196,5 @@ def _write_postgresql(taken):
 
 
 buffer = MetricsBuffer()
+atexit.register(buffer.flush_at_exit)
+os.register_at_fork(after_in_child=buffer._reset)  # the thread does not survive a fork

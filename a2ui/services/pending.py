@@ -3,16 +3,24 @@
 A PendingRequest row holds the request, its deadline and the channel that awaits it. Answer,
 timeout and session close all race through one conditional UPDATE on ``status='pending'``:
 exactly one of them wins, and only the winner notifies the waiter.
+
+The outcome is stored with the row and counts as delivered only once an agent took it: the
+waiting socket (or Python API call) claims it with a conditional UPDATE on
+``delivered_at IS NULL`` before passing it on, so an outcome whose waiter died (its process
+was killed) stays in the database. An agent that comes back takes over what waits for it
+(``take_over``): open requests are re-pointed to its channel, undelivered outcomes are claimed
+and handed to it, each exactly once whichever sockets and processes race for it.
 """
 
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import a2ui_settings
-from ..models import PendingRequest
+from ..models import A2UISessionLog, PendingRequest
 from ..protocol.errors import ErrorCode, ProtocolError
 from . import groups
 from .metrics import buffer
@@ -21,6 +29,14 @@ Status = PendingRequest.Status
 KIND_BY_METHOD = {"ui.request_input": PendingRequest.KIND_INPUT, "ui.confirm": PendingRequest.KIND_CONFIRM}
 METHOD_BY_KIND = {v: k for k, v in KIND_BY_METHOD.items()}
 ANSWER_METHOD = {PendingRequest.KIND_INPUT: "user.respond", PendingRequest.KIND_CONFIRM: "user.approve"}
+LIVE = A2UISessionLog.LIVE_STATES
+MOVED = "moved"  # the outcome event an old waiter gets when another one took its request over
+LIST_LIMIT = 100  # of each: outcomes, open requests (outcomes taken leave room for more)
+# An answer is taken only while some agent can still receive it: the session is live and its
+# agent not revoked.
+DELIVERABLE = Q(session__state__in=LIVE) & (
+    Q(session__agent__isnull=True) | Q(session__agent__is_active=True)
+)
 
 
 def timeout_for(method, params):
@@ -61,7 +77,7 @@ def _finish(session_id, request_id, kind, status, answer=None):
     if kind is not None:
         qs = qs.filter(kind=kind)
     if status == Status.ANSWERED:
-        qs = qs.filter(deadline__gt=now)
+        qs = qs.filter(DELIVERABLE, deadline__gt=now)
     if not qs.update(status=status, answer=answer, resolved_at=now):
         return None
     return PendingRequest.objects.get(session_id=session_id, request_id=request_id)
@@ -76,6 +92,12 @@ def answer(session_id, request_id, kind, value):
     if existing is None or existing.kind != kind:
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS, "Unknown request_id", data={"path": "params.request_id"}
+        )
+    if existing.status == Status.PENDING and existing.deadline > timezone.now():
+        # Live request, but no agent can ever get the answer: say so instead of "ok".
+        raise ProtocolError(
+            ErrorCode.SESSION_NOT_FOUND, "The agent can no longer receive this answer",
+            data={"request_id": request_id},
         )
     if existing.status == Status.PENDING or existing.status == Status.TIMED_OUT:
         if existing.status == Status.PENDING:  # past its deadline: the timeout wins
@@ -139,8 +161,141 @@ def overdue():
 
 
 async def areap():
-    """Expire requests whose waiter died before their deadline (run by every process)."""
+    """Time out open requests past their deadline whose waiter did not (it died).
+
+    Only the deadline counts: a request whose waiter died is left open until then, for a
+    reconnecting agent to take over. The timeout is then an undelivered outcome like an answer.
+    """
     count = 0
     for session_id, request_id in await database_sync_to_async(overdue)():
         count += await aexpire(session_id, request_id)
     return count
+
+
+# Delivery to agents ---------------------------------------------------------------------------
+
+
+def claim(session_id, request_id, channel):
+    """Mark an outcome delivered to the waiter on ``channel``; True if this call won it."""
+    return bool(
+        PendingRequest.objects.filter(
+            session_id=session_id, request_id=request_id, reply_channel=channel,
+            delivered_at__isnull=True,
+        ).exclude(status=Status.PENDING).update(delivered_at=timezone.now())
+    )
+
+
+aclaim = database_sync_to_async(claim)
+
+
+def _waiting(agent_id, session_id=None):
+    """The agent's requests not delivered yet: undelivered outcomes, then open requests (live
+    sessions), each oldest first."""
+    now = timezone.now()
+    qs = PendingRequest.objects.filter(session__agent_id=agent_id, delivered_at__isnull=True)
+    if session_id is not None:
+        qs = qs.filter(session_id=session_id)
+    qs = qs.order_by("created_at", "pk")
+    resolved = list(qs.exclude(status=Status.PENDING)[:LIST_LIMIT])
+    open_ = list(qs.filter(status=Status.PENDING, session__state__in=LIVE, deadline__gt=now)
+                 [:LIST_LIMIT])
+    return resolved + open_
+
+
+def undelivered_count(agent_id):
+    """How many outcomes of the agent's requests no waiter received (told to a new socket)."""
+    return PendingRequest.objects.filter(
+        session__agent_id=agent_id, delivered_at__isnull=True
+    ).exclude(status=Status.PENDING).count()
+
+
+aundelivered_count = database_sync_to_async(undelivered_count)
+
+
+def describe(row):
+    """One waiting request as agents see it (``a2ui.pending``, REST, Python API)."""
+    item = {
+        "session_id": str(row.session_id),
+        "request_id": row.request_id,
+        "method": METHOD_BY_KIND[row.kind],
+        "params": row.params,
+        "status": row.status,
+        "created_at": row.created_at.isoformat(),
+        "deadline": row.deadline.isoformat(),
+    }
+    if row.status != Status.PENDING:
+        item["resolved_at"] = row.resolved_at.isoformat() if row.resolved_at else None
+        item["answer"] = _outcome_value(row) if row.status != Status.CANCELLED else None
+    return item
+
+
+def listing(agent_id, session_id=None):
+    """What waits for the agent, changing nothing (REST GET)."""
+    return [describe(row) for row in _waiting(agent_id, session_id)]
+
+
+alisting = database_sync_to_async(listing)
+
+
+def take_over(agent_id, channel, session_id=None):
+    """Hand what waits for the agent to the waiter on ``channel``; exactly once.
+
+    Open requests are re-pointed to ``channel`` (their outcome will come there, as a
+    notification: ``rpc_id`` is cleared); ``channel=""`` leaves them where they are. Undelivered
+    outcomes are claimed for the caller, who passes them on. Open requests go first, so one
+    resolved in between is either re-pointed here or claimed here. Returns ``(items, taken,
+    moved)``: the items for the agent, the rows re-pointed, and ``(old channel, old rpc id,
+    row)`` for each old waiter that must hear it lost the request.
+    """
+    now = timezone.now()
+    taken, moved = [], []
+    rows = _waiting(agent_id, session_id)
+    if channel:
+        for row in rows:
+            if row.status == Status.PENDING and _repoint(row, channel, moved):
+                taken.append(row)
+    items, open_ids = [], {row.pk for row in rows if row.status == Status.PENDING}
+    for row in rows:
+        if row.pk in open_ids and row in taken:
+            items.append(describe(row))
+            continue
+        if row.pk in open_ids and not channel:
+            items.append(describe(row))
+            continue
+        # Resolved (before the listing or since): claim it, once, for this caller.
+        if PendingRequest.objects.filter(pk=row.pk, delivered_at__isnull=True).exclude(
+            status=Status.PENDING
+        ).update(delivered_at=now):
+            row.refresh_from_db()
+            items.append(describe(row))
+    return items, taken, moved
+
+
+def _repoint(row, channel, moved):
+    """Point an open request at ``channel``, conditional on the waiter it had, so that the
+    waiter it really had (two takers racing) is the one told; False once it is resolved."""
+    for _ in range(10):
+        qs = PendingRequest.objects.filter(
+            pk=row.pk, status=Status.PENDING, reply_channel=row.reply_channel
+        )
+        if qs.update(reply_channel=channel, rpc_id=None):
+            if row.reply_channel and row.reply_channel != channel:
+                moved.append((row.reply_channel, row.rpc_id, row))
+            row.reply_channel, row.rpc_id = channel, None
+            return True
+        current = PendingRequest.objects.filter(pk=row.pk, status=Status.PENDING).values(
+            "reply_channel", "rpc_id").first()
+        if current is None:
+            return False  # resolved meanwhile: the caller claims the outcome instead
+        row.reply_channel, row.rpc_id = current["reply_channel"], current["rpc_id"]
+    return False
+
+
+async def atake_over(agent_id, channel, session_id=None):
+    items, taken, moved = await database_sync_to_async(take_over)(agent_id, channel, session_id)
+    for old_channel, old_rpc_id, row in moved:
+        await groups.send_channel(
+            old_channel,
+            groups.answer_event(row.session_id, row.request_id, MOVED, None, old_rpc_id, row.kind),
+        )
+    return items, taken

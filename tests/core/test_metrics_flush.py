@@ -1,0 +1,156 @@
+"""Session metrics written for every kind of caller (seed 000 section 6.3).
+
+The REST view is a sync DRF view that calls the async service layer with ``async_to_sync``.
+Under an ASGI server that runs the coroutine on the server's loop, inside a context that
+points thread-sensitive work at the view's thread, which is gone once the view returns; with
+no server loop (WSGI, tests, a management command) ``async_to_sync`` runs a loop of its own
+that ends with the call. Either way the counts must reach the database.
+"""
+
+import asyncio
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from a2ui import tokens
+from a2ui.models import A2UISessionLog
+from a2ui.services import sessions
+from a2ui.services.metrics import MetricsBuffer, _Counts, buffer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+FAST = {"METRICS_FLUSH_SECONDS": 0.05}
+
+
+def _open(user, agent):
+    record = tokens.issue_stream_token(user, agent).record
+    session = sessions.open_session(record, {"name": "t"}, {})
+    old = timezone.now() - timezone.timedelta(minutes=30)
+    A2UISessionLog.objects.filter(pk=session.pk).update(last_activity=old)
+    return session.pk, old
+
+
+def _push(key, sid):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    response = client.post(
+        f"/api/v4/sessions/{sid}/messages",
+        [{"jsonrpc": "2.0", "method": "ui.notify", "params": {"level": "info", "title": "t"}}],
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+
+
+def _wait_written(sid, old, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = A2UISessionLog.objects.get(pk=sid)
+        if row.message_count >= 1 and row.last_activity > old:
+            return row
+        time.sleep(0.05)
+    return A2UISessionLog.objects.get(pk=sid)
+
+
+def test_rest_push_from_a_sync_caller_is_written(user, agent, agent_key):
+    """No server loop: async_to_sync's own loop ends with the request."""
+    with override_settings(A2UI=FAST):
+        sid, old = _open(user, agent)
+        _push(agent_key, sid)
+        row = _wait_written(sid, old)
+    assert row.message_count >= 1
+    assert row.last_activity > old
+    assert row.state == "active"
+
+
+async def test_rest_push_under_an_asgi_server_loop_is_written(user, agent, agent_key):
+    """As under Daphne: the sync view runs in a thread while a server loop runs."""
+    with override_settings(A2UI=FAST):
+        sid, old = await database_sync_to_async(_open)(user, agent)
+        await sync_to_async(_push)(agent_key, sid)
+        await asyncio.sleep(0.5)  # the server loop goes on after the request
+        row = await database_sync_to_async(_wait_written)(sid, old)
+    assert row.message_count >= 1
+    assert row.last_activity > old
+    assert row.state == "active"
+
+
+def test_a_failed_write_keeps_the_counts(user, agent, monkeypatch):
+    """A flush that fails (database away) puts its counts back for the next one."""
+    sid, old = _open(user, agent)
+    buf = MetricsBuffer()
+    counts = _Counts()
+    counts.messages, counts.last_activity = 3, timezone.now()
+    buf._counts[str(sid)] = counts
+    from a2ui.services import metrics
+
+    def broken(taken):
+        raise RuntimeError("database away")
+
+    monkeypatch.setattr(metrics, "_write", broken)
+    with pytest.raises(RuntimeError):
+        buf.flush_sync()
+    monkeypatch.undo()
+    buf.add(sid, messages=2)
+    buf.flush_sync()
+    assert A2UISessionLog.objects.get(pk=sid).message_count == 5
+
+
+def test_the_flusher_outlives_every_loop(user, agent):
+    """Counts added on a loop that then closes are still written, with no later call."""
+    with override_settings(A2UI=FAST):
+        sid, old = _open(user, agent)
+
+        async def add():
+            buffer.add(sid)
+
+        asyncio.run(add())  # the loop is closed when this returns
+        row = _wait_written(sid, old)
+    assert row.message_count >= 1
+
+
+def test_a_flush_waits_for_the_write_in_progress(user, agent, monkeypatch):
+    """When flush returns, everything counted before it is written, even counts the flusher
+    thread had already taken (a closing session, tests)."""
+    import threading
+
+    from django.db import connections
+
+    from a2ui.services import metrics
+
+    sid, old = _open(user, agent)
+    buf = MetricsBuffer()
+    buf._thread = object()  # no flusher thread: the writes below are driven by hand
+    buf.add(sid)
+    real, started, release = metrics._write, threading.Event(), threading.Event()
+
+    def slow(taken):
+        started.set()
+        release.wait(5)
+        real(taken)
+
+    def run(target, done=None):
+        try:
+            target()
+        finally:
+            connections.close_all()
+            if done is not None:
+                done.set()
+
+    monkeypatch.setattr(metrics, "_write", slow)
+    first = threading.Thread(target=run, args=(buf.flush_sync,))
+    first.start()
+    assert started.wait(5)
+    monkeypatch.setattr(metrics, "_write", real)
+    done = threading.Event()
+    second = threading.Thread(target=run, args=(buf.flush_sync, done))
+    second.start()
+    assert not done.wait(0.3)  # it waits for the first write
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert done.is_set()
+    assert A2UISessionLog.objects.get(pk=sid).message_count == 1
