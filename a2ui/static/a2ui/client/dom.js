@@ -57,25 +57,8 @@ export function append(node, children) {
   return node;
 }
 
-/** A URL the client may follow or load: http(s) or relative (resolved against the page). */
-export function safeUrl(raw, { allowData = false } = {}) {
-  if (typeof raw !== 'string') return null;
-  const value = text(raw).trim();
-  if (!value) return null;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
-  let url;
-  try {
-    url = new URL(value, document.baseURI);
-  } catch {
-    return null;
-  }
-  if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
-  if (allowData && url.protocol === 'data:' && /^data:image\/(png|jpe?g|gif|webp|avif);/i.test(value)) {
-    return value;
-  }
-  return null;
-}
+// URLs: one policy for the whole client, the server's (urlpolicy.js).
+export { safeUrl } from './urlpolicy.js';
 
 let idCounter = 0;
 export function uid(prefix = 'a2ui') {
