@@ -7,10 +7,16 @@ import MarkdownIt from 'markdown-it';
 import { h, text } from './dom.js';
 import { safeUrl } from './urlpolicy.js';
 
-const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
+// maxNesting 20 (the commonmark preset's) instead of 100: inline rules look ahead up to that
+// many levels at each "[" or "*", so it bounds the work per character.
+const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false, maxNesting: 20 });
 // Server strings are HTML-safe text: their entities are decoded once, by text(), before
 // parsing; markdown-it must not decode a second time ("&amp;lt;" stays "&lt;").
 md.disable('entity');
+// Link and image destinations: the policy sees the destination as written (after markdown's
+// own unescaping) and again after markdown-it normalized it (percent-encoding, punycode).
+const normalizeLink = md.normalizeLink.bind(md);
+md.normalizeLink = (url) => (safeUrl(url) === null ? '' : normalizeLink(url));
 md.validateLink = (url) => safeUrl(url) !== null;
 
 // Elements the walker may create (markdown-it's default preset, nothing else).
@@ -63,20 +69,26 @@ function code(token, block) {
   return block ? h('pre', { class: 'a2ui-md-pre' }, el) : el;
 }
 
+// Deeper elements are flattened into their ancestor at this depth: emphasis can nest one
+// level per delimiter ("****...a****..."), and building a DOM thousands of levels deep is
+// quadratic (every insertion checks the new parent's ancestors).
+const MAX_DEPTH = 24;
+
 /** Append DOM for a token stream (block or inline) to `root`. */
-function build(tokens, root) {
+function build(tokens, root, depth = 0) {
   const stack = [root];
   for (const token of tokens) {
     const parent = stack[stack.length - 1];
     if (token.nesting === 1) {
-      if (token.hidden) { stack.push(parent); continue; } // tight list paragraphs
+      // Tight list paragraphs are hidden; too deep elements are left out (their text stays).
+      if (token.hidden || depth + stack.length > MAX_DEPTH) { stack.push(parent); continue; }
       const el = open(token);
       parent.append(el);
       stack.push(el);
     } else if (token.nesting === -1) {
       stack.pop();
     } else if (token.type === 'inline') {
-      build(token.children || [], parent);
+      build(token.children || [], parent, depth + stack.length);
     } else if (token.type === 'text') {
       parent.append(token.content);
     } else if (token.type === 'code_inline') {
