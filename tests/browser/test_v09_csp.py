@@ -3,7 +3,8 @@
 All 30 official v0.9 examples (tests/v09/official/examples/) go from the agent through the
 server to the page: no CSP violation may be reported while they render, and the properties the
 renderer sets per component (Image object-fit, Text weight as flex, Row/Column alignment)
-actually apply, as computed styles.
+actually apply, as computed styles; a markdown table in a Text keeps its alignment without a
+style attribute.
 """
 
 import json
@@ -22,12 +23,14 @@ BASIC = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 STYLED = [
     {"version": "v0.9", "createSurface": {"surfaceId": "styled", "catalogId": BASIC}},
     {"version": "v0.9", "updateComponents": {"surfaceId": "styled", "components": [
-        {"id": "root", "component": "Row", "children": ["left", "right", "pic"],
+        {"id": "root", "component": "Row", "children": ["left", "right", "pic", "table"],
          "justify": "spaceBetween", "align": "center"},
         {"id": "left", "component": "Text", "text": "weighted 2", "weight": 2},
         {"id": "right", "component": "Text", "text": "weighted 1", "weight": 1},
         {"id": "pic", "component": "Image", "url": "/static/a2ui/demo/chart.svg",
          "description": "contained", "fit": "contain"},
+        {"id": "table", "component": "Text",
+         "text": "| name | count |\n| :--- | ----: |\n| **a** | 1 |"},
     ]}},
 ]
 
@@ -61,7 +64,8 @@ def test_official_examples_render_without_csp_violations(page, agent):
         const style = (sel) => getComputedStyle(root.querySelector(sel));
         const texts = [...root.querySelectorAll('.a2ui-text')];
         return {
-            flex: texts.map((t) => getComputedStyle(t).flexGrow),
+            flex: texts.slice(0, 2).map((t) => getComputedStyle(t).flexGrow),
+            cellAlign: [...root.querySelectorAll('td')].map((c) => c.getAttribute('align')),
             fit: style('img').objectFit,
             justify: style('a2ui-basic-row').justifyContent,
             align: style('a2ui-basic-row').alignItems,
@@ -69,7 +73,8 @@ def test_official_examples_render_without_csp_violations(page, agent):
                 .filter((e) => e.hasAttribute('style') && !e.style.length).length,
         };
     }""")
-    assert computed == {"flex": ["2", "1"], "fit": "contain", "justify": "space-between",
+    assert computed == {"flex": ["2", "1"], "cellAlign": ["left", "right"], "fit": "contain",
+                        "justify": "space-between",
                         "align": "center", "styleAttributes": 0}
 
     # Every example rendered and not one inline style (or anything else) was blocked.

@@ -37,8 +37,10 @@ function open(token) {
     const start = token.attrGet('start');
     if (start !== null && start !== '1') el.setAttribute('start', String(Number(start) || 1));
   }
+  // Table alignment as the `align` attribute, not markdown-it's style="text-align:...": the CSP
+  // refuses style attributes, and v0.9 Text serializes this DOM into lit's unsafeHTML.
   const align = ALIGN[token.attrGet('style') || ''];
-  if (align) el.style.textAlign = align; // CSSOM, allowed by the CSP (a style attribute is not)
+  if (align) el.setAttribute('align', align);
   return el;
 }
 
