@@ -2,7 +2,7 @@
 
 Add ``"a2ui.staticfinders.NodeModulesFinder"`` to ``STATICFILES_FINDERS``. The files are served
 under ``a2ui-vendor/<package>/...`` (``a2ui.web.importmap.VENDOR_PREFIX``). Only the modules the
-import map can reach from the ``@a2ui/lit`` v0.9 entry points, plus the packages' licence files,
+import map can reach from its entry points (``@a2ui/lit`` v0.9, markdown-it), plus the packages' licence files,
 are found or listed, so ``collectstatic`` copies a few hundred files instead of all of
 ``node_modules``.
 """
@@ -49,6 +49,19 @@ class NodeModulesFinder(BaseFinder):
             return [
                 checks.Warning(
                     f"@a2ui/lit is not installed in {root}: the web client cannot load v0.9 surfaces.",
+                    hint="Run `npm ci` in the project root, or set A2UI['NODE_MODULES_DIR'].",
+                    id="a2ui.W101",
+                )
+            ]
+        absent = [
+            spec
+            for spec in importmap.ENTRY_POINTS
+            if not (root / importmap.IMPORTS[spec]).is_file()
+        ]
+        if absent:
+            return [
+                checks.Warning(
+                    f"{', '.join(absent)} not installed in {root}: the web client cannot load.",
                     hint="Run `npm ci` in the project root, or set A2UI['NODE_MODULES_DIR'].",
                     id="a2ui.W101",
                 )

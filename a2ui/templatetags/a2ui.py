@@ -39,7 +39,7 @@ def a2ui_csp_nonce(context):
 
 @register.simple_tag(takes_context=True)
 def a2ui_import_map(context):
-    """``<script type="importmap">`` for @a2ui/lit, with the request's CSP nonce."""
+    """``<script type="importmap">`` for markdown-it and @a2ui/lit, with the request's CSP nonce."""
     nonce = csp.get_nonce(_request(context))
     return format_html(
         '<script type="importmap" nonce="{}">{}</script>',
@@ -58,8 +58,13 @@ def _token_url():
 
 
 @register.inclusion_tag("a2ui/_client.html", takes_context=True)
-def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True, agent=None):
+def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True,
+                import_map=True, agent=None):
     """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
+
+    The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9). A page
+    with an import map of its own merges ``a2ui.web.importmap.build_import_map()`` into it and
+    passes ``import_map=False``; ``v09=False`` only turns v0.9 surfaces off.
 
     ``agent`` names the agent this client talks to (default: ``A2UI['DEFAULT_AGENT']``, or the
     only active agent). A name that is not an active agent shows a message instead of a client.
@@ -70,7 +75,7 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
     return {
         "agent": agent or "",
         "nonce": csp.get_nonce(request),
-        "import_map": a2ui_import_map(context) if v09 else "",
+        "import_map": a2ui_import_map(context) if import_map else "",
         "csrf_token": get_token(request) if request is not None else "",
         "token_url": token_url or _token_url(),
         "ws_path": ws_path,

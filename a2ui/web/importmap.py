@@ -1,4 +1,4 @@
-"""The import map that loads the official ``@a2ui/lit`` v0.9 renderer from node_modules.
+"""The import map that loads the official ``@a2ui/lit`` v0.9 renderer and markdown-it from node_modules.
 
 No bundler and no CDN: the browser resolves the renderer's bare imports (``lit``, ``zod``,
 ``@a2ui/web_core/v0_9``...) through an ``<script type="importmap">`` whose targets are files of
@@ -34,13 +34,15 @@ IMPORTS = {
     "lit-element/": "lit-element/",
     "lit-html": "lit-html/lit-html.js",
     "lit-html/": "lit-html/",
+    # The web client's Markdown parser: markdown-it's self-contained browser build.
+    "markdown-it": "markdown-it/dist/browser/markdown-it.esm.min.mjs",
     "zod": "zod/index.js",
     "zod/v3": "zod/v3/index.js",
     "zod-to-json-schema": "zod-to-json-schema/dist/esm/index.js",
 }
 
 # What the client page imports; everything else is reached from these.
-ENTRY_POINTS = ("@a2ui/lit/v0_9", "@a2ui/web_core/v0_9")
+ENTRY_POINTS = ("@a2ui/lit/v0_9", "@a2ui/web_core/v0_9", "markdown-it")
 
 # npm packages (folders of node_modules) the import map points into.
 PACKAGES = tuple(

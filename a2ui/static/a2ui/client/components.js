@@ -256,7 +256,7 @@ function code(data, ctx) {
 }
 
 function image(data) {
-  const src = safeUrl(data.url ?? data.src, { allowData: true });
+  const src = safeUrl(data.url ?? data.src);
   const alt = text(data.alt || '');
   const img = src
     ? h('img', {

@@ -1,5 +1,6 @@
 // A2UI v0.9 surfaces through the official renderer (@a2ui/lit, v0_9 entry), loaded lazily
-// through the page's import map on the first a2ui.v09 message.
+// through the page's import map on the first a2ui.v09 message. The catalog is the basic one
+// with bound URLs policed and CSP-safe styling (v09catalog.js).
 import { h } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -31,12 +32,12 @@ export class V09Surfaces {
   load() {
     if (!this.ready) {
       this.ready = Promise.all([
-        import('@a2ui/lit/v0_9'), import('@a2ui/web_core/v0_9'), import('@lit/context'),
-      ]).then(([lit, core, litContext]) => {
+        import('./v09catalog.js'), import('@a2ui/web_core/v0_9'), import('@lit/context'),
+      ]).then(([catalog, core, litContext]) => {
         this.markdownProvider = new litContext.ContextProvider(this.container, {
           context: core.Context.markdown, initialValue: markdownToHtml,
         });
-        this.processor = new core.MessageProcessor([lit.basicCatalog], (action) => this.onAction(action));
+        this.processor = new core.MessageProcessor([catalog.clientCatalog()], (action) => this.onAction(action));
         this.processor.onSurfaceCreated((surface) => this.mount(surface));
         this.processor.onSurfaceDeleted((id) => this.unmount(id));
         return this.processor;

@@ -1,0 +1,186 @@
+// The basic v0.9 catalog of @a2ui/lit, as the client renders it: the same components and
+// functions, with two changes made through the library's own extension points (a Catalog of
+// our own, element subclasses and A2uiLitElement.createController):
+//
+// 1. URLs. Every component whose schema has a URL-like property (url, src, href, *Url, *_url,
+//    at any depth: Image, Video, AudioPlayer today) gets a controller that runs the resolved
+//    props, including values bound to the data model, through the client's URL policy
+//    (urlpolicy.js, the server's rule). A refused URL renders as nothing (no image, no
+//    player), with one console warning per refused value. openUrl opens only policy-approved
+//    URLs and otherwise does nothing.
+// 2. CSP. Two components write a style attribute, which the strict style-src blocks: Text
+//    (`style="flex: N"` for its weight) and Image (lit's styleMap for object-fit, which writes
+//    the attribute on first render). Here those attributes are never written and the same
+//    properties are set through CSSOM (element.style), which CSP allows.
+//
+// Loaded lazily by v09.js (its imports need the page's import map).
+import { html, nothing } from 'lit';
+import { basicCatalog } from '@a2ui/lit/v0_9';
+import { A2uiController, Catalog } from '@a2ui/web_core/v0_9';
+import { isUrlKey, urlProblem } from './urlpolicy.js';
+
+const MAX_DEPTH = 16;
+
+/** Whether a zod schema (as the catalog's component APIs use) has a URL-like key anywhere. */
+export function schemaHasUrlKey(schema, depth = 0) {
+  const def = schema?._def;
+  if (!def || depth > MAX_DEPTH) return false;
+  if (typeof def.shape === 'function') {
+    for (const [key, value] of Object.entries(def.shape())) {
+      if (isUrlKey(key) || schemaHasUrlKey(value, depth + 1)) return true;
+    }
+    return false;
+  }
+  const inner = [def.innerType, def.type, def.schema, def.left, def.right, ...(def.options || [])];
+  return inner.some((s) => s && s !== schema && schemaHasUrlKey(s, depth + 1));
+}
+
+/** A copy of resolved props without refused URLs; `refused` lists what was taken out. */
+export function policeProps(value, refused = [], path = '', depth = 0) {
+  if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((item, i) => {
+      const next = policeProps(item, refused, `${path}/${i}`, depth + 1);
+      changed ||= next !== item;
+      return next;
+    });
+    return changed ? out : value;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  let out = value;
+  for (const [key, item] of Object.entries(value)) {
+    let next = item;
+    if (isUrlKey(key) && item !== undefined && item !== null && typeof item !== 'function') {
+      const problem = urlProblem(item);
+      if (problem) {
+        refused.push({ path: `${path}/${key}`, value: String(item).slice(0, 80), problem });
+        next = undefined;
+      }
+    } else {
+      next = policeProps(item, refused, `${path}/${key}`, depth + 1);
+    }
+    if (next !== item) {
+      if (out === value) out = { ...value };
+      out[key] = next;
+    }
+  }
+  return out;
+}
+
+/** A2uiController whose `props` (set by the library on every binding change) are policed. */
+class PolicedController extends A2uiController {
+  get props() {
+    return this.policedProps;
+  }
+
+  set props(value) {
+    const refused = [];
+    this.policedProps = policeProps(value, refused);
+    this.refused = refused;
+    const key = JSON.stringify(refused);
+    if (refused.length && key !== this.warned) {
+      const id = this.host?.context?.componentModel?.id;
+      console.warn(`a2ui: URL refused in v0.9 component ${id ?? '?'}, not rendered:`, refused);
+    }
+    this.warned = key;
+  }
+}
+
+function policedElement(Base) {
+  return class extends Base {
+    createController() {
+      return new PolicedController(this, this.api);
+    }
+
+    render() {
+      return this.controller?.refused?.length ? nothing : super.render();
+    }
+
+    updated(changed) {
+      super.updated(changed);
+      this.toggleAttribute('data-url-refused', Boolean(this.controller?.refused?.length));
+    }
+  };
+}
+
+function cspImageElement(Base) {
+  return class extends policedElement(Base) {
+    render() {
+      const props = this.controller?.props;
+      if (!props || this.controller.refused?.length) return nothing;
+      // The library's template, without style=${styleMap(...)}: object-fit is set in updated().
+      return html`<img src=${props.url || nothing} alt=${props.description || ''}
+        class="a2ui-image ${props.variant || 'default'}" />`;
+    }
+
+    updated(changed) {
+      super.updated(changed);
+      const img = this.querySelector(':scope > img');
+      if (img) img.style.objectFit = this.controller?.props?.fit || 'cover';
+    }
+  };
+}
+
+function cspTextElement(Base) {
+  return class extends Base {
+    render() {
+      const controller = this.controller;
+      const props = controller?.props;
+      if (!props || typeof props.weight !== 'number') return super.render();
+      // Render without the weight (so no style attribute); updated() applies it via CSSOM.
+      controller.props = { ...props, weight: undefined };
+      try {
+        return super.render();
+      } finally {
+        controller.props = props;
+      }
+    }
+
+    updated(changed) {
+      super.updated(changed);
+      const span = this.querySelector(':scope > .a2ui-text');
+      const weight = this.controller?.props?.weight;
+      if (!span) return;
+      if (typeof weight === 'number') span.style.flex = String(weight);
+      else span.style.removeProperty('flex');
+    }
+  };
+}
+
+function define(api, make) {
+  const tag = `a2ui-safe-${api.tagName.replace(/^a2ui-/, '')}`;
+  if (!customElements.get(tag)) customElements.define(tag, make(customElements.get(api.tagName)));
+  return { ...api, tagName: tag };
+}
+
+function openUrl(original) {
+  return {
+    ...original,
+    execute(args) {
+      const url = args?.url;
+      const problem = urlProblem(url);
+      if (problem) {
+        console.warn(`a2ui: openUrl refused (${problem}):`, String(url).slice(0, 80));
+        return;
+      }
+      window.open(new URL(url, window.location.href).href, '_blank', 'noopener,noreferrer');
+    },
+  };
+}
+
+let catalog = null;
+
+/** The catalog the client's MessageProcessor uses (same id as the basic catalog). */
+export function clientCatalog() {
+  if (catalog) return catalog;
+  const components = [...basicCatalog.components.values()].map((api) => {
+    if (api.name === 'Text') return define(api, cspTextElement);
+    if (api.name === 'Image') return define(api, cspImageElement);
+    if (api.tagName && schemaHasUrlKey(api.schema)) return define(api, policedElement);
+    return api;
+  });
+  const functions = [...basicCatalog.functions.values()].map((fn) => (fn.name === 'openUrl' ? openUrl(fn) : fn));
+  catalog = new Catalog(basicCatalog.id, components, functions, basicCatalog.themeSchema);
+  return catalog;
+}
