@@ -10,15 +10,22 @@ app never got to answer ``-32002 Payload too large``. :func:`build_server` build
   error and keep the socket; beyond the cap the transport refuses to buffer more;
 * a **clean close** past the cap: autobahn's ``failByDrop`` is turned off, so the peer gets a
   close frame (1009 message too big; 1002/1007 for protocol violations) instead of a dropped
-  connection.
+  connection;
+* a **clean shutdown**: on SIGTERM/SIGINT every open WebSocket gets a close frame (1001 going
+  away) and up to :data:`SHUTDOWN_GRACE` seconds to answer it, instead of a dropped connection
+  (1006). Daphne then cancels the applications and exits, as before.
 
 ``manage.py a2ui_serve`` (the one way this project runs Daphne) calls it. Importing this module
 installs Twisted's asyncio reactor (``daphne.server`` does so on import), as Daphne's CLI does.
 """
 
+import asyncio
 import logging
+import time
 
 from daphne.server import Server
+from daphne.ws_protocol import WebSocketProtocol
+from twisted.internet import defer, reactor, task
 
 from .conf import a2ui_settings
 
@@ -26,6 +33,10 @@ log = logging.getLogger("a2ui.serving")
 
 #: The hard cap is this many times the payload limit.
 HARD_CAP_FACTOR = 2
+#: Close code and reason every open WebSocket gets when the server stops.
+SHUTDOWN_CLOSE = (1001, "server shutting down")
+#: Seconds the clients get to answer that close frame before the process exits anyway.
+SHUTDOWN_GRACE = 2.0
 
 
 def websocket_hard_cap(limit=None):
@@ -45,8 +56,50 @@ class A2UIServer(Server):
         # Daphne builds its factories inside run(), right before this hook; no connection has
         # been served yet (the reactor is not running).
         self.ws_factory.setProtocolOptions(failByDrop=False)
+        reactor.addSystemEventTrigger("before", "shutdown", self.close_websockets)
         if self._user_ready is not None:
             self._user_ready()
+
+    def kill_all_applications(self):
+        """Daphne's, minus its KeyError: a connection whose application is done (reaped by
+        ``application_checker``) or never started has no ``application_instance``; Daphne's
+        version raised there, logged a traceback and left the other applications running."""
+        wait_for = []
+        for details in self.connections.values():
+            instance = details.get("application_instance")
+            if instance is not None and not instance.done():
+                instance.cancel()
+                wait_for.append(instance)
+        logging.getLogger("daphne.server").info(
+            "Killed %i pending application instances", len(wait_for))
+        waited = defer.Deferred.fromFuture(asyncio.gather(*wait_for))
+        waited.addErrback(lambda _failure: None)
+        return waited
+
+    def close_websockets(self, grace=SHUTDOWN_GRACE):
+        """Send every open WebSocket a 1001 close; fire once all are closed or ``grace`` ends."""
+        sockets = [p for p in list(getattr(self, "connections", {}))
+                   if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN]
+        for protocol in sockets:
+            # sendClose() only allows 1000 and 3000-4999 (the application's codes); 1001 is the
+            # endpoint's own, sent by the protocol layer.
+            protocol.sendCloseFrame(code=SHUTDOWN_CLOSE[0],
+                                    reasonUtf8=SHUTDOWN_CLOSE[1].encode(), isReply=False)
+        if not sockets:
+            return None
+        log.info("a2ui: closing %d WebSocket(s) for shutdown", len(sockets))
+        done = defer.Deferred()
+        deadline = time.monotonic() + grace
+
+        def check():
+            if time.monotonic() >= deadline or all(
+                    p.state == p.STATE_CLOSED for p in sockets):
+                poll.stop()
+                done.callback(None)
+
+        poll = task.LoopingCall(check)
+        poll.start(0.05)
+        return done
 
 
 def build_server(application, endpoints, *, max_message_size=None, **options):

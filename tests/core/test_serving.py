@@ -37,3 +37,20 @@ def test_websocket_failures_close_cleanly():
     server.ws_factory = Factory()
     server.ready_callable()
     assert server.ws_factory.options == {"failByDrop": False}
+
+
+def test_shutdown_survives_connections_without_an_application():
+    """Daphne's kill_all_applications raised KeyError on a connection whose application was
+    already reaped (or never started), logged a traceback and cancelled nothing else."""
+    import asyncio
+
+    server = serving.build_server(app, ["tcp:port=0"])
+    loop = asyncio.new_event_loop()
+    try:
+        pending = loop.create_future()
+        server.connections = {"idle keep-alive": {"connected": 0.0},
+                              "socket": {"connected": 0.0, "application_instance": pending}}
+        server.kill_all_applications()
+        assert pending.cancelled()
+    finally:
+        loop.close()

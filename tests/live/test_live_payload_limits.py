@@ -1,4 +1,4 @@
-"""Tier 2: the payload limit as served (``manage.py a2ui_serve``), on real sockets.
+"""Tier 2: the payload limit and shutdown as served (``manage.py a2ui_serve``), on real sockets.
 
 A frame one byte over ``MAX_PAYLOAD_SIZE`` reaches the app and gets the protocol's payload
 error (-32002 on both seed-000 sockets, ``PAYLOAD_TOO_LARGE`` on /ws/v09); the socket stays
@@ -8,7 +8,9 @@ transport's hard cap (twice the limit) the socket is closed with 1009, never dro
 Over REST a body past the limit gets 413 with a message.
 """
 
+import asyncio
 import json
+import signal
 import urllib.request
 
 import pytest
@@ -150,4 +152,19 @@ async def test_rest_body_over_the_limit_is_413_with_a_message(daphne_server, age
             status, raw = exc.code, exc.read()
         assert status == 413, (size, status, raw[:300])
         assert "MAX_PAYLOAD_SIZE" in json.loads(raw)["detail"], raw[:300]
+    assert_clean_log(server)
+
+
+async def test_sigterm_closes_every_socket_with_1001_and_exits_0(daphne_server, stream_token,
+                                                                agent_key):
+    server = daphne_server()
+    agent = await open_agent(server, agent_key)
+    user = await open_user(server, stream_token)
+    await init_session(user)
+    ws, _ = await open_v09(server, stream_token)
+    server.proc.send_signal(signal.SIGTERM)
+    for client in (agent, user, ws):
+        code, reason, _ = await client.expect_close()
+        assert (code, reason) == (1001, "server shutting down")
+    assert await asyncio.to_thread(server.proc.wait, 10) == 0
     assert_clean_log(server)
