@@ -168,3 +168,17 @@ async def test_sigterm_closes_every_socket_with_1001_and_exits_0(daphne_server, 
         assert (code, reason) == (1001, "server shutting down")
     assert await asyncio.to_thread(server.proc.wait, 10) == 0
     assert_clean_log(server)
+
+
+async def test_the_limit_counts_bytes_not_characters_on_v09(daphne_server, stream_token):
+    """A frame of LIMIT+1 UTF-8 bytes in two-byte characters has fewer than LIMIT characters."""
+    server = daphne_server()
+    ws, _sid = await open_v09(server, stream_token)
+    head = json.dumps({"version": "v0.9", "action": {"name": ""}})[:-3]
+    room = LIMIT + 1 - len(head) - 3
+    frame = head + "é" * (room // 2) + "x" * (room % 2) + '"}}'
+    assert len(frame.encode()) == LIMIT + 1 and len(frame) <= LIMIT
+    await ws.send_text(frame)
+    err = await ws.recv()
+    assert err["error"]["code"] == "PAYLOAD_TOO_LARGE", str(err)[:300]
+    await ws.close()
