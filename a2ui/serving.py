@@ -12,8 +12,9 @@ app never got to answer ``-32002 Payload too large``. :func:`build_server` build
   close frame (1009 message too big; 1002/1007 for protocol violations) instead of a dropped
   connection;
 * a **clean shutdown**: on SIGTERM/SIGINT every open WebSocket gets a close frame (1001 going
-  away) and up to :data:`SHUTDOWN_GRACE` seconds to answer it, instead of a dropped connection
-  (1006). Daphne then cancels the applications and exits, as before.
+  away) instead of a dropped connection (1006), and its consumer the disconnect that follows;
+  after up to :data:`SHUTDOWN_GRACE` seconds the applications still running are cancelled, as
+  Daphne does, and the process exits.
 
 ``manage.py a2ui_serve`` (the one way this project runs Daphne) calls it. Importing this module
 installs Twisted's asyncio reactor (``daphne.server`` does so on import), as Daphne's CLI does.
@@ -61,11 +62,21 @@ class A2UIServer(Server):
             self._user_ready()
 
     def kill_all_applications(self):
-        """Daphne's, minus its KeyError: a connection whose application is done (reaped by
-        ``application_checker``) or never started has no ``application_instance``; Daphne's
-        version raised there, logged a traceback and left the other applications running."""
+        """Daphne's shutdown hook, made graceful: every open WebSocket gets a close frame (1001)
+        and its application the ``websocket.disconnect`` that follows (consumers record the
+        detached session, flush counters); once those are done, or after
+        :data:`SHUTDOWN_GRACE` seconds, the applications still running are cancelled."""
+        waited = defer.maybeDeferred(self.close_websockets)
+        waited.addBoth(lambda _: self.cancel_applications())
+        return waited
+
+    def cancel_applications(self):
+        """Daphne's ``kill_all_applications`` minus its KeyError: a connection whose application
+        is done (reaped by ``application_checker``) or never started has no
+        ``application_instance``; Daphne's version raised there, logged a traceback and left
+        the other applications running."""
         wait_for = []
-        for details in self.connections.values():
+        for details in list(self.connections.values()):
             instance = details.get("application_instance")
             if instance is not None and not instance.done():
                 instance.cancel()
@@ -76,8 +87,15 @@ class A2UIServer(Server):
         waited.addErrback(lambda _failure: None)
         return waited
 
+    def _finished(self, protocol):
+        if protocol.state != protocol.STATE_CLOSED:
+            return False
+        instance = self.connections.get(protocol, {}).get("application_instance")
+        return instance is None or instance.done()
+
     def close_websockets(self, grace=SHUTDOWN_GRACE):
-        """Send every open WebSocket a 1001 close; fire once all are closed or ``grace`` ends."""
+        """Send every open WebSocket a 1001 close; fire once all are closed and their
+        applications done, or when ``grace`` ends."""
         sockets = [p for p in list(getattr(self, "connections", {}))
                    if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN]
         for protocol in sockets:
@@ -92,8 +110,7 @@ class A2UIServer(Server):
         deadline = time.monotonic() + grace
 
         def check():
-            if time.monotonic() >= deadline or all(
-                    p.state == p.STATE_CLOSED for p in sockets):
+            if time.monotonic() >= deadline or all(self._finished(p) for p in sockets):
                 poll.stop()
                 done.callback(None)
 

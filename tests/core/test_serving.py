@@ -50,7 +50,7 @@ def test_shutdown_survives_connections_without_an_application():
         pending = loop.create_future()
         server.connections = {"idle keep-alive": {"connected": 0.0},
                               "socket": {"connected": 0.0, "application_instance": pending}}
-        server.kill_all_applications()
+        server.cancel_applications()
         assert pending.cancelled()
     finally:
         loop.close()

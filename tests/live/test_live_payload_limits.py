@@ -16,6 +16,7 @@ import urllib.request
 import pytest
 
 from a2ui.conf import a2ui_settings
+from a2ui.models import A2UISessionLog
 from a2ui.serving import websocket_hard_cap
 from a2ui.v09 import BASIC_CATALOG_ID
 from tests.live.client import Client, init_session, open_agent, open_user
@@ -157,10 +158,12 @@ async def test_rest_body_over_the_limit_is_413_with_a_message(daphne_server, age
 
 async def test_sigterm_closes_every_socket_with_1001_and_exits_0(daphne_server, stream_token,
                                                                 agent_key):
+    """The consumers see the disconnect (the person's session is recorded as detached, so it
+    closes on time if nobody resumes it) before the rest is cancelled."""
     server = daphne_server()
     agent = await open_agent(server, agent_key)
     user = await open_user(server, stream_token)
-    await init_session(user)
+    sid = await init_session(user)
     ws, _ = await open_v09(server, stream_token)
     server.proc.send_signal(signal.SIGTERM)
     for client in (agent, user, ws):
@@ -168,6 +171,8 @@ async def test_sigterm_closes_every_socket_with_1001_and_exits_0(daphne_server, 
         assert (code, reason) == (1001, "server shutting down")
     assert await asyncio.to_thread(server.proc.wait, 10) == 0
     assert_clean_log(server)
+    session = await A2UISessionLog.objects.aget(pk=sid)
+    assert session.detached_at is not None
 
 
 async def test_the_limit_counts_bytes_not_characters_on_v09(daphne_server, stream_token):
