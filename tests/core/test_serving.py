@@ -54,3 +54,11 @@ def test_shutdown_survives_connections_without_an_application():
         assert pending.cancelled()
     finally:
         loop.close()
+
+
+def test_bad_settings_stop_the_server_before_it_listens(settings):
+    from django.core.management.base import SystemCheckError
+
+    settings.A2UI = {**settings.A2UI, "MAX_PAYLOAD_SIZE": "big"}
+    with pytest.raises(SystemCheckError, match="MAX_PAYLOAD_SIZE"):
+        call_command("a2ui_serve", "-p", "0", skip_checks=False)

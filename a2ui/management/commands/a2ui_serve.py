@@ -33,7 +33,6 @@ def _daphne_logging(verbosity, log_fmt):
 class Command(BaseCommand):
     help = ("Serve the project with Daphne, the WebSocket limits set from A2UI['MAX_PAYLOAD_SIZE'] "
             "(oversized frames get -32002 up to twice the limit, then close 1009).")
-    requires_system_checks = []  # checks import every URLconf; the server does that anyway
 
     def add_arguments(self, parser):
         parser.add_argument("application", nargs="?", default=None,
