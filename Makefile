@@ -8,6 +8,8 @@ PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
+# e.g. make demo DEMO_ARGS="--port 8080"
+DEMO_ARGS ?=
 
 .PHONY: demo test test-embedded test-full install install-dev npm chromium lint bench clean
 
@@ -26,8 +28,9 @@ install: $(VENV)/.installed node_modules/.installed
 chromium:
 	@test -x /usr/bin/chromium || bash scripts/install-chromium.sh
 
+# Stops on Ctrl-C, SIGTERM or SIGHUP (also as a background job: `setsid make demo < /dev/null &`).
 demo: install
-	$(PY) manage.py a2ui_demo
+	$(PY) manage.py a2ui_demo $(DEMO_ARGS)
 
 # The whole suite against PostgreSQL and Redis: in-process tests, live Daphne tests, browser tests.
 test: install chromium

@@ -1,6 +1,7 @@
 """What every REST view of the app shares: a JSON parser that cannot be made to 500, and the
 app's exception handler, so the views behave the same whatever the project's DRF settings."""
 
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
@@ -81,3 +82,10 @@ class A2UIAPIView(APIView):
 
     def get_exception_handler(self):
         return exception_handler
+
+    def handle_exception(self, exc):
+        # DRF reads ``request.body`` before any JSON parser runs, and Django refuses a body past
+        # DATA_UPLOAD_MAX_MEMORY_SIZE there (an HTML 400): the same 413 as MAX_PAYLOAD_SIZE.
+        if isinstance(exc, RequestDataTooBig):
+            exc = PayloadTooLarge()
+        return super().handle_exception(exc)

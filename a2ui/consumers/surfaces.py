@@ -41,6 +41,14 @@ def error_frame(code, message, **extra):
     return {"version": PROTOCOL_VERSION, "error": {"code": code, "message": message, **extra}}
 
 
+def _over_limit(raw, limit):
+    """The limit is in UTF-8 bytes, as on the JSON-RPC sockets (characters can be 4 bytes)."""
+    if len(raw) > limit:
+        return True
+    return isinstance(raw, str) and len(raw) * 4 > limit and len(
+        raw.encode("utf-8", "surrogatepass")) > limit
+
+
 def protocol_error_frame(exc):
     """A JSON-RPC-style ProtocolError as a v0.9 error frame (code is the error's name)."""
     try:
@@ -131,7 +139,7 @@ class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         raw = text_data if text_data is not None else bytes_data
         try:
-            if raw is None or len(raw) > a2ui_settings.MAX_PAYLOAD_SIZE:
+            if raw is None or _over_limit(raw, a2ui_settings.MAX_PAYLOAD_SIZE):
                 raise ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE,
                                     data={"max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
             try:  # the JSON value policy (a2ui.protocol.jsonvalue), as on every edge

@@ -1,8 +1,11 @@
 """``manage.py a2ui_demo`` as people run it: a subprocess that starts Daphne and the demo agent.
 
 Chromium signs in through the admin login as demo / demo-password, watches the walkthrough
-arrive, answers its input request and approves its confirmation; then SIGINT stops the command
-cleanly (exit status 0, its Daphne child gone).
+arrive, answers its input request and approves its confirmation. The command runs as
+``setsid make demo < /dev/null &`` runs it: a session of its own, no stdin, SIGINT ignored (as
+in any background job); SIGINT stays ignored and SIGTERM stops it cleanly (exit status 0, its
+Daphne child stopped and reaped, nothing left in its process group). Run in a terminal, Ctrl-C
+(SIGINT) stops it the same way.
 """
 
 import os
@@ -17,6 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from a2ui.management.commands.a2ui_demo import DAPHNE_STOP_TIMEOUT
 from tests.browser.conftest import ROOT, screenshot, server_env
 from tests.live.conftest import flush_live_redis, free_port
 
@@ -29,7 +33,7 @@ STOP_TIMEOUT = 30.0
 class Demo:
     """The command's process, with its output collected by a reader thread."""
 
-    def __init__(self, env, port):
+    def __init__(self, env, port, background=True):
         self.port = port
         self.lines = []
         self.changed = threading.Condition()
@@ -37,6 +41,9 @@ class Demo:
             [sys.executable, "manage.py", "a2ui_demo", "--port", str(port), "--no-migrate"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+            # A background job (``&``, setsid, nohup) starts with SIGINT ignored.
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background
+            else None,
         )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -69,10 +76,26 @@ class Demo:
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
         return [int(pid) for pid in path.read_text().split()]
 
+    def group_alive(self):
+        """True while any process is left in the command's process group (its session)."""
+        try:
+            os.killpg(self.proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
     def kill(self):
-        if self.proc.poll() is None:
+        if self.group_alive():
             os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc.poll() is None:
             self.proc.wait(STOP_TIMEOUT)
+
+    def assert_clean_stop(self, daphne_pid, status=0, last_line="Stopped."):
+        assert self.proc.wait(STOP_TIMEOUT) == status, self.output
+        self.reader.join(STOP_TIMEOUT)
+        assert self.lines[-1] == last_line, self.output
+        assert gone(daphne_pid), f"Daphne ({daphne_pid}) outlived the demo command"
+        assert not self.group_alive(), "a process of the demo's group outlived it"
 
 
 def gone(pid, timeout=STOP_TIMEOUT):
@@ -90,13 +113,25 @@ def gone(pid, timeout=STOP_TIMEOUT):
 
 
 @pytest.fixture
-def demo(request, live_services, transactional_db):
+def start_demo(request, live_services, transactional_db):
     flush_live_redis(live_services)
     env = server_env(live_services)
     env.pop("A2UI_DEFAULT_AGENT", None)
-    proc = request.node._demo_output = Demo(env, free_port())
-    yield proc
-    proc.kill()
+    demos = []
+
+    def start(background=True):
+        demos.append(Demo(env, free_port(), background=background))
+        request.node._demo_output = demos[-1]
+        return demos[-1]
+
+    yield start
+    for proc in demos:
+        proc.kill()
+
+
+@pytest.fixture
+def demo(start_demo):
+    return start_demo()
 
 
 def test_demo_command_walkthrough_and_clean_stop(browser, demo):
@@ -152,8 +187,29 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
     finally:
         context.close()
 
+    # A background job ignores SIGINT; a service manager (or `kill`) stops it with SIGTERM.
     demo.proc.send_signal(signal.SIGINT)
-    assert demo.proc.wait(STOP_TIMEOUT) == 0, demo.output
-    demo.reader.join(STOP_TIMEOUT)
-    assert demo.lines[-1] == "Stopped.", demo.output
-    assert gone(daphne_pid), f"Daphne ({daphne_pid}) outlived the demo command"
+    time.sleep(1)
+    assert demo.proc.poll() is None and demo.children() == [daphne_pid], demo.output
+    started = time.monotonic()
+    demo.proc.send_signal(signal.SIGTERM)
+    demo.assert_clean_stop(daphne_pid)
+    # Daphne stopped on SIGTERM: the command never had to wait out its SIGKILL delay.
+    assert time.monotonic() - started < DAPHNE_STOP_TIMEOUT, demo.output
+
+
+def test_demo_in_a_terminal_stops_on_ctrl_c(start_demo):
+    demo = start_demo(background=False)
+    demo.wait_for_line(r"Open\s+")
+    (daphne_pid,) = demo.children()
+    demo.proc.send_signal(signal.SIGINT)
+    demo.assert_clean_stop(daphne_pid)
+
+
+def test_demo_stops_with_an_error_when_daphne_dies(start_demo):
+    demo = start_demo()
+    demo.wait_for_line(r"Open\s+")
+    (daphne_pid,) = demo.children()
+    os.kill(daphne_pid, signal.SIGKILL)
+    demo.assert_clean_stop(daphne_pid, status=1, last_line="CommandError: Daphne exited with "
+                           f"status {-signal.SIGKILL}.")

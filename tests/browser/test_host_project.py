@@ -3,8 +3,8 @@
 A fresh ``django-admin startproject mysite`` in a temporary directory, the package built as a
 wheel and installed into a venv of its own (nothing of this checkout on its path), the README's
 "Add it to your Django project" blocks applied as written (python blocks appended to or
-replacing the file their first line names; ``python manage.py`` lines run; the ``daphne`` line
-started), then a person in Chromium and an agent on the agent socket go through a card, an
+replacing the file their first line names; ``python manage.py`` lines run; the ``a2ui_serve``
+line started), then a person in Chromium and an agent on the agent socket go through a card, an
 input request and its answer.
 """
 
@@ -97,7 +97,7 @@ def host(tmp_path_factory):
             if not command or command.startswith("pip install"):
                 continue  # the wheel of this checkout is installed above
             args = shlex.split(command)
-            if args[0] == "daphne":
+            if args[:3] == ["python", "manage.py", "a2ui_serve"]:
                 daphne_cmd = args
             elif args[:3] == ["python", "manage.py", "createsuperuser"]:
                 _run([*args, "--noinput", "--username", "admin", "--email", "a@example.com"],
@@ -106,7 +106,7 @@ def host(tmp_path_factory):
                 out = _run(args, cwd=project, env=env)
                 if args[2:4] == ["a2ui_agent", "create"]:
                     key = re.search(r"a2ui_ak_\S+", out).group(0)
-    assert key and daphne_cmd, "the README's steps create an agent and start Daphne"
+    assert key and daphne_cmd, "the README's steps create an agent and start the server"
     # No module of this checkout can leak in: the project imports the installed package.
     where = _run(["python", "-c", "import a2ui; print(a2ui.__file__)"], cwd=project, env=env)
     assert str(tmp / "venv") in where
@@ -114,8 +114,8 @@ def host(tmp_path_factory):
 
     port = _free_port()
     log = open(tmp / "daphne.log", "w+")  # noqa: SIM115 (closed below)
-    daphne = subprocess.Popen([*daphne_cmd[:-1], "-b", "127.0.0.1", "-p", str(port),
-                               daphne_cmd[-1]], cwd=project, env=env, stdout=log,
+    daphne = subprocess.Popen([*daphne_cmd, "-b", "127.0.0.1", "-p", str(port)],
+                              cwd=project, env=env, stdout=log,
                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while True:

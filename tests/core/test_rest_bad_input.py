@@ -47,3 +47,14 @@ def test_body_over_the_payload_limit_is_413(agent_key, session):
     response = client.post(f"/api/v4/sessions/{session.session_id}/messages", body,
                            content_type="application/json")
     assert response.status_code == 413 and "MAX_PAYLOAD_SIZE" in response.json()["detail"]
+
+
+def test_body_over_djangos_upload_limit_is_413_too(agent_key, session, settings):
+    """Past DATA_UPLOAD_MAX_MEMORY_SIZE Django refuses the body before the JSON parser runs."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+    body = b'{"jsonrpc":"2.0","method":"ui.notify","params":{"title":"' + b"x" * (
+        settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + b'"}}'
+    response = client.post(f"/api/v4/sessions/{session.session_id}/messages", body,
+                           content_type="application/json")
+    assert response.status_code == 413 and "MAX_PAYLOAD_SIZE" in response.json()["detail"]

@@ -2,8 +2,9 @@
 
 The test process creates users, agents and tokens with the ORM in the database pytest-django
 created for the session (tests use ``django_db(transaction=True)``, so the rows are committed
-and visible to the servers). Each ``daphne_server()`` call starts ``python -m daphne`` on a free
-port of 127.0.0.1 with DATABASE_URL pointing at that test database, REDIS_URL at a Redis
+and visible to the servers). Each ``daphne_server()`` call starts ``manage.py a2ui_serve`` (the
+command production runs, see docs/operations.md) on a free port of 127.0.0.1 with DATABASE_URL
+pointing at that test database, REDIS_URL at a Redis
 database of its own (flushed first), and the test process's SECRET_KEY (stream tokens are
 signed).
 
@@ -166,6 +167,11 @@ def _database_url():
     return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
+def serve_command(*args):
+    """The command line that serves the project: the one docs/operations.md gives."""
+    return [sys.executable, str(ROOT / "manage.py"), "a2ui_serve", *args]
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -181,7 +187,7 @@ def _port_open(port):
 
 
 class DaphneServer:
-    """One ``python -m daphne`` process serving the project on 127.0.0.1."""
+    """One ``manage.py a2ui_serve`` process (Daphne as production runs it) on 127.0.0.1."""
 
     def __init__(self, env, name):
         self.name = name
@@ -193,8 +199,7 @@ class DaphneServer:
         )
         self.log_path = self._log.name
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-             "a2ui_project.asgi:application"],
+            serve_command("-b", "127.0.0.1", "-p", str(self.port)),
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )

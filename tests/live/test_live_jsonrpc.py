@@ -1,6 +1,6 @@
 """Tier 2: the seed-000 JSON-RPC protocol against live Daphne processes, PostgreSQL and Redis.
 
-Every test talks to ``python -m daphne`` subprocesses over real sockets; most use two of them
+Every test talks to ``manage.py a2ui_serve`` (Daphne) subprocesses over real sockets; most use two of them
 (the agent socket on one, the user socket on the other) so that everything a second process
 needs must travel through Redis and PostgreSQL.
 """

@@ -1,8 +1,13 @@
 """``manage.py a2ui_demo``: the README's main job.
 
 Migrates, makes sure a demo user and a demo agent exist (the agent gets a fresh key each run,
-kept in memory only), starts Daphne, and connects the demo agent over the agent WebSocket. It
-prints the URL and the login; Ctrl-C stops Daphne and the agent cleanly.
+kept in memory only), starts Daphne (``manage.py a2ui_serve``, the way production runs it), and
+connects the demo agent over the agent WebSocket. It prints the URL and the login.
+
+Ctrl-C (SIGINT), SIGTERM or SIGHUP stop it: Daphne gets SIGTERM and is waited for (killed and
+waited for if it lingers), then the command exits with status 0. A signal the command was
+started with ignored (SIGINT of a background job, SIGHUP under nohup) stays ignored; nothing is
+read from stdin, so it runs the same in a terminal, in the background, under setsid or nohup.
 """
 
 import asyncio
@@ -11,8 +16,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -24,19 +31,31 @@ from ...models import Agent
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-password"
 DEMO_AGENT = "demo-agent"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+DAPHNE_STOP_TIMEOUT = 10.0  # seconds between SIGTERM and SIGKILL
 
 
-def _wait_for_port(host, port, process, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise CommandError("Daphne exited during start-up; see its output above.")
+def serve_command(*args):
+    """``manage.py a2ui_serve ARGS`` for this project, whatever directory we were started from."""
+    return [sys.executable, "-m", "django", "a2ui_serve", *args]
+
+
+def serve_env(**extra):
+    path = os.pathsep.join(p for p in (sys.path[0], os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE, PYTHONPATH=path,
+                **extra)
+
+
+def stop_process(process, timeout=DAPHNE_STOP_TIMEOUT):
+    """SIGTERM, wait; SIGKILL and wait if it lingers. Always reaps: no zombie is left."""
+    if process.poll() is None:
+        process.terminate()
         try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise CommandError(f"Daphne did not listen on {host}:{port} within {timeout} s.")
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 class Command(BaseCommand):
@@ -48,43 +67,96 @@ class Command(BaseCommand):
         parser.add_argument("--no-migrate", action="store_true")
 
     def handle(self, *args, host, port, no_migrate, **options):
-        if not no_migrate:
-            call_command("migrate", interactive=False, verbosity=0)
-        self._ensure_user()
-        key = self._ensure_agent()
-        env = dict(os.environ, A2UI_DEFAULT_AGENT=DEMO_AGENT)
-        daphne = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
-             "a2ui_project.asgi:application"],
-            env=env,
-        )
+        self._stopping = threading.Event()
+        self._loop = self._agent_stop = None
+        previous = self._install_signal_handlers()
+        daphne = None
         try:
-            _wait_for_port(host, port, daphne)
+            if not no_migrate:
+                call_command("migrate", interactive=False, verbosity=0)
+            self._ensure_user()
+            key = self._ensure_agent()
+            if self._stopping.is_set():
+                return
+            daphne = subprocess.Popen(
+                serve_command("-b", host, "-p", str(port)),
+                env=serve_env(A2UI_DEFAULT_AGENT=DEMO_AGENT), stdin=subprocess.DEVNULL,
+            )
+            if not self._wait_for_port(host, port, daphne):
+                return
             base = f"http://{host}:{port}"
             self.stdout.write(self.style.SUCCESS("\na2ui demo is running."))
             self.stdout.write(f"  Open      {base}/a2ui/")
             self.stdout.write(f"  Log in    {DEMO_USER} / {DEMO_PASSWORD}")
             self.stdout.write(f"  Admin     {base}/admin/ (same login)")
             self.stdout.write(f"  API docs  {base}/api/docs/")
-            self.stdout.write("  Ctrl-C stops everything.\n")
-            asyncio.run(self._agent(f"ws://{host}:{port}/ws/v4/a2ui/agent", key))
-        except KeyboardInterrupt:
-            pass
+            self.stdout.write("  Ctrl-C (or SIGTERM) stops everything.\n")
+            asyncio.run(self._agent(f"ws://{host}:{port}/ws/v4/a2ui/agent", key, daphne))
+            if not self._stopping.is_set():
+                raise CommandError(f"Daphne exited with status {daphne.returncode}.")
         finally:
-            if daphne.poll() is None:
-                daphne.send_signal(signal.SIGINT)
-                try:
-                    daphne.wait(10)
-                except subprocess.TimeoutExpired:
-                    daphne.kill()
+            if daphne is not None:
+                stop_process(daphne)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             self.stdout.write("Stopped.")
 
-    async def _agent(self, url, key):
+    # Stopping ---------------------------------------------------------------------------------
+
+    def _install_signal_handlers(self):
+        previous = {}
+        for sig in STOP_SIGNALS:
+            handler = signal.getsignal(sig)
+            if handler is signal.SIG_IGN:
+                continue  # ignored when we were started (background job, nohup): keep it so
+            previous[sig] = handler
+            signal.signal(sig, self._on_signal)
+        return previous
+
+    def _on_signal(self, signum, frame):
+        """Never raises: every phase of the command checks the flag (or its event) and unwinds
+        through the ``finally`` that stops Daphne."""
+        self._stopping.set()
+        loop, event = self._loop, self._agent_stop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the loop is already closed
+                pass
+
+    def _wait_for_port(self, host, port, process, timeout=30):
+        """True once Daphne listens; False when asked to stop first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            if process.poll() is not None:
+                raise CommandError("Daphne exited during start-up; see its output above.")
+            try:
+                with socket.create_connection((host, port), timeout=0.5):
+                    return True
+            except OSError:
+                time.sleep(0.2)
+        if self._stopping.is_set():
+            return False
+        raise CommandError(f"Daphne did not listen on {host}:{port} within {timeout} s.")
+
+    async def _agent(self, url, key, daphne):
+        """The demo agent, until a stop signal or until Daphne exits on its own."""
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await run_agent(url, key, stop)
+        self._agent_stop, self._loop = stop, asyncio.get_running_loop()
+        if self._stopping.is_set():
+            stop.set()
+
+        async def watch_daphne():
+            while daphne.poll() is None:
+                await asyncio.sleep(0.5)
+            stop.set()
+
+        watcher = asyncio.ensure_future(watch_daphne())
+        try:
+            await run_agent(url, key, stop)
+        finally:
+            watcher.cancel()
+            self._loop = None
 
     def _ensure_user(self):
         User = get_user_model()

@@ -1,0 +1,136 @@
+"""``manage.py a2ui_serve``: run Daphne the one way this project runs it.
+
+Daphne's own CLI options for where to listen (``-b``/``-p``, ``-u``, ``--fd``, ``-e``) and how to
+behave behind a proxy, with the WebSocket transport limits derived from
+``A2UI['MAX_PAYLOAD_SIZE']`` (see :mod:`a2ui.serving`): frames up to twice the limit reach the
+app and get ``-32002``; larger ones are closed with 1009. SIGTERM (and SIGINT unless ignored)
+stops the server: open sockets are closed, applications cancelled, exit status 0.
+"""
+
+import logging
+import sys
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.module_loading import import_string
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+
+
+def _daphne_logging(verbosity, log_fmt):
+    """Daphne's own log lines on stderr, without a root handler (which would print every record
+    of the project's loggers a second time)."""
+    logger = logging.getLogger("daphne")
+    logger.setLevel({0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG))
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(log_fmt))
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+class Command(BaseCommand):
+    help = ("Serve the project with Daphne, the WebSocket limits set from A2UI['MAX_PAYLOAD_SIZE'] "
+            "(oversized frames get -32002 up to twice the limit, then close 1009).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("application", nargs="?", default=None,
+                            help="ASGI application path (default: settings.ASGI_APPLICATION)")
+        parser.add_argument("-b", "--bind", dest="host", default=None,
+                            help=f"address to bind to (default {DEFAULT_HOST})")
+        parser.add_argument("-p", "--port", type=int, default=None,
+                            help=f"port to listen on (default {DEFAULT_PORT})")
+        parser.add_argument("-u", "--unix-socket", dest="unix_socket", default=None,
+                            help="bind to a UNIX socket instead of a TCP host/port")
+        parser.add_argument("--fd", type=int, dest="file_descriptor", default=None,
+                            help="serve an inherited, already listening socket (file descriptor)")
+        parser.add_argument("-e", "--endpoint", dest="socket_strings", action="append",
+                            default=[], help="raw Twisted endpoint string (repeatable)")
+        parser.add_argument("--proxy-headers", action="store_true",
+                            help="take the client address and scheme from X-Forwarded-For, "
+                                 "X-Forwarded-Port and X-Forwarded-Proto")
+        parser.add_argument("--root-path", default=None,
+                            help="ASGI root_path (default: settings.FORCE_SCRIPT_NAME)")
+        parser.add_argument("--access-log", default=None,
+                            help="access log file ('-' for stdout, the default at verbosity 1)")
+        parser.add_argument("--log-fmt", default="%(asctime)-15s %(levelname)-8s %(message)s")
+        parser.add_argument("-t", "--http-timeout", type=int, default=None,
+                            help="seconds before an unanswered HTTP request times out")
+        parser.add_argument("--websocket-timeout", type=int, default=86400,
+                            help="seconds a WebSocket may stay open (-1: forever)")
+        parser.add_argument("--websocket-connect-timeout", type=int, default=5,
+                            help="seconds for the WebSocket handshake")
+        parser.add_argument("--ping-interval", type=int, default=20)
+        parser.add_argument("--ping-timeout", type=int, default=30)
+        parser.add_argument("--application-close-timeout", type=int, default=10)
+        parser.add_argument("--websocket-max-message-size", type=int, default=None,
+                            help="transport cap per WebSocket message and frame, bytes; must "
+                                 "exceed A2UI['MAX_PAYLOAD_SIZE'] (default: twice it)")
+
+    def handle(self, *args, **options):
+        from daphne.endpoints import build_endpoint_description_strings
+
+        from ... import serving
+        from ...conf import a2ui_settings
+
+        verbosity = options["verbosity"]
+        _daphne_logging(verbosity, options["log_fmt"])
+        host, port = options["host"], options["port"]
+        if not any([host, port is not None, options["unix_socket"],
+                    options["file_descriptor"] is not None, options["socket_strings"]]):
+            host, port = DEFAULT_HOST, DEFAULT_PORT
+        elif host and port is None:
+            port = DEFAULT_PORT
+        elif port is not None and not host:
+            host = DEFAULT_HOST
+        endpoints = sorted(options["socket_strings"] + build_endpoint_description_strings(
+            host=host, port=port, unix_socket=options["unix_socket"],
+            file_descriptor=options["file_descriptor"],
+        ))
+
+        access_log = None
+        if options["access_log"] == "-":
+            access_log = sys.stdout
+        elif options["access_log"]:
+            access_log = open(options["access_log"], "a", 1)  # noqa: SIM115 (the server's life)
+        elif verbosity >= 1:
+            access_log = sys.stdout
+        from daphne.access import AccessLogGenerator
+
+        path = options["application"] or getattr(settings, "ASGI_APPLICATION", None)
+        if not path:
+            raise CommandError("Name the ASGI application or set settings.ASGI_APPLICATION.")
+        application = import_string(path)
+        proxy = options["proxy_headers"]
+        root_path = options["root_path"]
+        if root_path is None:
+            root_path = getattr(settings, "FORCE_SCRIPT_NAME", "") or ""
+        try:
+            server = serving.build_server(
+                application, endpoints,
+                max_message_size=options["websocket_max_message_size"],
+                http_timeout=options["http_timeout"],
+                ping_interval=options["ping_interval"],
+                ping_timeout=options["ping_timeout"],
+                websocket_timeout=options["websocket_timeout"],
+                websocket_connect_timeout=options["websocket_connect_timeout"],
+                websocket_handshake_timeout=options["websocket_connect_timeout"],
+                application_close_timeout=options["application_close_timeout"],
+                action_logger=AccessLogGenerator(access_log) if access_log else None,
+                root_path=root_path,
+                verbosity=verbosity,
+                proxy_forwarded_address_header="X-Forwarded-For" if proxy else None,
+                proxy_forwarded_port_header="X-Forwarded-Port" if proxy else None,
+                proxy_forwarded_proto_header="X-Forwarded-Proto" if proxy else None,
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        logging.getLogger("daphne").info(
+            "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes",
+            ", ".join(endpoints), a2ui_settings.MAX_PAYLOAD_SIZE,
+            server.websocket_max_message_size,
+        )
+        server.run()
+        if server.abort_start:
+            raise CommandError("Daphne could not listen; see the log above.")

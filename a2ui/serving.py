@@ -1,0 +1,142 @@
+"""How the app is served: Daphne with transport limits that leave the app's own limits reachable.
+
+Daphne's WebSocket limits default to exactly 1 MiB, the default ``A2UI['MAX_PAYLOAD_SIZE']``: a
+frame one byte over it was dropped by the transport (TCP reset, the client sees 1006) and the
+app never got to answer ``-32002 Payload too large``. :func:`build_server` builds Daphne's
+``Server`` with
+
+* a WebSocket **hard cap** of :func:`websocket_hard_cap` (twice ``MAX_PAYLOAD_SIZE``) per message
+  and per frame: frames up to the cap reach the consumers, which answer the protocol's payload
+  error and keep the socket; beyond the cap the transport refuses to buffer more;
+* a **clean close** past the cap: autobahn's ``failByDrop`` is turned off, so the peer gets a
+  close frame (1009 message too big; 1002/1007 for protocol violations) instead of a dropped
+  connection;
+* a **clean shutdown**: on SIGTERM/SIGINT every open WebSocket gets a close frame (1001 going
+  away) instead of a dropped connection (1006), and its consumer the disconnect that follows;
+  after up to :data:`SHUTDOWN_GRACE` seconds the applications still running are cancelled, as
+  Daphne does, and the process exits.
+
+``manage.py a2ui_serve`` (the one way this project runs Daphne) calls it. Importing this module
+installs Twisted's asyncio reactor (``daphne.server`` does so on import), as Daphne's CLI does.
+"""
+
+import asyncio
+import logging
+import time
+
+from daphne.server import Server
+from daphne.ws_protocol import WebSocketProtocol
+from twisted.internet import defer, reactor, task
+
+from .conf import a2ui_settings
+
+log = logging.getLogger("a2ui.serving")
+
+#: The hard cap is this many times the payload limit.
+HARD_CAP_FACTOR = 2
+#: Close code and reason every open WebSocket gets when the server stops.
+SHUTDOWN_CLOSE = (1001, "server shutting down")
+#: Seconds the clients get to answer that close frame before the process exits anyway.
+SHUTDOWN_GRACE = 2.0
+
+
+def websocket_hard_cap(limit=None):
+    """Largest WebSocket message (and frame) the transport buffers, in bytes."""
+    limit = a2ui_settings.MAX_PAYLOAD_SIZE if limit is None else limit
+    return HARD_CAP_FACTOR * limit
+
+
+class A2UIServer(Server):
+    """Daphne's ``Server`` whose WebSocket failures end with a close frame, never a drop."""
+
+    def __init__(self, *args, ready_callable=None, **kwargs):
+        self._user_ready = ready_callable
+        super().__init__(*args, ready_callable=self._ready, **kwargs)
+
+    def _ready(self):
+        # Daphne builds its factories inside run(), right before this hook; no connection has
+        # been served yet (the reactor is not running).
+        self.ws_factory.setProtocolOptions(failByDrop=False)
+        reactor.addSystemEventTrigger("before", "shutdown", self.close_websockets)
+        if self._user_ready is not None:
+            self._user_ready()
+
+    def kill_all_applications(self):
+        """Daphne's shutdown hook, made graceful: every open WebSocket gets a close frame (1001)
+        and its application the ``websocket.disconnect`` that follows (consumers record the
+        detached session, flush counters); once those are done, or after
+        :data:`SHUTDOWN_GRACE` seconds, the applications still running are cancelled."""
+        waited = defer.maybeDeferred(self.close_websockets)
+        waited.addBoth(lambda _: self.cancel_applications())
+        return waited
+
+    def cancel_applications(self):
+        """Daphne's ``kill_all_applications`` minus its KeyError: a connection whose application
+        is done (reaped by ``application_checker``) or never started has no
+        ``application_instance``; Daphne's version raised there, logged a traceback and left
+        the other applications running."""
+        wait_for = []
+        for details in list(self.connections.values()):
+            instance = details.get("application_instance")
+            if instance is not None and not instance.done():
+                instance.cancel()
+                wait_for.append(instance)
+        logging.getLogger("daphne.server").info(
+            "Killed %i pending application instances", len(wait_for))
+        waited = defer.Deferred.fromFuture(asyncio.gather(*wait_for))
+        waited.addErrback(lambda _failure: None)
+        return waited
+
+    def _finished(self, protocol):
+        if protocol.state != protocol.STATE_CLOSED:
+            return False
+        instance = self.connections.get(protocol, {}).get("application_instance")
+        return instance is None or instance.done()
+
+    def close_websockets(self, grace=SHUTDOWN_GRACE):
+        """Send every open WebSocket a 1001 close; fire once all are closed and their
+        applications done, or when ``grace`` ends."""
+        sockets = [p for p in list(getattr(self, "connections", {}))
+                   if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN]
+        for protocol in sockets:
+            # sendClose() only allows 1000 and 3000-4999 (the application's codes); 1001 is the
+            # endpoint's own, sent by the protocol layer.
+            protocol.sendCloseFrame(code=SHUTDOWN_CLOSE[0],
+                                    reasonUtf8=SHUTDOWN_CLOSE[1].encode(), isReply=False)
+        if not sockets:
+            return None
+        log.info("a2ui: closing %d WebSocket(s) for shutdown", len(sockets))
+        done = defer.Deferred()
+        deadline = time.monotonic() + grace
+
+        def check():
+            if time.monotonic() >= deadline or all(self._finished(p) for p in sockets):
+                poll.stop()
+                done.callback(None)
+
+        poll = task.LoopingCall(check)
+        poll.start(0.05)
+        return done
+
+
+def build_server(application, endpoints, *, max_message_size=None, **options):
+    """An :class:`A2UIServer` for ``endpoints`` (Daphne endpoint strings) with the A2UI limits.
+
+    ``max_message_size`` defaults to :func:`websocket_hard_cap`; it must exceed
+    ``MAX_PAYLOAD_SIZE``, or oversized frames never reach the app (ValueError). Other keyword
+    arguments go to Daphne's ``Server`` unchanged.
+    """
+    limit = a2ui_settings.MAX_PAYLOAD_SIZE
+    cap = websocket_hard_cap(limit) if max_message_size is None else max_message_size
+    if cap <= limit:
+        raise ValueError(
+            f"the WebSocket message size cap ({cap} bytes) must exceed A2UI['MAX_PAYLOAD_SIZE'] "
+            f"({limit} bytes): frames over the limit must reach the app to get -32002"
+        )
+    return A2UIServer(
+        application=application,
+        endpoints=endpoints,
+        websocket_max_message_size=cap,
+        websocket_max_frame_size=cap,
+        **options,
+    )
