@@ -17,6 +17,12 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
+
+try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
+    from autobahn.exception import Disconnected as TransportClosed
+except ImportError:  # pragma: no cover - another ASGI server
+    class TransportClosed(Exception):
+        pass
 from ..protocol import jsonrpc
 from ..protocol.errors import ErrorCode, ProtocolError
 
@@ -83,7 +89,12 @@ class SafeSocketMixin:
     async def send(self, text_data=None, bytes_data=None, close=False):
         if text_data is not None:
             text_data = transportable(text_data)
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        try:
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        except TransportClosed:
+            # The peer closed (or the frame it sent was over the cap) and the disconnect is
+            # still on its way: nothing can reach it any more, and nothing is wrong here.
+            self.gone = True
 
     async def dispatch(self, message):
         try:

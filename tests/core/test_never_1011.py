@@ -193,3 +193,21 @@ async def test_a_failing_disconnect_still_ends_the_consumer(stream_token, monkey
     monkeypatch.setattr(sessions, "asocket_closed", broken)
     await comm.disconnect(timeout=3)
     assert comm.future.done() and comm.future.exception() is None
+
+
+async def test_a_send_racing_the_peers_close_is_dropped_quietly(caplog):
+    """Daphne raises autobahn's Disconnected for a send after the peer closed but before the
+    consumer got websocket.disconnect (an agent event arriving then): not an error."""
+    from autobahn.exception import Disconnected
+
+    from a2ui.consumers.agent import A2UIAgentConsumer
+
+    async def closed_transport(message):
+        raise Disconnected("Attempt to send on a closed protocol")
+
+    consumer = A2UIAgentConsumer()
+    consumer.base_send = closed_transport
+    await consumer.send_obj({"jsonrpc": "2.0", "method": "session.opened", "params": {}})
+    assert consumer.gone
+    await consumer.send_obj({"jsonrpc": "2.0", "method": "session.closed", "params": {}})
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
