@@ -119,3 +119,21 @@ def test_the_client_tag_emits_the_import_map_unless_told_not_to():
         assert imports["@a2ui/lit/v0_9"].endswith("/a2ui/vendor/a2ui-lit-v0_9.js"), options
     assert 'data-v09="0"' in render_client("v09=False")
     assert '<script type="importmap"' not in render_client("import_map=False")
+
+
+def test_collectstatic_with_manifest_storage_serves_the_map_and_its_chunks(settings, tmp_path):
+    from django.core.management import call_command
+
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
+    call_command("collectstatic", "--noinput", verbosity=0)
+    imports = importmap.build_import_map()["imports"]
+    for spec, url in imports.items():
+        # Hashed names (cacheable forever), each file present in STATIC_ROOT...
+        assert re.fullmatch(r"/static/a2ui/vendor/[\w-]+\.[0-9a-f]{12}\.js", url), (spec, url)
+        entry = tmp_path / url.removeprefix("/static/")
+        # ... and every chunk it imports by relative URL present beside it.
+        for rel in re.findall(r"""(?:\bfrom|\bimport)\s*["']\./([^"']+)["']""",
+                              entry.read_text()):
+            assert (entry.parent / rel).is_file(), (spec, rel)
