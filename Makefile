@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # e.g. make demo DEMO_ARGS="--port 8080"
 DEMO_ARGS ?=
 
-.PHONY: demo test test-embedded test-full install install-dev npm chromium lint bench clean
+.PHONY: demo test test-embedded test-full install install-dev npm chromium lint bench clean vendor
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 install: $(VENV)/.installed node_modules/.installed
+
+# Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
+# wheel) with esbuild after changing package.json/package-lock.json. Development only: a host
+# project needs no npm. tests/core/test_web_client_assets.py fails while the bundle is stale.
+vendor: node_modules/.installed
+	npm run build --silent
 
 chromium:
 	@test -x /usr/bin/chromium || bash scripts/install-chromium.sh

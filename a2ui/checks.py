@@ -141,3 +141,18 @@ def check_login_url(app_configs, **kwargs):
                  '"django.contrib.auth.urls" in your URLconf.',
             id="a2ui.E013")]
     return []
+
+
+@register(Tags.staticfiles)
+def check_web_client_bundle(app_configs, **kwargs):
+    """The vendored renderer and markdown-it (a2ui/static/a2ui/vendor/) are complete (a2ui.W101)."""
+    from .web import importmap
+
+    missing = importmap.missing_files()
+    if missing:
+        return [Warning(
+            "The web client's vendored bundle is incomplete (" + ", ".join(missing) + "): the "
+            "client cannot start.",
+            hint="Reinstall django-a2ui; in a checkout, run `make vendor`.",
+            id="a2ui.W101")]
+    return []

@@ -63,7 +63,6 @@ DEFAULTS = {
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
     # Web client.
-    "NODE_MODULES_DIR": None,
     "SERVE_STATIC": True,
 }
 

@@ -172,11 +172,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-STATICFILES_FINDERS = [
-    "django.contrib.staticfiles.finders.FileSystemFinder",
-    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "a2ui.staticfinders.NodeModulesFinder",
-]
 LOGIN_URL = "admin:login"
 
 REST_FRAMEWORK = {
@@ -203,7 +198,6 @@ SPECTACULAR_SETTINGS = {
 
 A2UI = {
     "REDIS_URL": REDIS_URL or None,
-    "NODE_MODULES_DIR": BASE_DIR / "node_modules",
     "SERVE_STATIC": _env_flag("A2UI_SERVE_STATIC", True),
 }
 

@@ -62,7 +62,8 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
                 import_map=True, agent=None):
     """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
 
-    The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9). A page
+    The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9; both are
+    vendored static files of the app, a2ui/static/a2ui/vendor/). A page
     with an import map of its own merges ``a2ui.web.importmap.build_import_map()`` into it and
     passes ``import_map=False``; ``v09=False`` only turns v0.9 surfaces off.
 

@@ -11,6 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from a2ui.demo import booking_surface
 from tests.browser.conftest import open_client, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -312,7 +313,14 @@ def test_csp_header_is_strict_and_our_code_causes_no_violation(page, agent):
     render_all(agent, sid)
     agent.call("toast", sid, "Hello", level="info")
     expect(page.locator("[data-component-id]")).to_have_count(len(COMPONENTS))
-    # The v0.9 renderer (lit, constructable stylesheets) is loaded at start-up, too.
+    # No toast but ours: the v0.9 renderer is not fetched (nor missed) before a v0.9 surface.
+    expect(page.locator("[data-a2ui-toasts]")).to_contain_text("Hello")
+    expect(page.locator("[data-a2ui-toasts]")).not_to_contain_text("Surface error")
+    assert not [u for u in page.watch.requests if "/a2ui/vendor/a2ui-lit" in u]
+    # The v0.9 renderer (lit, constructable stylesheets) is loaded with the first v0.9 surface.
+    agent.call("surfaces", sid, booking_surface("booking"))
+    expect(page.locator('[data-surface-id="booking"] a2ui-surface')).to_contain_text(
+        "Book a table")
     page.wait_for_function("() => customElements.get('a2ui-surface') !== undefined")
     assert page.evaluate("window.__cspViolations") == []
     assert page.watch.errors == []  # no CSP reports, no 404 (favicon), no exception

@@ -5,7 +5,8 @@ wheel and installed into a venv of its own (nothing of this checkout on its path
 "Add it to your Django project" blocks applied as written (python blocks appended to or
 replacing the file their first line names; ``python manage.py`` lines run; the ``a2ui_serve``
 line started), then a person in Chromium and an agent on the agent socket go through a card, an
-input request and its answer.
+input request and its answer, and a v0.9 surface: the web client's assets (the vendored renderer
+and markdown-it) come from the wheel, with no npm, no node_modules and no finder of ours.
 """
 
 import os
@@ -23,6 +24,7 @@ from types import SimpleNamespace
 import pytest
 from playwright.sync_api import expect
 
+from a2ui.demo import booking_surface
 from tests.browser.conftest import AgentThread
 
 # Building the wheel and installing it with its dependencies takes a minute or two.
@@ -143,6 +145,9 @@ def test_readme_steps_give_a_working_site(host, browser):
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        failed, requested = [], []
+        page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+        page.on("request", lambda r: requested.append(r.url))
         page.goto("/a2ui/")  # signed out: LOGIN_URL is the admin's login page
         page.get_by_label("Username").fill("admin")
         page.get_by_label("Password").fill(PASSWORD)
@@ -162,6 +167,21 @@ def test_readme_steps_give_a_working_site(host, browser):
         dialog.get_by_role("textbox", name="Your name?").fill("Ada")
         dialog.get_by_role("button", name="Send").click()
         assert answer.result(15) == "Ada"
+        # The v0.9 renderer is fetched only when the first v0.9 surface arrives.
+        assert not [url for url in requested if "/a2ui/vendor/a2ui-lit" in url], requested
+
+        result = agent.call("surfaces", sid, booking_surface("booking"))
+        assert result["delivered"] == 3
+        surface = page.locator('[data-surface-id="booking"] a2ui-surface')
+        expect(surface).to_contain_text("Book a table (A2UI v0.9)")
+        expect(surface.get_by_role("button", name="Book")).to_be_visible()
+        assert [url for url in requested if "/static/a2ui/vendor/a2ui-lit-v0_9" in url]
+        # The vendored bundle is a handful of files, not node_modules' hundreds of modules.
+        assert len([url for url in requested if "/a2ui/vendor/" in url]) <= 12, requested
+
+        expect(page.locator("[data-a2ui-toasts]")).not_to_contain_text("Surface error")
+        assert not page.locator("[data-a2ui-toasts]").inner_text().strip()
+        assert not failed, failed
         assert not errors, errors
     except Exception:
         host.log.seek(0)

@@ -1,48 +1,106 @@
-"""The web client's assets (tier 1): the import map serves markdown-it from node_modules, the
-static finder exposes it, and the template tag emits the map whenever the client needs it.
+"""The web client's assets (tier 1): the vendored bundle (a2ui/static/a2ui/vendor/, built by
+``make vendor`` and committed) is current with package-lock.json, complete, licensed, served by
+the default static finders, and the template tag emits an import map pointing at it.
 
-Needs ``npm ci`` (``make install``) like the client itself; skipped without node_modules.
+No node_modules and no esbuild needed: these tests read the committed files only.
 """
 
+import hashlib
 import json
+import re
+from pathlib import Path
 
-import pytest
+from django.contrib.staticfiles import finders
+from django.core.checks import run_checks
 from django.template import Context, Template
-from django.test import RequestFactory
+from django.test import RequestFactory, override_settings
 
-from a2ui.staticfinders import NodeModulesFinder
 from a2ui.web import importmap
 
-MARKDOWN_IT = "markdown-it/dist/browser/markdown-it.esm.min.mjs"
-
-pytestmark = pytest.mark.skipif(
-    not (importmap.node_modules_dir() / "markdown-it" / "package.json").is_file(),
-    reason="node_modules not installed (npm ci)",
-)
-
-
-def test_markdown_it_is_in_the_import_map_and_served_from_node_modules():
-    assert importmap.build_import_map("/s/")["imports"]["markdown-it"] == "/s/" + MARKDOWN_IT
-    assert MARKDOWN_IT in importmap.reachable_files()
-    assert importmap.unresolved_specifiers() == frozenset()
-    finder = NodeModulesFinder()
-    assert finder.check() == []
-    found = finder.find(f"{importmap.VENDOR_PREFIX}/{MARKDOWN_IT}")
-    assert found and found.endswith("markdown-it.esm.min.mjs")
-    listed = {path for path, _ in finder.list([])}
-    assert MARKDOWN_IT in listed and "markdown-it/LICENSE" in listed
-    # Only what the map reaches: not markdown-it's Node build or its CLI.
-    assert finder.find(f"{importmap.VENDOR_PREFIX}/markdown-it/bin/markdown-it.mjs") == []
+ROOT = Path(__file__).resolve().parents[2]
+VENDOR = ROOT / "a2ui" / "static" / "a2ui" / "vendor"
+CLIENT = ROOT / "a2ui" / "static" / "a2ui" / "client"
+LOCK = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+MANIFEST = json.loads((VENDOR / "manifest.json").read_text())
+STALE = "the committed bundle is stale: run `make vendor` and commit a2ui/static/a2ui/vendor/"
 
 
-def test_missing_markdown_it_is_a_system_check_warning(tmp_path, settings):
-    (tmp_path / "@a2ui" / "lit").mkdir(parents=True)
-    (tmp_path / "@a2ui" / "lit" / "package.json").write_text("{}")
-    settings.A2UI = {**getattr(settings, "A2UI", {}), "NODE_MODULES_DIR": tmp_path}
-    assert importmap.node_modules_dir() == tmp_path
-    warnings = NodeModulesFinder().check()
-    assert [w.id for w in warnings] == ["a2ui.W101"]
-    assert "markdown-it" in warnings[0].msg
+def test_bundle_matches_package_lock_versions():
+    # Every bundled package at the version package-lock.json pins...
+    for name, version in MANIFEST["packages"].items():
+        assert LOCK.get(f"node_modules/{name}", {}).get("version") == version, (name, STALE)
+    # ... every runtime dependency of package.json bundled, and esbuild the pinned one.
+    for name in LOCK[""]["dependencies"]:
+        assert name in MANIFEST["packages"], (name, STALE)
+    assert MANIFEST["esbuild"] == LOCK["node_modules/esbuild"]["version"], STALE
+    assert "esbuild" in LOCK[""]["devDependencies"]
+
+
+def test_bundle_files_are_the_built_ones_with_their_licences():
+    on_disk = {p.name for p in VENDOR.glob("*.js")}
+    assert on_disk == set(MANIFEST["files"]), STALE
+    for name, digest in MANIFEST["files"].items():
+        assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == digest, (name, STALE)
+    assert set(MANIFEST["licenses"]) == set(MANIFEST["packages"])
+    for name, path in MANIFEST["licenses"].items():
+        assert (VENDOR / path).stat().st_size > 0, name
+    assert importmap.missing_files() == []
+
+
+def test_bundle_is_a_handful_of_modules_without_eval():
+    # The v0.9 renderer and markdown-it in a few files, not the ~370 modules of node_modules.
+    assert len(MANIFEST["files"]) <= 12
+    for name in MANIFEST["files"]:
+        text = (VENDOR / name).read_text()
+        # Nothing the strict CSP (no 'unsafe-eval') would refuse.
+        assert not re.search(r"\beval\(|\bnew Function\b|\bFunction\(", text), name
+        # Imports only the bundle's own files, by relative URL: no bare specifier, no CDN.
+        for spec in re.findall(r"""(?:\bfrom|\bimport)\s*["']([^"']+)["']""", text):
+            assert spec.startswith("./") and (VENDOR / spec[2:]).is_file(), (name, spec)
+
+
+def test_every_bare_import_of_the_client_is_an_entry_of_the_bundle():
+    bare = set()
+    for path in CLIENT.glob("*.js"):
+        for spec in re.findall(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"'./][^"']*)["']""",
+                               path.read_text()):
+            bare.add(spec)
+    assert bare == {"@a2ui/lit/v0_9", "@a2ui/web_core/v0_9", "@lit/context", "lit", "markdown-it"}
+    assert bare == set(MANIFEST["entries"])
+
+
+def test_import_map_points_at_vendored_static_files_found_by_default_finders(settings):
+    settings.STATIC_URL = "/static/"
+    imports = importmap.build_import_map()["imports"]
+    assert imports["markdown-it"] == "/static/a2ui/vendor/markdown-it.js"
+    assert set(imports) == set(MANIFEST["entries"])
+    # The default finders of a fresh project (no finder of ours) find every entry and chunk.
+    with override_settings(STATICFILES_FINDERS=[
+            "django.contrib.staticfiles.finders.FileSystemFinder",
+            "django.contrib.staticfiles.finders.AppDirectoriesFinder"]):
+        finders.get_finder.cache_clear()
+        try:
+            for name in [*MANIFEST["files"], *MANIFEST["licenses"].values()]:
+                assert finders.find(f"a2ui/vendor/{name}"), name
+        finally:
+            finders.get_finder.cache_clear()
+
+
+def test_import_map_uses_the_static_storage_urls(settings):
+    """{% static %} URLs: ManifestStaticFilesStorage's hashed names once collectstatic ran."""
+    settings.STATIC_URL = "/assets/"
+    imports = importmap.build_import_map()["imports"]
+    assert imports["lit"] == "/assets/a2ui/vendor/lit.js"
+    assert imports["@a2ui/lit/v0_9"] == "/assets/a2ui/vendor/a2ui-lit-v0_9.js"
+
+
+def test_missing_bundle_is_a_system_check_warning(monkeypatch, tmp_path):
+    assert [m for m in run_checks() if m.id == "a2ui.W101"] == []
+    (tmp_path / "manifest.json").write_text((VENDOR / "manifest.json").read_text())
+    monkeypatch.setattr(importmap, "VENDOR_PATH", tmp_path)
+    warnings = [m for m in run_checks() if m.id == "a2ui.W101"]
+    assert len(warnings) == 1
+    assert "markdown-it.js" in warnings[0].msg
 
 
 def render_client(options=""):
@@ -56,6 +114,26 @@ def test_the_client_tag_emits_the_import_map_unless_told_not_to():
         html = render_client(options)
         start = html.index('<script type="importmap"')
         body = html[html.index(">", start) + 1: html.index("</script>", start)]
-        assert "markdown-it" in json.loads(body)["imports"], options
+        imports = json.loads(body)["imports"]
+        assert imports["markdown-it"].endswith("/a2ui/vendor/markdown-it.js"), options
+        assert imports["@a2ui/lit/v0_9"].endswith("/a2ui/vendor/a2ui-lit-v0_9.js"), options
     assert 'data-v09="0"' in render_client("v09=False")
     assert '<script type="importmap"' not in render_client("import_map=False")
+
+
+def test_collectstatic_with_manifest_storage_serves_the_map_and_its_chunks(settings, tmp_path):
+    from django.core.management import call_command
+
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
+    call_command("collectstatic", "--noinput", verbosity=0)
+    imports = importmap.build_import_map()["imports"]
+    for spec, url in imports.items():
+        # Hashed names (cacheable forever), each file present in STATIC_ROOT...
+        assert re.fullmatch(r"/static/a2ui/vendor/[\w-]+\.[0-9a-f]{12}\.js", url), (spec, url)
+        entry = tmp_path / url.removeprefix("/static/")
+        # ... and every chunk it imports by relative URL present beside it.
+        for rel in re.findall(r"""(?:\bfrom|\bimport)\s*["']\./([^"']+)["']""",
+                              entry.read_text()):
+            assert (entry.parent / rel).is_file(), (spec, rel)

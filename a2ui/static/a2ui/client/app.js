@@ -57,11 +57,9 @@ export class App {
   }
 
   start() {
+    // The v0.9 renderer is not fetched here: V09Surfaces loads it on the first a2ui.v09
+    // message, so a page without v0.9 surfaces never requests it.
     this.connection.start();
-    if (this.root.dataset.v09 === '1') {
-      // Warm the renderer up in the background so the first surface appears at once.
-      setTimeout(() => this.v09.load().catch(() => {}), 0);
-    }
   }
 
   send(method, params) {

@@ -1,5 +1,6 @@
 // A2UI v0.9 surfaces through the official renderer (@a2ui/lit, v0_9 entry), loaded lazily
-// through the page's import map on the first a2ui.v09 message. The catalog is the basic one
+// (dynamic import through the page's import map, the vendored bundle) on the first a2ui.v09
+// message: a page without v0.9 surfaces never fetches it. The catalog is the basic one
 // with bound URLs policed and CSP-safe styling (v09catalog.js).
 import { h } from './dom.js';
 import { renderMarkdown } from './markdown.js';
