@@ -88,7 +88,10 @@ class Proc:
                 self.proc.kill()
                 self.proc.wait(10)
         self.log.close()
-        os.unlink(self.log.name)
+        if os.environ.get("BENCH_KEEP_LOGS"):
+            print(f"{self.name} log: {self.log.name}", flush=True)
+        else:
+            os.unlink(self.log.name)
 
 
 def daphne(name, app, env):

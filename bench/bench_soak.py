@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from websockets.exceptions import ConnectionClosed
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_push import (  # noqa: E402
@@ -101,12 +103,17 @@ class Round:
         self.sent = self.received = self.answers = 0
         self.tasks = []
         self.next_id = 0
+        self.closing = False
 
     @classmethod
     async def open(cls, port, agent_key, tokens):
         n = len(tokens)
         agents = await open_many([f"ws://{HOST}:{port}/ws/v4/a2ui/agent"] * n,
                                  headers={"Authorization": f"Bearer {agent_key}"})
+        # Read the agents' session.opened events at once: a socket that is not read stops
+        # answering Daphne's pings and is dropped after ping_timeout.
+        rnd = cls(agents, [], [])
+        rnd.tasks = [asyncio.ensure_future(rnd._read_agent(ws)) for ws in agents]
         users = await open_many([f"ws://{HOST}:{port}/ws/v4/a2ui?token={t}" for t in tokens])
         sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
@@ -118,13 +125,22 @@ class Round:
                 reply = json.loads(await asyncio.wait_for(ws.recv(), 60))
                 return reply["result"]["session_id"]
 
-        sids = await asyncio.gather(*(init(ws) for ws in users))
-        rnd = cls(agents, users, sids)
-        rnd.tasks = [asyncio.ensure_future(rnd._read_user(ws)) for ws in users]
-        rnd.tasks += [asyncio.ensure_future(rnd._read_agent(ws)) for ws in agents]
+        rnd.users = users
+        rnd.sids = await asyncio.gather(*(init(ws) for ws in users))
+        rnd.tasks += [asyncio.ensure_future(rnd._read_user(ws)) for ws in users]
         return rnd
 
     async def _read_user(self, ws):
+        try:
+            await self._read_user_frames(ws)
+        except ConnectionClosed as exc:
+            self._closed("person", exc)
+
+    def _closed(self, side, exc):
+        if not self.closing:
+            self.errors[f"{side} socket closed ({exc.rcvd.code if exc.rcvd else 'no frame'})"] += 1
+
+    async def _read_user_frames(self, ws):
         async for raw in ws:
             now = time.perf_counter()
             msg = json.loads(raw)
@@ -141,6 +157,12 @@ class Round:
                 self.errors[f"person {msg['error'].get('code')}"] += 1
 
     async def _read_agent(self, ws):
+        try:
+            await self._read_agent_frames(ws)
+        except ConnectionClosed as exc:
+            self._closed("agent", exc)
+
+    async def _read_agent_frames(self, ws):
         async for raw in ws:
             msg = json.loads(raw)
             if "error" in msg:
@@ -150,12 +172,17 @@ class Round:
 
     async def push(self, i, k):
         method, params = message(k, self.sids[i], time.perf_counter())
-        self.sent += 1
         self.next_id += 1
-        await self.agents[i].send(json.dumps(
-            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}))
+        try:
+            await self.agents[i].send(json.dumps(
+                {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}))
+        except ConnectionClosed:
+            self.errors["not sent: agent socket closed"] += 1
+            return
+        self.sent += 1
 
     async def close(self):
+        self.closing = True
         await asyncio.gather(*(ws.close() for ws in self.users + self.agents),
                              return_exceptions=True)
         for t in self.tasks:
@@ -200,7 +227,7 @@ async def soak_round(port, pid, agent_key, tokens, rate, seconds, settle, drain_
     return {
         "sessions": n, "sent": rnd.sent, "received": rnd.received,
         "lost": rnd.sent - rnd.received - sum(v for k, v in rnd.errors.items()
-                                              if k.startswith("agent")),
+                                              if k.startswith("agent -")),
         "answers": f"{rnd.answers}/{expected_answers}", "errors": dict(rnd.errors),
         "p50": pct(rnd.latencies, 50) * 1000, "p90": pct(rnd.latencies, 90) * 1000,
         "p99": pct(rnd.latencies, 99) * 1000,

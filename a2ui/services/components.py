@@ -2,7 +2,6 @@
 
 from datetime import timedelta
 
-from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -10,6 +9,7 @@ from django.utils import timezone
 from ..models import RenderedComponent
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.updates import apply_update
+from . import dbthreads
 
 
 def _expiry(metadata):
@@ -80,4 +80,4 @@ def is_form(session_id, component_id):
     ).exists()
 
 
-ais_form = database_sync_to_async(is_form)
+ais_form = dbthreads.wrap(is_form)
