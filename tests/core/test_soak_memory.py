@@ -18,7 +18,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def live_consumers():
-    return [o for o in gc.get_objects() if isinstance(o, A2UIUserConsumer | A2UIAgentConsumer)]
+    kinds = (A2UIUserConsumer, A2UIAgentConsumer)
+    return [o for o in gc.get_objects() if type(o) in kinds]  # type(): no weak proxy check
 
 
 @pytest.fixture
