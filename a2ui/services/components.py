@@ -28,12 +28,12 @@ def store_render(session_id, params):
         "expires_at": _expiry(metadata),
         "updated_at": now,
     }
+    # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips.
+    if RenderedComponent.objects.filter(
+        session_id=session_id, component_id=params["component_id"]
+    ).update(**fields):
+        return
     with transaction.atomic():
-        updated = RenderedComponent.objects.filter(
-            session_id=session_id, component_id=params["component_id"]
-        ).update(**fields)
-        if updated:
-            return
         top = RenderedComponent.objects.filter(session_id=session_id).aggregate(m=Max("position"))
         try:
             with transaction.atomic():
