@@ -53,6 +53,7 @@ lint: install
 bench: install
 	$(PY) bench/bench_push.py
 	$(PY) bench/bench_v09_validation.py
+	$(PY) bench/bench_soak.py --quick  # the full soak: bench/bench_soak.py (docs/performance.md)
 
 clean:
 	rm -rf $(VENV) node_modules staticfiles .pytest_cache

@@ -14,13 +14,29 @@ builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
 
 from channels.routing import URLRouter
 
+from .services import memory
+
+
+class _CountedSockets:
+    """Counts open WebSockets so that closed ones get their memory back (services.memory)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        memory.socket_opened()
+        try:
+            return await self.app(scope, receive, send)
+        finally:
+            memory.socket_closed()
+
 
 def websocket_application():
     """The app's WebSocket router behind its auth middleware."""
     from . import routing
     from .middleware import A2UIAuthMiddleware
 
-    return A2UIAuthMiddleware(URLRouter(routing.websocket_urlpatterns))
+    return _CountedSockets(A2UIAuthMiddleware(URLRouter(routing.websocket_urlpatterns)))
 
 
 def http_application():

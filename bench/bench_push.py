@@ -88,7 +88,10 @@ class Proc:
                 self.proc.kill()
                 self.proc.wait(10)
         self.log.close()
-        os.unlink(self.log.name)
+        if os.environ.get("BENCH_KEEP_LOGS"):
+            print(f"{self.name} log: {self.log.name}", flush=True)
+        else:
+            os.unlink(self.log.name)
 
 
 def daphne(name, app, env):
@@ -109,6 +112,28 @@ async def serve_ws_echo(port):
 
 
 # Database and fixtures ---------------------------------------------------------------------------
+
+
+def server_env(database_url, redis_url, layer="pubsub", direct="on"):
+    """The servers' environment (also set in this process, which creates the fixtures).
+
+    Redis database ``redis_url`` is flushed: it must be the bench's own.
+    """
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url, REDIS_URL=redis_url,
+        DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
+        DJANGO_SETTINGS_MODULE="a2ui_project.settings", A2UI_LOG_LEVEL="WARNING",
+        DB_POOL_MAX="10", PYTHONUNBUFFERED="1", A2UI_CHANNEL_LAYER=layer,
+        A2UI_DIRECT_DELIVERY="1" if direct == "on" else "0",
+    )
+    os.environ.update(env)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    return env
 
 
 def prepare_database(db_url, env):
@@ -523,20 +548,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
     redis_url = args.redis_url = f"redis://{HOST}:{args.redis_port}/{args.redis_db}"
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=args.database_url, REDIS_URL=redis_url,
-        DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
-        DJANGO_SETTINGS_MODULE="a2ui_project.settings", A2UI_LOG_LEVEL="WARNING",
-        DB_POOL_MAX="10", PYTHONUNBUFFERED="1", A2UI_CHANNEL_LAYER=args.layer,
-        A2UI_DIRECT_DELIVERY="1" if args.direct == "on" else "0",
-    )
-    os.environ.update(env)  # this process creates the fixtures with the same settings
-    sys.path.insert(0, str(ROOT))
-
-    import redis
-
-    redis.Redis.from_url(redis_url).flushdb()
+    env = server_env(args.database_url, redis_url, args.layer, args.direct)
     prepare_database(args.database_url, env)
     biggest = max(args.sessions + [args.steady_sessions])
     agent_key, token_list = make_fixtures(biggest)

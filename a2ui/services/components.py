@@ -2,7 +2,6 @@
 
 from datetime import timedelta
 
-from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -10,6 +9,7 @@ from django.utils import timezone
 from ..models import RenderedComponent
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.updates import apply_update
+from . import dbthreads
 
 
 def _expiry(metadata):
@@ -28,12 +28,12 @@ def store_render(session_id, params):
         "expires_at": _expiry(metadata),
         "updated_at": now,
     }
+    # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips.
+    if RenderedComponent.objects.filter(
+        session_id=session_id, component_id=params["component_id"]
+    ).update(**fields):
+        return
     with transaction.atomic():
-        updated = RenderedComponent.objects.filter(
-            session_id=session_id, component_id=params["component_id"]
-        ).update(**fields)
-        if updated:
-            return
         top = RenderedComponent.objects.filter(session_id=session_id).aggregate(m=Max("position"))
         try:
             with transaction.atomic():
@@ -80,4 +80,4 @@ def is_form(session_id, component_id):
     ).exists()
 
 
-ais_form = database_sync_to_async(is_form)
+ais_form = dbthreads.wrap(is_form)

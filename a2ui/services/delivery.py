@@ -8,11 +8,9 @@ straight to the consumers when every socket of the session is in this process
 no database at all.
 """
 
-from channels.db import database_sync_to_async
-
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import components, consent, direct, groups, pending, sessions, shared
+from . import components, consent, dbthreads, direct, groups, pending, sessions, shared
 from .metrics import buffer
 
 
@@ -39,14 +37,12 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     request = None
     if method == "ui.render":
-        await database_sync_to_async(components.store_render)(sid, params)
+        await dbthreads.run(components.store_render, sid, params)
     elif method == "ui.update":
-        await database_sync_to_async(components.store_update)(sid, params)
+        await dbthreads.run(components.store_update, sid, params)
     elif method in methods.AWAITING:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
-        request = await database_sync_to_async(pending.create)(
-            sid, method, params, reply_channel, rpc_id
-        )
+        request = await dbthreads.run(pending.create, sid, method, params, reply_channel, rpc_id)
     seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,

@@ -22,7 +22,7 @@ from django.utils import timezone
 from ..conf import a2ui_settings
 from ..models import A2UISessionLog, PendingRequest
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import groups
+from . import dbthreads, groups
 from .metrics import buffer
 
 Status = PendingRequest.Status
@@ -138,7 +138,7 @@ async def _notify(row):
 
 
 async def aanswer(session_id, request_id, kind, value):
-    row = await database_sync_to_async(answer)(session_id, request_id, kind, value)
+    row = await dbthreads.run(answer, session_id, request_id, kind, value)
     buffer.add(session_id)
     await _notify(row)
     return row

@@ -1,0 +1,63 @@
+"""Per-message database work on a few threads, not queued behind the one thread-sensitive thread.
+
+Why: ``database_sync_to_async`` runs every call of a process on ONE thread. With a realistic
+push mix (renders, updates, input requests and their answers: three or four PostgreSQL round
+trips each) that thread was over 80% busy waiting for PostgreSQL at 300 sessions x 1 msg/s,
+and every render, the metrics flush and the housekeeping sweep queued behind each other: the
+soak's p99 of seconds (docs/performance.md). ``run`` hands such a call to a small pool of
+threads, each with its own pooled connection, so the waits overlap.
+
+What stays on the thread-sensitive thread:
+
+* anything that is not PostgreSQL (SQLite allows one writer; the embedded default);
+* calls made inside ``async_to_sync`` (a sync view, a command, a sync test): the calling thread
+  may hold an open transaction whose rows a connection of another thread would not see.
+
+The per-message callers run each socket's messages one at a time, so one agent's render and
+its following update keep their order; pushes from different sockets were concurrent already.
+"""
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import AsyncToSync
+from channels.db import database_sync_to_async
+from django.db import connections
+
+#: Threads for per-message work; each holds a connection of the pool while it runs a call, so
+#: keep it below the pool's ``max_size`` (DB_POOL_MAX, 10 by default).
+THREADS = 4
+
+_executor = []
+
+
+def _pool():
+    if not _executor:
+        _executor.append(ThreadPoolExecutor(max_workers=THREADS,
+                                            thread_name_prefix="a2ui-db"))
+    return _executor[0]
+
+
+def concurrent_ok():
+    """True when a call may run on the pool (see the module docstring)."""
+    return (connections["default"].vendor == "postgresql"
+            and getattr(AsyncToSync.executors, "current", None) is None)
+
+
+async def run(func, *args, **kwargs):
+    """``await database_sync_to_async(func)(*args, **kwargs)``, on the pool when allowed."""
+    if concurrent_ok():
+        call = database_sync_to_async(func, thread_sensitive=False, executor=_pool())
+    else:
+        call = database_sync_to_async(func)
+    return await call(*args, **kwargs)
+
+
+def wrap(func):
+    """``run`` as a decorator: an async twin of ``func``."""
+
+    @functools.wraps(func)
+    async def call(*args, **kwargs):
+        return await run(func, *args, **kwargs)
+
+    return call

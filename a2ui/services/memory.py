@@ -1,0 +1,88 @@
+"""Give the memory of closed sockets back.
+
+A closed WebSocket leaves its objects (Daphne's protocol and request, the consumer, its queues,
+tasks and futures: about 75 objects and 40 KB a socket) in reference cycles, which only the
+cyclic garbage collector frees, and only in a full collection once they have lived long enough
+to reach the oldest generation. The serving process raises the collector's thresholds
+(``a2ui_project/asgi.py``) because a full collection stalls every socket; a full collection
+then comes about every 10^8 allocations, and a process whose sockets closed stays idle with
+their memory held: the soak's RSS grew 20-30 MB per round of 600 sockets and never came back
+(docs/performance.md).
+
+So the WebSocket application counts its sockets (``a2ui.asgi.websocket_application``) and,
+once as many sockets have closed since the last full collection as are still open (and at
+least ``MIN_CLOSED``), runs one full collection ``DELAY_SECONDS`` after the last close (a mass
+disconnect is one collection), then hands freed heap pages back to the OS (glibc's
+``malloc_trim``, where there is one). A full collection costs in proportion to the live
+objects, so its pause is paid at most once per turnover of the live sockets, and never while
+sockets only open and stay.
+"""
+
+import asyncio
+import ctypes
+import gc
+
+MIN_CLOSED = 50
+DELAY_SECONDS = 5.0
+
+
+class _Counts:
+    open = 0
+    closed = 0  # since the last collection
+    handle = None  # the scheduled collection
+    collections = 0
+
+
+counts = _Counts()
+
+
+def socket_opened():
+    counts.open += 1
+
+
+def socket_closed():
+    counts.open -= 1
+    counts.closed += 1
+    if counts.closed < max(MIN_CLOSED, counts.open):
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if counts.handle is not None:
+        counts.handle.cancel()  # more closing: wait for the last of them
+    counts.handle = loop.call_later(DELAY_SECONDS, collect)
+
+
+def collect():
+    """One full collection and a heap trim; resets the count of closed sockets."""
+    counts.handle = None
+    counts.closed = 0
+    counts.collections += 1
+    gc.collect()
+    _trim()
+
+
+def _malloc_trim():
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_trimmer = []
+
+
+def _trim():
+    if not _trimmer:
+        _trimmer.append(_malloc_trim())
+    if _trimmer[0] is not None:
+        _trimmer[0](0)
+
+
+def reset():
+    """Forget the counts and any scheduled collection (tests)."""
+    if counts.handle is not None:
+        counts.handle.cancel()
+    counts.open = counts.closed = counts.collections = 0
+    counts.handle = None

@@ -1,0 +1,100 @@
+"""What the soak benchmark found (docs/performance.md): closed sockets' memory, and per-message
+database work queued behind the one thread-sensitive thread."""
+
+import asyncio
+import gc
+import threading
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+
+from a2ui.consumers.agent import A2UIAgentConsumer
+from a2ui.consumers.user import A2UIUserConsumer
+from a2ui.services import dbthreads, memory
+from tests.wsutil import connect_agent, connect_user, init_session, recv, send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def live_consumers():
+    kinds = (A2UIUserConsumer, A2UIAgentConsumer)
+    return [o for o in gc.get_objects() if type(o) in kinds]  # type(): no weak proxy check
+
+
+@pytest.fixture
+def no_automatic_gc(monkeypatch):
+    """The serving process collects rarely (a2ui_project/asgi.py): here, not at all."""
+    memory.reset()
+    monkeypatch.setattr(memory, "MIN_CLOSED", 2)
+    monkeypatch.setattr(memory, "DELAY_SECONDS", 0.01)
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+    memory.reset()
+
+
+async def test_closed_sockets_are_collected_without_automatic_gc(
+    no_automatic_gc, stream_token, agent_key
+):
+    assert live_consumers() == []
+    agent = await connect_agent(agent_key)
+    user = await connect_user(stream_token)
+    await init_session(user)
+    assert len(live_consumers()) == 2
+    await user.disconnect()
+    await agent.disconnect()
+    del user, agent
+    await asyncio.sleep(0.2)
+    assert live_consumers() == []  # their cycles were collected once they closed
+    assert memory.counts.open == 0 and memory.counts.collections == 1
+
+
+async def test_no_collection_while_sockets_only_open(no_automatic_gc, stream_token, agent_key):
+    agent = await connect_agent(agent_key)
+    user = await connect_user(stream_token)
+    await init_session(user)
+    await asyncio.sleep(0.05)
+    assert memory.counts.collections == 0
+    await user.disconnect()
+    await agent.disconnect()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="per-message DB work runs on a pool only on PostgreSQL")
+async def test_a_render_does_not_wait_for_the_thread_sensitive_thread(stream_token, agent_key):
+    """A slow call on the one thread-sensitive thread (a metrics flush, the housekeeping sweep,
+    a snapshot) must not hold up every agent's ui.render behind it."""
+    agent = await connect_agent(agent_key)
+    user = await connect_user(stream_token)
+    sid = await init_session(user)
+    release = threading.Event()
+    blocker = asyncio.ensure_future(sync_to_async(release.wait)(5))  # thread_sensitive
+    try:
+        await asyncio.sleep(0.05)
+        await send(agent, {"jsonrpc": "2.0", "id": 7, "method": "ui.render", "params": {
+            "session_id": sid, "component_id": "c", "component_type": "card",
+            "data": {"title": "T"}}})
+        reply = await recv(agent, timeout=2)
+        while reply.get("id") != 7:
+            reply = await recv(agent, timeout=2)
+        assert reply["result"]["delivered"] is True
+        assert not blocker.done()
+    finally:
+        release.set()
+        await blocker
+    await user.disconnect()
+    await agent.disconnect()
+
+
+async def test_calls_inside_async_to_sync_stay_on_the_calling_thread():
+    """A sync caller may hold a transaction another thread's connection would not see."""
+    from asgiref.sync import async_to_sync
+
+    assert dbthreads.concurrent_ok() == (connection.vendor == "postgresql")
+    assert await sync_to_async(async_to_sync(_inside))() is False
+
+
+async def _inside():
+    return dbthreads.concurrent_ok()
