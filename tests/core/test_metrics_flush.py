@@ -49,7 +49,8 @@ def _wait_written(sid, old, timeout=3.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         row = A2UISessionLog.objects.get(pk=sid)
-        if row.message_count >= 1 and row.last_activity > old:
+        # the counters and the move to active are two statements of one flush
+        if row.message_count >= 1 and row.last_activity > old and row.state == "active":
             return row
         time.sleep(0.05)
     return A2UISessionLog.objects.get(pk=sid)
