@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # e.g. make demo DEMO_ARGS="--port 8080"
 DEMO_ARGS ?=
 
-.PHONY: demo test test-embedded test-full install install-dev npm chromium lint bench clean vendor
+.PHONY: demo test test-embedded install chromium lint bench clean vendor
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
