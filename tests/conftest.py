@@ -48,6 +48,16 @@ def _fresh_local_state():
     buffer._take()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _db_threads_closed_before_teardown(django_db_setup):
+    """The per-message database threads (a2ui.services.dbthreads) hold connections to the test
+    database; close them before pytest-django drops it."""
+    yield
+    from a2ui.services import dbthreads
+
+    dbthreads.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layer():
     """A new channel layer per test: channels-redis binds locks and pools to an event loop,

@@ -18,6 +18,7 @@ its following update keep their order; pushes from different sockets were concur
 """
 
 import functools
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import AsyncToSync
@@ -61,3 +62,23 @@ def wrap(func):
         return await run(func, *args, **kwargs)
 
     return call
+
+
+def shutdown(timeout=5.0):
+    """Close every pool thread's database connection and stop the threads (the test suite
+    calls it before it drops the test database; a server process just exits)."""
+    if not _executor:
+        return
+    pool = _executor.pop()
+    barrier = threading.Barrier(THREADS, timeout=timeout)
+
+    def close_mine():
+        connections.close_all()
+        try:
+            barrier.wait()  # holds this thread, so each of the THREADS calls gets its own
+        except threading.BrokenBarrierError:
+            pass
+
+    for future in [pool.submit(close_mine) for _ in range(THREADS)]:
+        future.result(timeout + 1)
+    pool.shutdown(wait=True)
