@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import collections
 import gc
+import itertools
 import json
 import os
 import resource
@@ -68,6 +69,9 @@ def rss_mb(pid):
     return float("nan")
 
 
+_request_ids = itertools.count()
+
+
 def message(k, sid, now):
     """The k-th push of a session (k = 0, 1, ...): method and params."""
     slot = k % 10
@@ -87,7 +91,9 @@ def message(k, sid, now):
         return "ui.notify", {**t, "level": "info", "title": "Heads up",
                              "message": f"message {k}", "duration_ms": 2000}
     if slot == 9:
-        return "ui.request_input", {**t, "request_id": f"q{k}", "input_type": "text",
+        # unique across rounds: a round's new tabs take over the last round's sessions
+        return "ui.request_input", {**t, "request_id": f"q{k}-{next(_request_ids)}",
+                                    "input_type": "text",
                                     "prompt": "Your reference?", "timeout_seconds": 120}
     return "ui.progress", {**t, "task_id": "job", "progress_type": "determinate",
                            "value": k, "total": 1000, "message": "working"}
