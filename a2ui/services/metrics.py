@@ -48,6 +48,10 @@ class _Counts:
             self.last_activity = other.last_activity
 
 
+#: Consecutive failed flushes before the flusher logs an error instead of a warning.
+FAILURES_BEFORE_ERROR = 5
+
+
 class MetricsBuffer:
     def __init__(self):
         self._reset()
@@ -82,15 +86,27 @@ class MetricsBuffer:
             self._thread.start()
 
     def _run(self):
-        """Sleep until there is something to write, gather an interval's worth, write it."""
+        """Sleep until there is something to write, gather an interval's worth, write it.
+
+        A failed write keeps its counts for the next interval: a passing failure (a locked
+        SQLite table, a pool connection lost with a PostgreSQL restart) is a warning; only
+        ``FAILURES_BEFORE_ERROR`` failures in a row are an error.
+        """
+        failures = 0
         while True:
             self._wake.wait()
             time.sleep(a2ui_settings.METRICS_FLUSH_SECONDS)
             self._wake.clear()
             try:
                 self.flush_sync()
-            except Exception:  # the counts are back in the buffer: retry next interval
-                log.exception("a2ui: metrics flush failed; retrying")
+                failures = 0
+            except Exception as exc:  # the counts are back in the buffer: retry next interval
+                failures += 1
+                if failures >= FAILURES_BEFORE_ERROR:
+                    log.exception("a2ui: metrics flush failed %d times in a row; retrying",
+                                  failures)
+                else:
+                    log.warning("a2ui: metrics flush failed (%s); retrying", exc)
                 self._wake.set()
             finally:
                 connections.close_all()  # this thread's connection goes back to the pool
