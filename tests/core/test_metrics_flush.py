@@ -155,3 +155,33 @@ def test_a_flush_waits_for_the_write_in_progress(user, agent, monkeypatch):
     second.join(5)
     assert done.is_set()
     assert A2UISessionLog.objects.get(pk=sid).message_count == 1
+
+
+def test_a_passing_flush_failure_is_a_warning_a_lasting_one_an_error(user, agent, monkeypatch,
+                                                                      caplog):
+    """The flusher thread retries a failed write each interval: the first failures are
+    warnings (a locked SQLite table, a lost connection), five in a row an error."""
+    from a2ui.services import metrics
+
+    sid, _ = _open(user, agent)
+    failures = []
+
+    def broken(taken):
+        failures.append(1)
+        raise RuntimeError("database away")
+
+    monkeypatch.setattr(metrics, "_write", broken)
+    buf = MetricsBuffer()
+    with override_settings(A2UI=FAST), caplog.at_level("WARNING", logger="a2ui"):
+        buf.add(sid, messages=1)
+        deadline = time.monotonic() + 5
+        while len(failures) < metrics.FAILURES_BEFORE_ERROR and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        monkeypatch.undo()  # the database is back: the next interval writes the counts
+        row = _wait_written(sid, timezone.now() - timezone.timedelta(hours=1))
+    levels = [r.levelname for r in caplog.records if "metrics flush failed" in r.getMessage()]
+    assert levels[:metrics.FAILURES_BEFORE_ERROR - 1] == ["WARNING"] * (
+        metrics.FAILURES_BEFORE_ERROR - 1)
+    assert "ERROR" in levels
+    assert row.message_count == 1
