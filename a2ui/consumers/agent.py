@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import delivery, groups, housekeeping, pending, sessions, surfaces
+from ..services import agentroute, delivery, groups, housekeeping, pending, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -39,11 +39,17 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 reason = auth.error
             await self.reject(ErrorCode.AUTH_FAILED, reason)
             return
+        try:  # ?events=all: an observer that gets every session's events (agentroute)
+            self.events = agentroute.mode_from_query(self.scope.get("query_string", b""))
+        except ProtocolError as exc:
+            await self.reject(exc.code, exc.message)
+            return
         self.agent = auth.agent
         self.timers = {}
         for group in (groups.agent_group(self.agent.id), groups.agent_key_group(self.agent)):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups.append(group)
+        await agentroute.ajoin(self.channel_name, self.events)
         await self.accept()
         housekeeping.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
@@ -53,6 +59,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
+        if self.agent is not None:
+            await agentroute.aleave(self.channel_name)
 
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":
@@ -159,6 +167,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             )
 
     async def a2ui_agent_event(self, event):
+        if self.gone or not await agentroute.atake(self.channel_name, self.events, event):
+            return  # another socket of the agent holds this session
         await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
 
     async def a2ui_close(self, event):
