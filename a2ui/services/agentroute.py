@@ -42,14 +42,15 @@ ROUTED = frozenset({"session.opened", "session.resumed", "session.closed", "user
                     "user.respond", "consent.changed", "a2ui.v09"})
 
 # KEYS[1] the session's holder key; ARGV: this channel, the liveness key prefix, TTL.
-# 1 when this channel holds (or just took) the session, 0 when another open socket holds it.
+# Returns the holder after the call: this channel when it held or just took the session, else
+# the other open socket that holds it.
 TAKE_SCRIPT = """
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[2] .. holder) == 1 then
-  return 0
+  return holder
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-return 1
+return ARGV[1]
 """
 
 
@@ -95,6 +96,7 @@ class _Local:
 _local = _Local()
 _open = {}  # channel -> True: the "one" sockets open in this process
 _heartbeats = weakref.WeakKeyDictionary()  # event loop -> task
+_asking = {}  # (event loop, session hex) -> future of the holder: one round trip per process
 
 
 def _redis():
@@ -153,11 +155,22 @@ async def atake(channel, mode, event):
     redis = _redis()
     if redis is None:
         return _local.take(session_hex, channel, ttl, _open)
+    # Every socket of the agent in this process gets the event at once: the first asks Redis
+    # (and takes the session if nobody holds it), the others wait for its answer.
+    key = (asyncio.get_running_loop(), session_hex)
+    asking = _asking.get(key)
+    if asking is not None:
+        holder = await asyncio.shield(asking)
+        return holder is None or holder == channel
+    asking = _asking[key] = asyncio.get_running_loop().create_future()
+    holder = None
     try:
-        taken, = await redis.execute(
+        holder, = await redis.execute(
             ("EVAL", TAKE_SCRIPT, 1, holder_key(session_hex), channel, live_key(""), ttl)
         )
     except Exception:  # Redis away: a duplicate beats a lost event
         log.warning("a2ui: could not route an agent event; passing it on", exc_info=True)
-        return True
-    return int(taken) == 1
+    finally:
+        del _asking[key]
+        asking.set_result(holder)
+    return holder is None or holder == channel

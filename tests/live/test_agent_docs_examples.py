@@ -20,6 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from channels.db import database_sync_to_async
+from django.db import connections
 
 from a2ui.apps import default_channel_layers
 from a2ui.v09.catalog import BASIC_CATALOG_ID
@@ -233,6 +235,7 @@ async def test_every_example_on_the_page_works(daphne_server, live_services, set
                     task.cancel()
             if ns.get("events") is not None and hasattr(ns["events"], "stop"):
                 await ns["events"].stop()
+        await database_sync_to_async(connections.close_all)()  # the Python API's connection
 
 
 async def eventually(predicate, what, timeout=10):
