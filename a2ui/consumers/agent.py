@@ -5,7 +5,9 @@ methods sent as requests are answered ``{"delivered": true, "seq": n}``. ``ui.re
 and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 when their time
 runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
-``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications.
+``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications: each session's
+at one socket of the agent, the one holding it (``a2ui.services.agentroute``), unless the socket
+was opened with ``?events=all`` (an observer: every event).
 
 ``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
 (after a reconnect: answers given while no socket of the agent could take them, and requests

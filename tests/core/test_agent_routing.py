@@ -116,3 +116,32 @@ def test_mode_from_query():
         with pytest.raises(Exception) as info:
             agentroute.mode_from_query(bad)
         assert info.value.code == -32602
+
+
+async def test_python_listeners_take_part_like_sockets(stream_token, agent, agent_key):
+    from a2ui import agents
+
+    socket = await connect_agent(agent_key)
+    async with agents.events(agent) as listener, \
+            agents.events(agent, events="all") as observer:
+        person = await connect_user(stream_token)
+        sid = await init_session(person)
+        seen = await observer.next(timeout=3)
+        assert seen == {"method": "session.opened", "params": seen["params"]}
+        assert seen["params"]["session_id"] == sid
+        on_socket = _methods(await _events(socket), sid)
+        try:
+            heard = await listener.next(timeout=0.5)
+        except TimeoutError:
+            heard = None
+        # Exactly one of the two workers got it.
+        assert (on_socket == ["session.opened"]) != (heard is not None), (on_socket, heard)
+        await person.disconnect()
+    await socket.disconnect()
+
+
+def test_a_bad_listener_mode_is_refused(agent):
+    from a2ui import agents
+
+    with pytest.raises(ValueError):
+        agents.events(agent, events="some")
