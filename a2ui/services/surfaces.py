@@ -34,6 +34,8 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from ..conf import a2ui_settings
+from ..core import events
+from ..core.events import Kind
 from ..models import A2UISessionLog, Surface
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
@@ -49,7 +51,7 @@ from ..v09 import (
     validate_batch,
     validate_client_message,
 )
-from . import consent, groups, sessions, shared
+from . import consent, groups, sessions, shared, stream
 from .metrics import buffer
 
 MAX_BATCH = 500  # messages per agent batch
@@ -59,7 +61,6 @@ MAX_DATA_MODEL_DEPTH = 48
 #: 32) with room for the envelope and the data model's 48 path levels above a value.
 MAX_JSON_DEPTH = 2 * jsonvalue.MAX_DEPTH
 MAX_SURFACE_ID = 128  # Surface.surface_id
-EVENT_TYPE = "a2ui.surfaces"
 
 
 class SurfaceValidationError(ProtocolError):
@@ -399,16 +400,24 @@ async def apush(agent_id, session_id, messages):
         )
     first, out = await database_sync_to_async(store_batch)(sid, messages)
     buffer.add(sid, pushed=True)
-    await groups.send_group(groups.session_group(sid), surfaces_event(first, out))
+    await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out))
     return {"delivered": len(out), "seq": first + len(out) - 1}
 
 
-def surfaces_event(first_seq, messages):
-    """Channel-layer event for every user socket of a session (``a2ui_surfaces``).
+def batch_data(first_seq, messages):
+    """The ``surface.batch`` event's data: message ``i`` is number ``first_seq + i`` of the
+    session's surface store (``A2UISessionLog.surface_seq``; the SSE event ids)."""
+    return {"first_seq": first_seq, "messages": messages}
 
-    Message ``i`` has sequence number ``first_seq + i``.
-    """
-    return {"type": EVENT_TYPE, "seq": first_seq, "messages": messages}
+
+def surfaces_event(first_seq, messages, seq=None, epoch=None):
+    """A ``surface.batch`` channel-layer message (tests; ``apush`` numbers its own)."""
+    return events.to_message(Kind.SURFACE_BATCH, batch_data(first_seq, messages), seq, epoch)
+
+
+def tracked(data):
+    """The ``Tracker`` view of a ``surface.batch`` event's data."""
+    return {"seq": data["first_seq"], "messages": data["messages"]}
 
 
 # What a client starts from ---------------------------------------------------------------------
