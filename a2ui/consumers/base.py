@@ -23,6 +23,7 @@ try:  # what Daphne raises for a send racing the peer's close, before websocket.
 except ImportError:  # pragma: no cover - another ASGI server
     class TransportClosed(Exception):
         pass
+from ..core.errors import DomainError
 from ..protocol import jsonrpc
 from ..protocol.errors import ErrorCode, ProtocolError
 
@@ -171,8 +172,8 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         """
         try:
             result = await work
-        except ProtocolError as exc:
-            await self.send_error(exc, msg.id)
+        except DomainError as exc:
+            await self.send_error(ProtocolError.of(exc), msg.id)
             return False
         except Exception:
             log.exception("a2ui: unexpected error handling %s", msg.method)

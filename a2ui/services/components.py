@@ -6,8 +6,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from ..core.errors import DomainError, Fault
 from ..models import RenderedComponent
-from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.updates import apply_update
 from . import dbthreads
 
@@ -61,8 +61,8 @@ def store_update(session_id, params):
         if component is None or (
             component.expires_at is not None and component.expires_at <= timezone.now()
         ):
-            raise ProtocolError(
-                ErrorCode.COMPONENT_NOT_FOUND,
+            raise DomainError(
+                Fault.COMPONENT_NOT_FOUND,
                 data={"component_id": params["component_id"]},
             )
         component.data = apply_update(

@@ -35,10 +35,10 @@ from django.utils.module_loading import import_string
 
 from ..conf import a2ui_settings
 from ..core import events
+from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..models import A2UISessionLog, Surface
 from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.sanitize import clean_display_string, clean_string, sanitize_markdown
 from ..v09 import (
     BASIC_CATALOG_ID,
@@ -63,8 +63,9 @@ MAX_JSON_DEPTH = 2 * jsonvalue.MAX_DEPTH
 MAX_SURFACE_ID = 128  # Surface.surface_id
 
 
-class SurfaceValidationError(ProtocolError):
-    """A refused batch: a JSON-RPC -32602 whose data is the standard VALIDATION_FAILED message.
+class SurfaceValidationError(DomainError):
+    """A refused batch: invalid input whose data is the standard VALIDATION_FAILED message
+    (JSON-RPC -32602 over seed 000, ``a2ui.protocol.errors.ProtocolError.of``).
 
     ``failure`` is the :class:`a2ui.v09.ValidationFailed`; ``body`` is what REST answers (422)
     and the /ws/v09 socket sends: ``{"version": "v0.9", "error": {...}, "index": n}``.
@@ -75,7 +76,7 @@ class SurfaceValidationError(ProtocolError):
         body = failure.to_error_message()
         body["index"] = failure.index
         self.body = body
-        super().__init__(ErrorCode.INVALID_PARAMS, "A2UI v0.9 validation failed", data=body)
+        super().__init__(Fault.INVALID_INPUT, "A2UI v0.9 validation failed", data=body)
 
 
 def _failed(message, path="", surface_id=None, index=0):
@@ -353,7 +354,7 @@ def store_batch(session_id, messages):
             .first()
         )
         if session is None:
-            raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(session_id)})
+            raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(session_id)})
         rows = {
             row.surface_id: row
             for row in Surface.objects.filter(session_id=session_id, surface_id__in=touched)
@@ -389,13 +390,13 @@ async def apush(agent_id, session_id, messages):
     """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq"}``."""
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     if not isinstance(messages, list) or not messages:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, "messages must be a non-empty array of A2UI v0.9 messages",
+        raise DomainError(
+            Fault.INVALID_INPUT, "messages must be a non-empty array of A2UI v0.9 messages",
             data={"path": "params.messages"},
         )
     if len(messages) > MAX_BATCH:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, f"At most {MAX_BATCH} messages per batch",
+        raise DomainError(
+            Fault.INVALID_INPUT, f"At most {MAX_BATCH} messages per batch",
             data={"path": "params.messages"},
         )
     first, out = await database_sync_to_async(store_batch)(sid, messages)
@@ -628,7 +629,7 @@ def check_stream_session(token, session_id):
         state__in=A2UISessionLog.LIVE_STATES,
     ).first()
     if session is None:
-        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     return session
 
 
