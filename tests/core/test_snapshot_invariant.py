@@ -104,6 +104,8 @@ async def run(session, op):
         await database_sync_to_async(PendingRequest.objects.filter(
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
         await housekeeping.sweep()
+    elif op[0] == "close":
+        await sessions.aclose_session(sid, reason="done")
     elif op[0] == "ttl":  # the component's ttl_seconds run out; the sweep runs
         await database_sync_to_async(RenderedComponent.objects.filter(
             session_id=sid, component_id=op[1]).update)(expires_at=timezone.now())
@@ -194,12 +196,19 @@ async def test_the_check_notices_a_change_that_emits_nothing(monkeypatch, sessio
     assert S.comparable(S.snapshot(folded)) != S.comparable(fresh)
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "known gap: a component whose ttl_seconds ran out disappears from sessions.snapshot() "
     "without a component.removed event (nothing emits it yet)"))
 async def test_an_expired_component_is_removed_by_an_event(monkeypatch, session):
     await check(monkeypatch, session, [render("c1", metadata={"ttl_seconds": 60}), render("c2")],
                 [("ttl", "c1")])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "known gap: closing a session cancels its open requests (they leave sessions.snapshot()) "
+    "without a request.closed (status cancelled) event to the session group"))
+async def test_closing_a_session_closes_its_requests_by_an_event(monkeypatch, session):
+    await check(monkeypatch, session, [render("c1"), ASK], [("close",)])
 
 
 @pytest.mark.parametrize("seed", range(6))
