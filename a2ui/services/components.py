@@ -81,3 +81,35 @@ def is_form(session_id, component_id):
 
 
 ais_form = dbthreads.wrap(is_form)
+
+
+# Expiry ----------------------------------------------------------------------------------------
+
+EXPIRE_BATCH = 500
+
+
+def expire_due():
+    """Delete components whose ``ttl_seconds`` ran out; ``[(session_id, component_id)]`` of
+    those this call deleted (another process's sweep may take some: each is reported once)."""
+    now = timezone.now()
+    due = list(
+        RenderedComponent.objects.filter(expires_at__lte=now)
+        .values_list("pk", "session_id", "component_id")[:EXPIRE_BATCH]
+    )
+    gone = []
+    for pk, session_id, component_id in due:
+        deleted, _ = RenderedComponent.objects.filter(pk=pk, expires_at__lte=now).delete()
+        if deleted:
+            gone.append((session_id, component_id))
+    return gone
+
+
+async def aexpire_due():
+    """``expire_due``, then one ``component.removed`` event for each component it deleted."""
+    from ..core.events import Kind
+    from . import stream
+
+    gone = await dbthreads.run(expire_due)
+    for session_id, component_id in gone:
+        await stream.emit(session_id, Kind.COMPONENT_REMOVED, {"component_id": component_id})
+    return gone

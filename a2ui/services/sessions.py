@@ -17,8 +17,9 @@ from django.utils import timezone
 from ..conf import a2ui_settings
 from ..core.closes import CloseCode
 from ..core.errors import DomainError, Fault
+from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from . import audit, groups, shared
+from . import audit, groups, shared, stream
 from .metrics import buffer
 
 State = A2UISessionLog.State
@@ -141,7 +142,8 @@ aresume_session = database_sync_to_async(resume_session)
 def snapshot(session_id):
     """The session's current screen: live components in render order, pending requests."""
     now = timezone.now()
-    RenderedComponent.objects.filter(session_id=session_id, expires_at__lte=now).delete()
+    # Components past their ttl are left out; the sweep deletes them and says so
+    # (component.removed, services.components.aexpire_due).
     components = [
         {
             "component_id": c.component_id,
@@ -150,7 +152,8 @@ def snapshot(session_id):
             "metadata": c.metadata,
             "expires_at": c.expires_at,
         }
-        for c in RenderedComponent.objects.filter(session_id=session_id).order_by("position")
+        for c in RenderedComponent.objects.filter(session_id=session_id)
+        .exclude(expires_at__lte=now).order_by("position")
     ]
     requests = []
     for r in PendingRequest.objects.filter(
@@ -299,6 +302,9 @@ async def _announce_close(session, cancelled, state, reason, close_code):
     await shared.forget_session(sid.hex)
     if close_code is not None:
         await groups.send_group(groups.session_group(sid), groups.close_event(close_code, reason))
+    for req in cancelled:  # in the session's order, so every adapter's state drops them
+        await stream.emit(sid, Kind.REQUEST_CLOSED,
+                          {"request_id": req["request_id"], "status": "cancelled"})
     for req in cancelled:
         if req["reply_channel"]:
             await groups.send_channel(
