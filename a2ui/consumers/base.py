@@ -125,7 +125,11 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
     async def dispatch_guarded(self, message):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
+            # A channel-layer message for another kind of socket in the same groups (or from
+            # a newer version of the app): not this socket's business.
+            if message.get("type", "").startswith("websocket."):
+                raise ValueError(f"No handler for message type {message['type']}")
+            return
         await handler(message)
 
     async def internal_error(self):
