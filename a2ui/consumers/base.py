@@ -195,8 +195,8 @@ class DirectDeliveryMixin:
     A direct push is handled at once only when the consumer is idle: not handling a message and
     holding none received from the channel layer but not yet dispatched (the receive task is
     done before ``dispatch`` runs). Otherwise it waits in ``_deferred`` and is handled right
-    after the current message, by whoever holds ``_turn``. The subclass handles pushes in
-    ``a2ui_push`` and keeps ``last_seq``.
+    after the current message, by whoever holds ``_turn``. The subclass handles events in
+    ``a2ui_event`` and keeps ``last_seq`` (``consumers.session.SessionSocket``).
     """
 
     last_seq = 0
@@ -245,6 +245,6 @@ class DirectDeliveryMixin:
     async def _push(self, event):
         """A failure here is this socket's, not the sender's: log it as the layer path would."""
         try:
-            await self.a2ui_push(event)
+            await self.a2ui_event(event)
         except Exception:
             log.exception("a2ui: direct push to %s failed", getattr(self, "channel_name", "?"))

@@ -26,10 +26,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.events import Kind
 from ..models import A2UIConsentRecord, A2UISessionLog
-from ..protocol import jsonrpc
 from ..protocol.errors import ErrorCode, ProtocolError, invalid_params
-from . import audit, groups, shared
+from . import audit, groups, shared, stream
 
 CACHE_TTL = 300
 MAX_TYPE_LENGTH = 64
@@ -59,13 +59,6 @@ def describe(types):
 
 def consent_required_error(missing):
     return ProtocolError(ErrorCode.CONSENT_REQUIRED, data={"consent_types": list(missing)})
-
-
-def consent_required_message(missing):
-    """The ``a2ui.consent_required`` notification for a user socket, encoded."""
-    return jsonrpc.encode(
-        jsonrpc.notification("a2ui.consent_required", {"consent_types": describe(missing)})
-    )
 
 
 # Reading -----------------------------------------------------------------------------------------
@@ -164,13 +157,8 @@ async def aensure_session(session_id, prompt=True):
     missing = await amissing_for_session(session_id)
     if missing:
         if prompt:
-            await groups.send_group(
-                groups.session_group(session_id),
-                groups.push_event(
-                    None, "a2ui.consent_required", {"consent_types": describe(missing)},
-                    consent_required_message(missing),
-                ),
-            )
+            await stream.emit(session_id, Kind.CONSENT_REQUIRED,
+                              {"consent_types": describe(missing)})
         raise consent_required_error(missing)
 
 

@@ -8,9 +8,12 @@ straight to the consumers when every socket of the session is in this process
 no database at all.
 """
 
+from ..core import events
+from ..core.events import Kind
+from ..protocol import events as wire
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import components, consent, dbthreads, direct, groups, pending, sessions, shared
+from . import components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
 
 
@@ -43,14 +46,15 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
     elif method in methods.AWAITING:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
         request = await dbthreads.run(pending.create, sid, method, params, reply_channel, rpc_id)
+    kind, data = wire.to_event(method, params)
     seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,
-        rendered=int(method == "ui.render"),
-        inputs=int(method in methods.AWAITING),
+        rendered=int(kind is Kind.COMPONENT_RENDERED),
+        inputs=int(kind is Kind.REQUEST_OPENED),
         pushed=True,
     )
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
+    await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
     return seq, request
 
 
@@ -68,13 +72,6 @@ async def _apush_stateless(agent_id, session_id, method, params):
     if owner is None or owner[0] != str(agent_id or ""):
         await sessions.aensure_agent_session(agent_id, sid)
     buffer.add(sid, pushed=True)
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
+    kind, data = wire.to_event(method, params)
+    await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
     return seq
-
-
-async def _send(sid, seq, sockets, event):
-    """Straight to this process's consumers when they are all the session has, else the group."""
-    if sockets is not None and await direct.deliver(sid.hex, sockets, event):
-        return
-    direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it
-    await groups.send_group(groups.session_group(sid), event)

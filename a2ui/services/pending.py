@@ -20,9 +20,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import dbthreads, groups
+from . import dbthreads, groups, stream
 from .metrics import buffer
 
 Status = PendingRequest.Status
@@ -127,13 +128,9 @@ async def _notify(row):
                 row.kind,
             ),
         )
-    await groups.send_group(
-        groups.session_group(row.session_id),
-        groups.push_event(
-            None, "a2ui.request_closed",
-            {"request_id": row.request_id, "status": row.status},
-            None,
-        ),
+    await stream.emit(
+        row.session_id, Kind.REQUEST_CLOSED,
+        {"request_id": row.request_id, "status": row.status},
     )
 
 

@@ -139,7 +139,7 @@ async def test_a_failing_channel_layer_event_does_not_crash_the_socket(stream_to
     layer = get_channel_layer()
     sid = await A2UISessionLog.objects.values_list("session_id", flat=True).afirst()
     consumer_channel = groups.session_group(sid)
-    await layer.group_send(consumer_channel, {"type": "a2ui.push", "seq": 1})  # no "text"
+    await layer.group_send(consumer_channel, {"type": "a2ui.event", "seq": 1, "kind": "notify"})  # no data
     await send(comm, {"jsonrpc": "2.0", "id": "ok", "method": "user.cancel",
                       "params": {"task_id": "t"}})
     assert (await recv(comm))["result"] == {"ok": True}

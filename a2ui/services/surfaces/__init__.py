@@ -48,18 +48,18 @@ from .routing import (
     check_stream_session,
 )
 from .store import (
-    EVENT_TYPE,
     MAX_BATCH,
     MAX_SURFACE_ID,
     aload,
     apush,
+    batch_data,
     load,
     store_batch,
     surfaces_event,
+    tracked,
 )
 
 __all__ = [
-    "EVENT_TYPE",
     "MAX_BATCH",
     "MAX_CLIENT_BATCH",
     "MAX_DATA_MODEL_DEPTH",
@@ -73,6 +73,7 @@ __all__ = [
     "aclient_messages",
     "aload",
     "apush",
+    "batch_data",
     "aremember",
     "build_registry",
     "catalog_registry",
@@ -85,4 +86,5 @@ __all__ = [
     "snapshot_messages",
     "store_batch",
     "surfaces_event",
+    "tracked",
 ]

@@ -4,18 +4,19 @@ from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
+from ...core import events
+from ...core.events import Kind
 from ...models import A2UISessionLog, Surface
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.sanitize import sanitize_markdown
 from ...v09 import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
-from .. import groups, sessions
+from .. import sessions, stream
 from ..metrics import buffer
 from .catalogs import catalog_registry, client_catalog_ids
 from .cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
 
 MAX_BATCH = 500  # messages per agent batch
 MAX_SURFACE_ID = 128  # Surface.surface_id
-EVENT_TYPE = "a2ui.surfaces"
 
 
 # Agent batches ---------------------------------------------------------------------------------
@@ -180,16 +181,24 @@ async def apush(agent_id, session_id, messages):
         )
     first, out = await database_sync_to_async(store_batch)(sid, messages)
     buffer.add(sid, pushed=True)
-    await groups.send_group(groups.session_group(sid), surfaces_event(first, out))
+    await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out))
     return {"delivered": len(out), "seq": first + len(out) - 1}
 
 
-def surfaces_event(first_seq, messages):
-    """Channel-layer event for every user socket of a session (``a2ui_surfaces``).
+def batch_data(first_seq, messages):
+    """The ``surface.batch`` event's data: message ``i`` is number ``first_seq + i`` of the
+    session's surface store (``A2UISessionLog.surface_seq``; the SSE event ids)."""
+    return {"first_seq": first_seq, "messages": messages}
 
-    Message ``i`` has sequence number ``first_seq + i``.
-    """
-    return {"type": EVENT_TYPE, "seq": first_seq, "messages": messages}
+
+def surfaces_event(first_seq, messages, seq=None, epoch=None):
+    """A ``surface.batch`` channel-layer message (tests; ``apush`` numbers its own)."""
+    return events.to_message(Kind.SURFACE_BATCH, batch_data(first_seq, messages), seq, epoch)
+
+
+def tracked(data):
+    """The ``Tracker`` view of a ``surface.batch`` event's data."""
+    return {"seq": data["first_seq"], "messages": data["messages"]}
 
 
 # What a client starts from ---------------------------------------------------------------------
