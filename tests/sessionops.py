@@ -7,20 +7,19 @@ value)`` (``services.pending.aanswer``), ``("surfaces", messages)`` (``services.
 live surfaces), the way an agent that knows its session would.
 
 ``events(op, surfaces)`` gives the session events the operation is expected to emit, computed
-with the protocol modules alone (``a2ui.protocol.methods`` and ``a2ui.v09`` validation), so the
-pure tests need no service.
+with the protocol modules alone (``a2ui.protocol.methods`` validation and ``events.to_event``,
+``a2ui.v09`` validation), so the pure tests need no service.
 """
 
 import random
 
 from a2ui.core.events import Kind
+from a2ui.protocol import events as wire
 from a2ui.protocol import methods
 from a2ui.v09 import BASIC_CATALOG_ID, SessionSurfaces
 
 V = "v0.9"
-KIND_BY_METHOD = {"ui.request_input": "input", "ui.confirm": "confirm"}
-TRANSIENT_METHODS = {"ui.progress": Kind.PROGRESS, "ui.navigate": Kind.NAVIGATE,
-                     "ui.notify": Kind.NOTIFY}
+KIND_BY_METHOD = wire.REQUEST_KIND_BY_METHOD
 
 
 def component_data(kind, rng):
@@ -140,15 +139,7 @@ def events(op, surfaces):
         changes = surfaces.apply_batch(op[1])
         return [(Kind.SURFACE_BATCH, {"first_seq": None, "messages": changes.messages})]
     _, method, params = op
-    params = methods.validate_params(method, params)
-    if method == "ui.render":
-        return [(Kind.COMPONENT_RENDERED, params)]
-    if method == "ui.update":
-        return [(Kind.COMPONENT_UPDATED, params)]
-    if method in KIND_BY_METHOD:
-        return [(Kind.REQUEST_OPENED, {"kind": KIND_BY_METHOD[method], "params": params})]
-    return [(TRANSIENT_METHODS[method], params)]
-
+    return [wire.to_event(method, methods.validate_params(method, params))]
 
 def all_events(ops):
     surfaces = SessionSurfaces()

@@ -6,13 +6,11 @@ some point, every message the services send to the session's group after it is r
 those events folded into the snapshot by the pure reducer (``a2ui.core.state``) must give a
 fresh ``sessions.snapshot()`` (up to time: ``state.comparable``).
 
-The recorder reads the channel layer itself (``group_send``), so it sees whatever the services
-emit however they build it: ``a2ui.event`` messages (``a2ui.core.events.to_message``) as they
-are, and the older wire shapes (``a2ui.push`` carrying JSON-RPC text, ``a2ui.surfaces``)
-translated to the same events.
+The recorder reads the channel layer itself (``group_send``), so it sees every ``a2ui.event``
+message (``a2ui.core.events.to_message``) the services send to the session group, whichever
+service sends it. (No socket is open, so nothing goes by direct delivery.)
 """
 
-import json
 import random
 
 import pytest
@@ -24,6 +22,7 @@ from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.models import PendingRequest, RenderedComponent
+from a2ui.protocol.errors import ProtocolError
 from a2ui.services import delivery, groups, housekeeping, pending, sessions
 from a2ui.services import surfaces as surface_service
 from tests.sessionops import Ops, surface_create
@@ -32,32 +31,12 @@ from tests.surfaces.helpers import V09_CAPS
 pytestmark = pytest.mark.django_db(transaction=True)
 
 V = "v0.9"
-#: The JSON-RPC methods the session group carried before ``a2ui.event``, as event kinds.
-OLD_METHODS = {
-    "ui.render": Kind.COMPONENT_RENDERED,
-    "ui.update": Kind.COMPONENT_UPDATED,
-    "ui.progress": Kind.PROGRESS,
-    "ui.navigate": Kind.NAVIGATE,
-    "ui.notify": Kind.NOTIFY,
-    "a2ui.request_closed": Kind.REQUEST_CLOSED,
-}
-REQUEST_KINDS = {"ui.request_input": "input", "ui.confirm": "confirm"}
 
 
 def as_events(message):
-    """The session events one channel-layer message of a session group carries."""
-    if message["type"] == MESSAGE_TYPE:
+    """The session event one channel-layer message of a session group carries, if any."""
+    if message["type"] == MESSAGE_TYPE and "kind" in message:
         return [(message["kind"], message["data"])]
-    if message["type"] == surface_service.EVENT_TYPE:
-        return [(Kind.SURFACE_BATCH, {"first_seq": message["seq"],
-                                      "messages": message["messages"]})]
-    if message["type"] == "a2ui.push" and "text" in message:
-        body = json.loads(message["text"])
-        method, params = body["method"], body["params"]
-        if method in REQUEST_KINDS:
-            return [(Kind.REQUEST_OPENED, {"kind": REQUEST_KINDS[method], "params": params})]
-        assert method in OLD_METHODS, f"a session push this test cannot translate: {method}"
-        return [(OLD_METHODS[method], params)]
     return []  # resync and close orders: not session events
 
 
@@ -104,6 +83,9 @@ async def run(session, op):
         await database_sync_to_async(PendingRequest.objects.filter(
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
         await housekeeping.sweep()
+    elif op[0] == "refused":  # an operation the services refuse (and say why)
+        with pytest.raises(ProtocolError):
+            await run(session, op[1])
     elif op[0] == "close":
         await sessions.aclose_session(sid, reason="done")
     elif op[0] == "ttl":  # the component's ttl_seconds run out; the sweep runs
@@ -173,6 +155,17 @@ EXPECTED_KINDS = {
     "transient": {Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE},
     "surface.batch": {Kind.SURFACE_BATCH},
 }
+
+
+async def test_a_refused_request_prompts_for_consent_and_keeps_the_invariant(monkeypatch,
+                                                                             session):
+    """consent.required (transient) is emitted; the refused request opens nothing."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    with override_settings(A2UI={**settings.A2UI, "REQUIRED_CONSENTS": ["data_collection"]}):
+        events, fresh = await check(monkeypatch, session, [render("c")], [("refused", ASK)])
+    assert [kind for kind, _ in events] == [Kind.CONSENT_REQUIRED] and fresh.requests == []
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
