@@ -2,7 +2,8 @@
 
 An operation is what an agent or a person does to a session: ``("push", method, params)`` (an
 agent-to-UI message, as ``services.delivery.apush`` takes it), ``("answer", request_id, kind,
-value)`` (``services.pending.aanswer``), ``("surfaces", messages)`` (``services.surfaces.apush``).
+value)`` (``services.pending.aanswer``), ``("expire", request_id)`` (the deadline passes, the
+housekeeping sweep times it out), ``("surfaces", messages)`` (``services.surfaces.apush``).
 ``Ops`` keeps the little it needs to make only valid ones (component types, open requests,
 live surfaces), the way an agent that knows its session would.
 
@@ -75,7 +76,7 @@ class Ops:
         if self.components:
             choices += ["render_again", "update", "update"]
         if self.requests:
-            choices += ["answer", "answer"]
+            choices += ["answer", "answer", "expire"]
         if self.surfaces:
             choices += ["surface_data", "surface_text", "surface_delete"]
         what = rng.choice(choices)
@@ -113,6 +114,10 @@ class Ops:
             kind = self.requests.pop(rid)
             value = "Ada" if kind == "input" else {"approved": True, "reason": ""}
             return ("answer", rid, kind, value)
+        if what == "expire":  # its deadline passes; the sweep times it out
+            rid = rng.choice(sorted(self.requests))
+            del self.requests[rid]
+            return ("expire", rid)
         if what == "surface_new":
             sid = self._next("s")
             self.surfaces.add(sid)
@@ -133,8 +138,9 @@ class Ops:
 
 def events(op, surfaces):
     """The events ``op`` emits; ``surfaces`` (a ``SessionSurfaces``) is advanced by it."""
-    if op[0] == "answer":
-        return [(Kind.REQUEST_CLOSED, {"request_id": op[1], "status": "answered"})]
+    if op[0] in ("answer", "expire"):
+        status = "answered" if op[0] == "answer" else "timed_out"
+        return [(Kind.REQUEST_CLOSED, {"request_id": op[1], "status": status})]
     if op[0] == "surfaces":
         changes = surfaces.apply_batch(op[1])
         return [(Kind.SURFACE_BATCH, {"first_seq": None, "messages": changes.messages})]
