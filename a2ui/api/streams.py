@@ -22,6 +22,7 @@ from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
 from ..core import events
+from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import groups, sessions
@@ -85,7 +86,8 @@ async def surface_stream(request, session_id):
         return _error(ErrorCode.AUTH_FAILED, exc.reason, 401)
     try:
         session = await surface_service.acheck_stream_session(token, session_id)
-    except ProtocolError as exc:
+    except DomainError as exc:
+        exc = ProtocolError.of(exc)
         return _error(exc.code, exc.message, HTTP_STATUS.get(exc.code, 400), **(exc.data or {}))
     response = StreamingHttpResponse(
         _events(session.session_id, token.jti, _last_event_id(request)),

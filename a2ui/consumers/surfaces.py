@@ -23,6 +23,7 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
@@ -152,7 +153,8 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
             await self.send_json(exc.body)
-        except ProtocolError as exc:
+        except DomainError as exc:
+            exc = ProtocolError.of(exc)
             await self.send_json(protocol_error_frame(exc))
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:

@@ -10,6 +10,7 @@ import asyncio
 import time
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..protocol import events as wire
 from ..protocol import jsonrpc, methods
@@ -117,10 +118,11 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                     self.token, params.get("client_info", {}), params.get("capabilities", {}),
                     reuse=True,
                 )
-            except ProtocolError as exc:
-                if exc.code != ErrorCode.MAX_SESSIONS:
+            except DomainError as exc:
+                if exc.fault != Fault.MAX_SESSIONS:
                     raise
                 # Retrying cannot help: answer, then close with 4007 (docs/client.md).
+                exc = ProtocolError.of(exc)
                 await self.send_error(exc, msg.id)
                 self.closing = True
                 await self.close(code=exc.close_code)

@@ -9,7 +9,8 @@ depends on the catalogs it declared (``a2ui.v09.tracker``).
 """
 
 from ..core.events import Kind
-from . import jsonrpc
+from . import jsonrpc, methods
+from .errors import ErrorCode, ProtocolError
 
 KIND_BY_METHOD = {
     "ui.render": Kind.COMPONENT_RENDERED,
@@ -33,6 +34,19 @@ METHOD_BY_KIND = {
     Kind.REQUEST_CLOSED: "a2ui.request_closed",
     Kind.CONSENT_REQUIRED: "a2ui.consent_required",
 }
+
+
+def agent_message(method, params):
+    """An agent-to-UI message: ``(session_id, params)`` with the rest validated, or -32601/-32602."""
+    if method not in methods.AGENT_TO_UI:
+        raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": str(method)[:100]})
+    if not isinstance(params, dict) or "session_id" not in params:
+        raise ProtocolError(
+            ErrorCode.INVALID_PARAMS, "session_id is required", data={"path": "params.session_id"}
+        )
+    params = dict(params)
+    session_id = params.pop("session_id")
+    return session_id, methods.validate_params(method, params)
 
 
 def to_event(method, params):

@@ -26,9 +26,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault, invalid_input
 from ..core.events import Kind
 from ..models import A2UIConsentRecord, A2UISessionLog
-from ..protocol.errors import ErrorCode, ProtocolError, invalid_params
 from . import audit, groups, shared, stream
 
 CACHE_TTL = 300
@@ -58,7 +58,7 @@ def describe(types):
 
 
 def consent_required_error(missing):
-    return ProtocolError(ErrorCode.CONSENT_REQUIRED, data={"consent_types": list(missing)})
+    return DomainError(Fault.CONSENT_REQUIRED, data={"consent_types": list(missing)})
 
 
 # Reading -----------------------------------------------------------------------------------------
@@ -168,20 +168,20 @@ async def aensure_session(session_id, prompt=True):
 def validate_params(params):
     """``user.consent`` params: ``{"consent_type": str, "granted": bool}``, or -32602."""
     if not isinstance(params, dict):
-        raise invalid_params("params", "params must be an object")
+        raise invalid_input("params", "params must be an object")
     consent_type = params.get("consent_type")
     if not isinstance(consent_type, str) or not consent_type:
-        raise invalid_params("params.consent_type", "consent_type must be a non-empty string")
+        raise invalid_input("params.consent_type", "consent_type must be a non-empty string")
     known = known_types()
     if consent_type not in known:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS,
+        raise DomainError(
+            Fault.INVALID_INPUT,
             "Unknown consent_type",
             data={"path": "params.consent_type", "reason": f"expected one of {known}"},
         )
     granted = params.get("granted")
     if not isinstance(granted, bool):
-        raise invalid_params("params.granted", "granted must be true or false")
+        raise invalid_input("params.granted", "granted must be true or false")
     return consent_type, granted
 
 

@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.core import state as S
+from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.protocol.errors import ProtocolError
 from a2ui.services import delivery, groups, housekeeping, pending, sessions
 from a2ui.services import surfaces as surface_service
 from tests.sessionops import Ops, all_events, surface_create
@@ -84,7 +84,7 @@ async def run(session, op):
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
         await housekeeping.sweep()
     elif op[0] == "refused":  # an operation the services refuse (and say why)
-        with pytest.raises(ProtocolError):
+        with pytest.raises(DomainError):
             await run(session, op[1])
     elif op[0] == "close":
         await sessions.aclose_session(sid, reason="done")
@@ -189,19 +189,19 @@ async def test_the_check_notices_a_change_that_emits_nothing(monkeypatch, sessio
     assert S.comparable(S.snapshot(folded)) != S.comparable(fresh)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "known gap: a component whose ttl_seconds ran out disappears from sessions.snapshot() "
-    "without a component.removed event (nothing emits it yet)"))
 async def test_an_expired_component_is_removed_by_an_event(monkeypatch, session):
-    await check(monkeypatch, session, [render("c1", metadata={"ttl_seconds": 60}), render("c2")],
-                [("ttl", "c1")])
+    events, fresh = await check(monkeypatch, session, [
+        render("c1", metadata={"ttl_seconds": 60}), render("c2")], [("ttl", "c1")])
+    assert events == [(Kind.COMPONENT_REMOVED, {"component_id": "c1"})]
+    assert [c["component_id"] for c in fresh.components] == ["c2"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "known gap: closing a session cancels its open requests (they leave sessions.snapshot()) "
-    "without a request.closed (status cancelled) event to the session group"))
 async def test_closing_a_session_closes_its_requests_by_an_event(monkeypatch, session):
-    await check(monkeypatch, session, [render("c1"), ASK], [("close",)])
+    events, fresh = await check(monkeypatch, session, [render("c1"), ASK, CONFIRM],
+                                [("close",)])
+    assert sorted((kind, data["request_id"], data["status"]) for kind, data in events) == [
+        (Kind.REQUEST_CLOSED, "r1", "cancelled"), (Kind.REQUEST_CLOSED, "r2", "cancelled")]
+    assert fresh.requests == []
 
 
 @pytest.mark.parametrize("seed", range(6))

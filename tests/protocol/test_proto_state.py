@@ -163,7 +163,8 @@ EXAMPLES = {
     Kind.PROGRESS: [(Kind.PROGRESS, {"task_id": "t", "progress_type": "indeterminate"})],
     Kind.NAVIGATE: [(Kind.NAVIGATE, {"url": "https://example.com/", "new_tab": True})],
     Kind.NOTIFY: [(Kind.NOTIFY, {"level": "info", "title": "Hi"})],
-    Kind.CONSENT_REQUIRED: [(Kind.CONSENT_REQUIRED, {"consent_types": [{"type": "data"}]})],
+    Kind.CONSENT_REQUIRED: [(Kind.CONSENT_REQUIRED, {"consent_types": [
+        {"type": "data_collection", "description": "May we?"}]})],
     Kind.SURFACE_BATCH: [batch([{"version": V, "updateDataModel": {
         "surfaceId": "s1", "path": "/name", "value": "Cy"}}]),
         batch([{"version": V, "deleteSurface": {"surfaceId": "s1"}}]), batch(surface_create("s7", 7))],

@@ -60,6 +60,7 @@ from .store import (
 )
 
 __all__ = [
+    "batch_data",
     "MAX_BATCH",
     "MAX_CLIENT_BATCH",
     "MAX_DATA_MODEL_DEPTH",
@@ -73,7 +74,6 @@ __all__ = [
     "aclient_messages",
     "aload",
     "apush",
-    "batch_data",
     "aremember",
     "build_registry",
     "catalog_registry",

@@ -1,7 +1,7 @@
 """Errors and string cleaning shared by the surface modules (agent batches, client messages)."""
 
+from ...core.errors import DomainError, Fault
 from ...protocol import jsonvalue
-from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.sanitize import clean_display_string
 from ...v09 import ValidationFailed
 
@@ -10,7 +10,7 @@ from ...v09 import ValidationFailed
 MAX_JSON_DEPTH = 2 * jsonvalue.MAX_DEPTH
 
 
-class SurfaceValidationError(ProtocolError):
+class SurfaceValidationError(DomainError):
     """A refused batch: a JSON-RPC -32602 whose data is the standard VALIDATION_FAILED message.
 
     ``failure`` is the :class:`a2ui.v09.ValidationFailed`; ``body`` is what REST answers (422)
@@ -22,7 +22,7 @@ class SurfaceValidationError(ProtocolError):
         body = failure.to_error_message()
         body["index"] = failure.index
         self.body = body
-        super().__init__(ErrorCode.INVALID_PARAMS, "A2UI v0.9 validation failed", data=body)
+        super().__init__(Fault.INVALID_INPUT, "A2UI v0.9 validation failed", data=body)
 
 
 def _failed(message, path="", surface_id=None, index=0):

@@ -2,8 +2,8 @@
 
 from channels.db import database_sync_to_async
 
+from ...core.errors import DomainError, Fault
 from ...models import A2UISessionLog, Surface
-from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.sanitize import clean_string
 from ...v09 import PROTOCOL_VERSION, ValidationFailed, validate_client_message
 from .. import consent, groups, sessions, shared
@@ -125,7 +125,7 @@ def check_stream_session(token, session_id):
         state__in=A2UISessionLog.LIVE_STATES,
     ).first()
     if session is None:
-        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     return session
 
 

@@ -5,9 +5,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ...core import events
+from ...core.errors import DomainError, Fault
 from ...core.events import Kind
 from ...models import A2UISessionLog, Surface
-from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.sanitize import sanitize_markdown
 from ...v09 import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
 from .. import sessions, stream
@@ -134,7 +134,7 @@ def store_batch(session_id, messages):
             .first()
         )
         if session is None:
-            raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(session_id)})
+            raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(session_id)})
         rows = {
             row.surface_id: row
             for row in Surface.objects.filter(session_id=session_id, surface_id__in=touched)
@@ -170,13 +170,13 @@ async def apush(agent_id, session_id, messages):
     """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq"}``."""
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     if not isinstance(messages, list) or not messages:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, "messages must be a non-empty array of A2UI v0.9 messages",
+        raise DomainError(
+            Fault.INVALID_INPUT, "messages must be a non-empty array of A2UI v0.9 messages",
             data={"path": "params.messages"},
         )
     if len(messages) > MAX_BATCH:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, f"At most {MAX_BATCH} messages per batch",
+        raise DomainError(
+            Fault.INVALID_INPUT, f"At most {MAX_BATCH} messages per batch",
             data={"path": "params.messages"},
         )
     first, out = await database_sync_to_async(store_batch)(sid, messages)
