@@ -81,4 +81,4 @@ class ValidationFailed(Exception):
 
 
 class CatalogError(ValueError):
-    """A catalog definition uses something the compiler cannot check."""
+    """A catalog definition cannot be built (bad schema, unresolvable $ref, hidden common types)."""
