@@ -49,7 +49,7 @@ class SchemaCheck:
             errors = list(self._validator.iter_errors(value))
         except ValueError as e:  # a value jsonschema-rs cannot read (not JSON data)
             raise Invalid(f"Not a JSON value: {e}.") from None
-        raise to_invalid(errors)
+        raise to_invalid(errors, value)
 
 
 class CatalogSchemas:

@@ -11,13 +11,16 @@ the validated value. We report exactly one, chosen deterministically:
    when every branch refused the ``call`` name, or ``Needs at least one of ...``.
 2. ``unevaluatedProperties`` errors count only when nothing else failed (a
    failing property makes every declared key look unevaluated). Of the rest, the
-   error with the deepest pointer wins; among equally deep ones, the first one
-   jsonschema-rs reports (schema keyword order).
-3. A ``oneOf``/``anyOf`` branch is *another form* when it failed on ``type``,
-   ``required`` or ``const`` at the value itself, or on ``const`` of the
-   discriminator: the key most branches refuse by ``const`` (``call`` for
-   function calls). Of the remaining branches the one whose explanation (rule 2)
-   is deepest wins, the first on ties.
+   error with the deepest pointer wins; among equally deep ones, the one first
+   in the message (object keys in their order, array items by index); for one
+   value failing several keywords, the first jsonschema-rs reports.
+3. A ``oneOf``/``anyOf`` branch is *another form* when it failed on ``type`` or
+   ``const`` at the value itself, or on ``const`` of the discriminator: the key
+   most branches refuse by ``const`` (``call`` for function calls). It *fits
+   partly* when it misses a required key of the value. Of the fitting branches
+   the one whose explanation (rule 2) is deepest wins, the first on ties; with
+   none, a single partly fitting branch explains the error; otherwise the
+   union itself does (rule 1).
 """
 
 from __future__ import annotations
@@ -47,28 +50,47 @@ _UNKNOWN_KEYS = ("additionalProperties", "unevaluatedProperties")
 Explained = tuple[list[Any], str]  # (instance path, root first; message)
 
 
-def to_invalid(errors: list[Any]) -> Invalid:
-    path, message = pick(errors)
+def to_invalid(errors: list[Any], root: Any) -> Invalid:
+    path, message = pick(errors, root)
     return Invalid(message, path[::-1])
 
 
-def pick(errors: list[Any]) -> Explained:
-    """Rule 2: the deepest explained error; unevaluatedProperties only as a last resort."""
+def pick(errors: list[Any], root: Any) -> Explained:
+    """Rule 2: the deepest explained error, then the first in document order."""
     main = [e for e in errors if e.kind.name != "unevaluatedProperties"] or errors
     best: Explained | None = None
+    best_key: tuple[int, list[int]] = (0, [])
     for error in main:
-        explained = explain(error)
-        if best is None or len(explained[0]) > len(best[0]):
-            best = explained
+        explained = explain(error, root)
+        key = (-len(explained[0]), _positions(root, explained[0]))
+        if best is None or key < best_key:
+            best, best_key = explained, key
     return best if best is not None else ([], "Invalid value.")
 
 
-def explain(error: Any) -> Explained:
+def _positions(root: Any, path: list[Any]) -> list[int]:
+    """Where each step of ``path`` sits in the value (key order of objects, array index)."""
+    out = []
+    node = root
+    for token in path:
+        if isinstance(node, dict):
+            out.append(list(node).index(token) if token in node else len(node))
+            node = node.get(token)
+        elif isinstance(node, list) and isinstance(token, int) and token < len(node):
+            out.append(token)
+            node = node[token]
+        else:
+            out.append(0)
+            node = None
+    return out
+
+
+def explain(error: Any, root: Any) -> Explained:
     kind = error.kind
     name = kind.name
     path = list(error.instance_path)
     if isinstance(kind, (_KINDS.OneOfNotValid, _KINDS.AnyOf)):
-        return _explain_union(error, path)
+        return _explain_union(error, path, root)
     if name in _UNKNOWN_KEYS:
         unexpected = set(kind.unexpected)
         instance = error.instance
@@ -121,19 +143,25 @@ def _sentence(error: Any) -> str:
     return error.message.strip().splitlines()[0]
 
 
-def _explain_union(error: Any, path: list[Any]) -> Explained:
+def _explain_union(error: Any, path: list[Any], root: Any) -> Explained:
     """Rule 3 for a failed oneOf/anyOf at ``path``."""
     branches = [list(b) for b in error.kind.context]
     disc, refused = _discriminator(branches, len(path))
     best: Explained | None = None
+    partial: list[list[Any]] = []
     for branch in branches:
         if _other_form(branch, len(path), disc):
             continue
-        explained = pick(branch)
+        if any(e.kind.name == "required" and len(e.instance_path) == len(path) for e in branch):
+            partial.append(branch)
+            continue
+        explained = pick(branch, root)
         if best is None or len(explained[0]) > len(best[0]):
-            best = explained
+            best = explained  # the first branch on ties
     if best is not None:
         return best
+    if len(partial) == 1:
+        return pick(partial[0], root)
     location = error.absolute_keyword_location or ""
     if location.startswith(_COMMON):
         form = location[len(_COMMON):].partition("/")[0]
@@ -142,7 +170,8 @@ def _explain_union(error: Any, path: list[Any]) -> Explained:
     if disc is not None and refused == len(branches):
         value = error.instance.get(disc) if isinstance(error.instance, dict) else None
         if disc == "call":
-            return path + [disc], f"Unknown function {json.dumps(value)}."
+            shown = f"'{value}'" if isinstance(value, str) else json.dumps(value)
+            return path + [disc], f"Unknown function {shown}."
         return path + [disc], f"Unknown value {json.dumps(value)} for '{disc}'."
     needs = [b[0].kind.property for b in branches
              if len(b) == 1 and b[0].kind.name == "required"]
@@ -169,7 +198,7 @@ def _other_form(branch: list[Any], depth: int, disc: Any) -> bool:
     for e in branch:
         name = e.kind.name
         at = e.instance_path
-        if len(at) == depth and name in ("type", "required", "const"):
+        if len(at) == depth and name in ("type", "const"):
             return True
         if name == "const" and len(at) == depth + 1 and at[-1] == disc:
             return True
