@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from .dynamic import Ctx, FunctionSpec, PostChecks
+from .dynamic import Check, Ctx, FunctionSpec, PostChecks
 from .errors import CatalogError, Invalid
 from .locate import Locator, Plan, Shape
 from .schema import BASIC_CATALOG_ID, CatalogSchemas, SchemaCheck
@@ -66,9 +66,10 @@ class CompiledCatalog:
         self.functions: dict[str, FunctionSpec] = {
             name: _function_spec(locator, name, schema, base) for name, schema in functions.items()
         }
-        self.post = PostChecks(self.functions)
-        self.components: dict[str, tuple[SchemaCheck, Plan]] = {
-            name: (schemas.check_for("components", name), _component_plan(locator, schema, base))
+        post = PostChecks(self.functions)
+        self.components: dict[str, tuple[SchemaCheck, Check | None]] = {
+            name: (schemas.check_for("components", name),
+                   post.compile(_component_plan(locator, schema, base)))
             for name, schema in definition["components"].items()
         }
         theme = (definition.get("$defs") or {}).get("theme")
@@ -85,11 +86,17 @@ class CompiledCatalog:
         entry = self.components.get(ctype) if type(ctype) is str else None
         if entry is None:
             raise Invalid(f"Unknown component type {ctype!r} for this catalog.", ["component"])
-        schema, plan = entry
-        schema.check(comp)
+        schema, post = entry
+        try:
+            valid = schema.is_valid(comp)
+        except ValueError:  # not JSON data: check() words it
+            valid = False
+        if not valid:
+            schema.check(comp)  # raises the chosen error
         if comp.get("id") == "":
             raise Invalid("A component id must not be empty.", ["id"])
-        self.post.walk(plan, comp, ctx)
+        if post is not None:
+            post(comp, ctx)
         if ctx.check_urls:
             for prop in _URL_PROPS:
                 url = comp.get(prop)

@@ -1,8 +1,9 @@
 """Post-checks on values the schema already accepted: what JSON Schema cannot say.
 
 After jsonschema-rs accepted a component (:mod:`a2ui.v09.schema`), :class:`PostChecks`
-walks only the places a :mod:`~a2ui.v09.locate` plan names (child lists,
-bindings, function calls, actions) and
+visits only the places a :mod:`~a2ui.v09.locate` plan names (child lists,
+bindings, function calls, actions; each plan is turned into one closure per
+catalog) and
 
 * collects what the graph rules need into :class:`Ctx`: child and template
   references, and whether a relative data path was used;
@@ -29,6 +30,7 @@ from .urls import url_problem
 
 MAX_FUNC_DEPTH = 5
 MAX_VALUE_DEPTH = MAX_DEPTH  # the one free-form JSON limit (a2ui.protocol.jsonvalue)
+Check = Callable[[Any, "Ctx"], None]
 _EXPECTED = {"DynamicString": "string", "DynamicNumber": "number",
              "DynamicBoolean": "boolean", "DynamicStringList": "array"}
 
@@ -62,6 +64,7 @@ class FunctionSpec:
     args: dict[str, Plan] = field(default_factory=dict)
     returns: str | None = None
     url_args: tuple[str, ...] = field(default_factory=tuple)
+    checks: dict[str, Check] = field(default_factory=dict)  # compiled ``args``
 
 
 def check_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
@@ -92,7 +95,7 @@ class PostChecks:
 
     def __init__(self, functions: dict[str, FunctionSpec]) -> None:
         self.functions = functions
-        self.kinds: dict[str, Callable[[Any, Ctx], None]] = {
+        self.kinds: dict[str, Check] = {
             "ComponentId": _component_id,
             "ChildList": _child_list,
             "DataBinding": _binding,
@@ -101,34 +104,62 @@ class PostChecks:
             "Action": self._action,
             **{k: self._dynamic(t) for k, t in _EXPECTED.items()},
         }
+        for spec in functions.values():
+            spec.checks = {k: c for k, p in spec.args.items()
+                           if (c := self.compile(p)) is not None}
 
-    def walk(self, plan: Plan, v: Any, ctx: Ctx) -> None:
-        """Apply ``plan`` to an accepted value; errors carry the key path below ``v``."""
+    def compile(self, plan: Plan) -> Check | None:
+        """One function applying ``plan`` to an accepted value (None: nothing to do).
+
+        Errors carry the key path below the value. Plans may be recursive
+        (a schema that refers to itself), hence the memo of forwarders.
+        """
+        return self._compile(plan, {})
+
+    def _compile(self, plan: Plan, memo: dict[int, Check]) -> Check | None:
         if plan is None:
-            return
-        if plan.__class__ is str:
-            self.kinds[plan](v, ctx)
-            return
-        t = type(v)
-        if t is dict:
-            props = plan.props
-            for k, sub in props.items():
-                if k in v:
-                    self._step(sub, v[k], ctx, k)
-            if plan.extra is not None:
-                for k, x in v.items():
-                    if k not in props:
-                        self._step(plan.extra, x, ctx, k)
-        elif t is list and plan.items is not None:
-            for i, x in enumerate(v):
-                self._step(plan.items, x, ctx, i)
+            return None
+        if isinstance(plan, str):
+            return self.kinds[plan]
+        if id(plan) in memo:
+            return memo[id(plan)]
+        cell: list[Check] = []
+        memo[id(plan)] = lambda v, ctx: cell[0](v, ctx)
+        props = tuple((k, c) for k, p in plan.props.items()
+                      if (c := self._compile(p, memo)) is not None)
+        items = self._compile(plan.items, memo)
+        extra = self._compile(plan.extra, memo)
+        known = frozenset(plan.props)
 
-    def _step(self, plan: Plan, v: Any, ctx: Ctx, key: Any) -> None:
-        try:
-            self.walk(plan, v, ctx)
-        except Invalid as e:
-            e.parts.append(key)
-            raise
+        def check_shape(v: Any, ctx: Ctx) -> None:
+            t = type(v)
+            if t is dict:
+                for k, check in props:
+                    if k in v:
+                        try:
+                            check(v[k], ctx)
+                        except Invalid as e:
+                            e.parts.append(k)
+                            raise
+                if extra is not None:
+                    for k, x in v.items():
+                        if k not in known:
+                            try:
+                                extra(x, ctx)
+                            except Invalid as e:
+                                e.parts.append(k)
+                                raise
+            elif t is list and items is not None:
+                for i, x in enumerate(v):
+                    try:
+                        items(x, ctx)
+                    except Invalid as e:
+                        e.parts.append(i)
+                        raise
+
+        cell.append(check_shape)
+        memo[id(plan)] = check_shape
+        return check_shape
 
     # -- function calls -------------------------------------------------
     def call(self, v: dict, ctx: Ctx, expected: str | None) -> None:
@@ -146,12 +177,13 @@ class PostChecks:
         ctx.fdepth += 1
         try:
             for k, x in args.items():
-                plan = spec.args.get(k)
+                check = spec.checks.get(k)
                 try:
-                    if plan is None:
-                        check_depth(x)
+                    if check is None:
+                        if type(x) is dict or type(x) is list:
+                            check_depth(x)
                     else:
-                        self.walk(plan, x, ctx)
+                        check(x, ctx)
                 except Invalid as e:
                     e.parts.extend((k, "args"))
                     raise
@@ -165,7 +197,7 @@ class PostChecks:
             self.call(v, ctx, None)
 
     # -- dynamic values -------------------------------------------------
-    def _dynamic(self, expected: str) -> Callable[[Any, Ctx], None]:
+    def _dynamic(self, expected: str) -> Check:
         call = self.call
 
         def check_dynamic(v: Any, ctx: Ctx) -> None:
