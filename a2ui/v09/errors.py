@@ -23,7 +23,7 @@ def pointer_from_parts(parts: list[Any] | tuple[Any, ...]) -> str:
 
 
 class Invalid(Exception):
-    """Internal, cheap failure raised by compiled checkers.
+    """Internal, cheap failure raised by the checks (schema layer, post-checks, envelope).
 
     ``parts`` holds the reference tokens from the failing value up to the
     checker that caught it, innermost first; callers append as it bubbles up.
