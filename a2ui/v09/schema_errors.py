@@ -122,6 +122,8 @@ def _sentence(error: Any) -> str:
         return "Matches more than one of the allowed forms."
     if name == "falseSchema":
         return "No value is allowed here."
+    if name == "not":
+        return "Matches a form that is not allowed here."
     limits = {
         "minLength": "Must be at least {} characters long.",
         "maxLength": "Must be at most {} characters long.",
