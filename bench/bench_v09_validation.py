@@ -10,7 +10,8 @@ All rates are over the 90 messages of the 30 official examples, in the same run
 * old, full / old, stateless: the same calls on the ``a2ui.v09`` package as it was
   before the compiler was deleted (the baseline). It is read with ``git show`` from
   ``REF`` (default: the parent of the commit that deleted ``a2ui/v09/compiler.py``)
-  into a temporary package, so the baseline is the exact old code, not a copy.
+  into a temporary package, so the baseline is the exact old code, not a copy (only its
+  ``from ..protocol`` imports are pointed at today's ``a2ui.protocol``).
 * jsonschema-rs alone: the official ``server_to_client.json`` with the common types
   and the basic catalog in its registry, formats checked (the library's raw speed;
   no graph rules, no policies).
