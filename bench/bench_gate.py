@@ -12,8 +12,10 @@ every block); the load comes from bench/gate_load.py, a process of its own.
 
 The baseline (``--baseline``, default: the commit in bench/BASELINE) is exported with ``git
 archive`` into a temporary directory and served from there with the same virtualenv, its own
-``manage.py`` and its own database (the database name + ``_base``). Blocks alternate A B, then
-B A (``--reps`` rounds), so that drift of the machine falls on both. The report gives, per
+``manage.py`` and its own database (the database name + ``_base``). For each process count, both
+trees' servers and the echo serve at once and one load generator measures them in turn, ``--reps``
+times per session count, the order reversed every other time (A B E, E B A, ...), so that drift of
+the machine falls on all of them. The report gives, per
 scenario, the median msg/s of each tree, their ratio, PASS/FAIL against ``--threshold`` (0.90)
 and the spread between repetitions (the noise the gate has to live with). ``--gate`` makes a
 FAIL exit 1.
@@ -26,6 +28,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -102,35 +105,62 @@ def fixtures(tree, env, n, workdir):
 
 
 def run_load(cfg, workdir, timeout):
+    """Run bench/gate_load.py; print its progress; return its result rows."""
     path = Path(workdir) / "load.json"
     path.write_text(json.dumps(cfg))
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gate_load.py"), str(path)],
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"load generator failed:\n{proc.stderr[-3000:]}")
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-
-
-def load_config(args, **kw):
-    return {"sessions": args.sessions, "warm": args.warm, "measure": args.measure,
-            "in_flight": args.in_flight, "agents": args.agents, "method": args.method, **kw}
-
-
-def push_block(tree, procs, args, workdir):
-    """One tree, ``procs`` Daphne processes, a fresh Redis database, every session count."""
-    env = server_env(tree.database_url, args.redis_url)
-    flush_redis(args.redis_url)
-    fx = tree.fixtures
-    servers = [Server(f"{tree.name}-{i}", tree.path, A2UI_APP, env) for i in range(procs)]
+    deadline = time.monotonic() + timeout
+    rows = []
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "gate_load.py"), str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "opened":
+                print(f"  {event['target']}: {event['sessions']} sessions open "
+                      f"({event['seconds']:.1f} s)", flush=True)
+            else:
+                rows.append(event)
+                print(f"  {event['target']:>8} {event['sessions']:>4} sessions, rep "
+                      f"{event['rep'] + 1}: {event['rate']:,.0f} msg/s, {event['cpu_us']:.0f} us "
+                      f"CPU/msg" + (f", lost {event['lost']}" if event["lost"] else ""),
+                      flush=True)
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"load generator still running after {timeout} s")
+        if proc.wait() != 0:
+            raise RuntimeError(f"load generator failed:\n{proc.stderr.read()[-3000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return rows
+
+
+def phase(trees, procs, args, workdir):
+    """Both trees with ``procs`` Daphne processes each, and the echo, all serving at once; one
+    load generator measures them in turn (only one is loaded at a time)."""
+    flush_redis(args.redis_url)
+    servers, targets = [], {}
+    try:
+        for tree in trees.values():
+            env = server_env(tree.database_url, args.redis_url)
+            own = [Server(f"{tree.name}-{i}", tree.path, A2UI_APP, env) for i in range(procs)]
+            servers += own
+            targets[tree.name] = {
+                "kind": "push", "agent_key": tree.fixtures["agent_key"],
+                "tokens": tree.fixtures["tokens"], "pids": [s.proc.pid for s in own],
+                "agent_url": f"ws://{HOST}:{own[0].port}/ws/v4/a2ui/agent",
+                "user_url": f"ws://{HOST}:{own[-1].port}/ws/v4/a2ui",
+            }
+        echo = Server("echo", ROOT, ECHO_APP, server_env(args.database_url, args.redis_url))
+        servers.append(echo)
+        targets["echo"] = {"kind": "echo", "url": f"ws://{HOST}:{echo.port}/ws/echo",
+                           "pids": [echo.proc.pid]}
         for s in servers:
             s.wait_ready()
-        cfg = load_config(
-            args, mode="push", agent_key=fx["agent_key"], tokens=fx["tokens"],
-            agent_url=f"ws://{HOST}:{servers[0].port}/ws/v4/a2ui/agent",
-            user_url=f"ws://{HOST}:{servers[-1].port}/ws/v4/a2ui",
-            pids=[s.proc.pid for s in servers],
-        )
+        cfg = {"targets": targets, "sessions": args.sessions, "reps": args.reps,
+               "warm": args.warm, "measure": args.measure, "in_flight": args.in_flight,
+               "agents": args.agents, "method": args.method}
         return run_load(cfg, workdir, args.block_timeout)
     except Exception:
         for s in servers:
@@ -139,22 +169,6 @@ def push_block(tree, procs, args, workdir):
     finally:
         for s in servers:
             s.stop()
-
-
-def echo_block(args, workdir):
-    env = server_env(args.database_url, args.redis_url)
-    flush_redis(args.redis_url)
-    server = Server("channels-echo", ROOT, ECHO_APP, env)
-    try:
-        server.wait_ready()
-        cfg = load_config(args, mode="echo", echo_url=f"ws://{HOST}:{server.port}/ws/echo",
-                          pids=[server.proc.pid])
-        return run_load(cfg, workdir, args.block_timeout)
-    except Exception:
-        server.dump_log()
-        raise
-    finally:
-        server.stop()
 
 
 # Report ----------------------------------------------------------------------------------------
@@ -174,8 +188,8 @@ def cell(rows, key):
     return f"{med(rows, key):,.0f} (" + " ".join(f"{r[key]:,.0f}" for r in rows) + ")"
 
 
-def report(results, echo, args):
-    """results[(tree, procs, sessions)] and echo[sessions]: one row per repetition."""
+def report(results, args):
+    """results[(target, procs, sessions)]: one row per repetition."""
     lines, failed = [], []
     for key, title, better in (("rate", "msg/s", "current / baseline"),
                                ("cpu_us", "server CPU us per message", "baseline / current")):
@@ -196,17 +210,20 @@ def report(results, echo, args):
                     verdict = " PASS |" if ratio >= args.threshold else " FAIL |"
                     if ratio < args.threshold:
                         failed.append((procs, n))
-                lines.append(f"| {procs} | {n} | {cell(cur, key)} | {cell(base, key)} | {ratio:.2f} | "
-                             f"{spread(cur, key):.0%} / {spread(base, key):.0%} |{verdict}")
-    lines += ["", "Channels echo (bench/echo_asgi.py, one process) and the current tree's push "
-              "rate over it", "| sessions | echo msg/s | echo CPU us/msg | "
-              + " | ".join(f"{p} proc{'s' if p > 1 else ''} / echo" for p in args.procs) + " |",
-              "|---:|---:|---:|" + "---:|" * len(args.procs)]
-    for n in args.sessions:
-        e = med(echo[n], "rate")
-        cells = [f"{med(results[('current', p, n)], 'rate') / e:.0%}" for p in args.procs]
-        lines.append(f"| {n} | {cell(echo[n], 'rate')} | {med(echo[n], 'cpu_us'):.0f} | "
-                     + " | ".join(cells) + " |")
+                lines.append(f"| {procs} | {n} | {cell(cur, key)} | {cell(base, key)} | "
+                             f"{ratio:.2f} | {spread(cur, key):.0%} / {spread(base, key):.0%} |"
+                             + verdict)
+    lines += ["", "Channels echo (bench/echo_asgi.py, one process) in the same phase, and each "
+              "tree's push rate over it (2 procs: the published path)",
+              "| procs | sessions | echo msg/s | echo CPU us/msg | current / echo | "
+              "baseline / echo |", "|---:|---:|---:|---:|---:|---:|"]
+    for procs in args.procs:
+        for n in args.sessions:
+            echo = results[("echo", procs, n)]
+            e = med(echo, "rate")
+            lines.append(f"| {procs} | {n} | {cell(echo, 'rate')} | {med(echo, 'cpu_us'):.0f} | "
+                         f"{med(results[('current', procs, n)], 'rate') / e:.0%} | "
+                         f"{med(results[('baseline', procs, n)], 'rate') / e:.0%} |")
     return "\n".join(lines), failed
 
 
@@ -217,13 +234,14 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--baseline", help="git ref to compare with (default: bench/BASELINE)")
     p.add_argument("--quick", action="store_true",
-                   help="shorter: 2 rounds, 0.5 s warm-up and 1.5 s measured per count")
+                   help="shorter: 2 repetitions, 0.5 s warm-up and 1.5 s counted")
     p.add_argument("--gate", action="store_true", help="exit 1 when a scenario FAILs")
     p.add_argument("--threshold", type=float, default=0.90)
     p.add_argument("--gate-metric", choices=["rate", "cpu"], default="rate",
                    help="what the gate compares: msg/s (the issue's), or the servers' CPU time "
                         "per message (steadier on a busy machine)")
-    p.add_argument("--reps", type=int, help="rounds of A B / B A blocks (default 3, quick 2)")
+    p.add_argument("--reps", type=int,
+                   help="measurements of each target per session count (default 3, quick 2)")
     p.add_argument("--sessions", default="1,100,1000",
                    type=lambda s: sorted(int(x) for x in s.split(",")))
     p.add_argument("--procs", default="1,2", type=lambda s: [int(x) for x in s.split(",")],
@@ -240,7 +258,8 @@ def parse_args():
     p.add_argument("--redis-url", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS,
                    help="Redis database of the bench, FLUSHED before every block "
                         "(default $REDIS_URL)")
-    p.add_argument("--block-timeout", type=float, default=300.0)
+    p.add_argument("--block-timeout", type=float, default=1200.0,
+                   help="seconds one process count may take (all its measurements)")
     args = p.parse_args()
     args.reps = args.reps or (2 if args.quick else 3)
     args.warm = args.warm if args.warm is not None else (0.5 if args.quick else 1.0)
@@ -250,34 +269,19 @@ def parse_args():
     return args
 
 
-def describe(label, rows, started):
-    return (f"{label}: " + ", ".join(
-        f"{r['sessions']}: {r['rate']:,.0f}/s {r['cpu_us']:.0f} us"
-        + (f" lost {r['lost']}" if r["lost"] else "") for r in rows)
-        + f" [{time.monotonic() - started:.0f} s]")
-
-
-def run_rounds(args, trees, workdir):
-    results, echo = {}, {n: [] for n in args.sessions}
-    for rep in range(args.reps):
-        t0 = time.monotonic()
-        rows = echo_block(args, workdir)
-        for row in rows:
-            echo[row["sessions"]].append(row)
-        print(describe(f"round {rep + 1} Channels echo", rows, t0), flush=True)
-        order = ("current", "baseline") if rep % 2 == 0 else ("baseline", "current")
-        for procs in args.procs:
-            for name in order:
-                t0 = time.monotonic()
-                rows = push_block(trees[name], procs, args, workdir)
-                for row in rows:
-                    results.setdefault((name, procs, row["sessions"]), []).append(row)
-                print(describe(f"round {rep + 1} {name} {procs} proc(s)", rows, t0), flush=True)
-    return results, echo
+def run_phases(args, trees, workdir):
+    results = {}
+    for procs in args.procs:
+        print(f"{procs} Daphne process(es) per tree", flush=True)
+        for row in phase(trees, procs, args, workdir):
+            results.setdefault((row["target"], procs, row["sessions"]), []).append(row)
+    return results
 
 
 def main():
     args = parse_args()
+    # SIGTERM unwinds like Ctrl-C: the servers and the load generator are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     ref = baseline_ref(args.baseline)
     sha = git("rev-parse", "--verify", f"{ref}^{{commit}}")
@@ -295,16 +299,16 @@ def main():
         }
         print(f"current: {trees['current'].label}; baseline: {trees['baseline'].label}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; Redis "
-              f"{args.redis_url} (flushed); {args.reps} rounds, {args.warm} s warm-up + "
-              f"{args.measure} s per count; {args.method}", flush=True)
+              f"{args.redis_url} (flushed); {args.reps} repetitions, {args.warm} s "
+              f"warm-up + {args.measure} s counted; {args.method}", flush=True)
         for tree in trees.values():  # stream tokens serve every block (new sessions each time)
             env = server_env(tree.database_url, args.redis_url)
             prepare_database(tree.path, tree.database_url, env)
             tree.fixtures = fixtures(tree, env, max(args.sessions), workdir)
-        results, echo = run_rounds(args, trees, workdir)
+        results = run_phases(args, trees, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    table, failed = report(results, echo, args)
+    table, failed = report(results, args)
     print(f"\npush throughput, {args.method} received by person sockets; current "
           f"{trees['current'].label} vs baseline {trees['baseline'].label}; "
           f"{time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.1f}")

@@ -2,18 +2,22 @@
 
     python bench/gate_load.py CONFIG.json
 
-CONFIG is written by bench_gate.py: ``mode`` ("push" or "echo"), the URLs, the session counts
-(ascending), ``warm``/``measure`` seconds and ``in_flight``. For each session count S it opens
-the sockets it still lacks (so S = 1 runs with one person socket open, not a thousand), then
-runs a closed loop: ``ceil(in_flight / S)`` messages in flight per session (or echo
-connection), a new one sent when one arrives, for ``warm`` seconds unmeasured and ``measure``
-seconds counted; then it stops sending and waits for the messages in flight. One JSON line per
-session count on stdout: ``{"sessions", "rate", "count", "lost"}``.
+CONFIG (written by bench_gate.py) names the targets, each already serving: ``push`` targets (a
+tree's agent and person URLs, agent key, stream tokens) and an ``echo`` target; the session
+counts (ascending), ``reps``, ``warm``/``measure`` seconds and ``in_flight``. For each session
+count S it first opens, on every target, the sockets it still lacks (so S = 1 runs with one
+person socket, not a thousand), then measures the targets in turn, ``reps`` times, the order
+reversed every other time (A B E, E B A, A B E: drift of the machine falls on all of them).
 
-push: ``agents`` agent sockets on ``agent_url`` send seed-000 ``ui.progress`` (or ``ui.render``
-of a markdown component, ``method``) notifications round-robin to the sessions of person sockets
-on ``user_url``; a push counts when the person's socket receives it.
-echo: connections to ``echo_url``; a message counts when its echo comes back.
+A measurement is a closed loop: ``ceil(in_flight / S)`` messages in flight per session (or echo
+connection), a new one sent when one arrives, ``warm`` seconds unmeasured and ``measure``
+seconds counted, then no more sends until the messages in flight have arrived. One JSON line per
+measurement on stdout: target, sessions, rep, msg/s, count, lost, and the servers' CPU time per
+message (``pids``, from /proc).
+
+push: ``agents`` agent sockets send seed-000 ``ui.progress`` (or ``ui.render`` of a markdown
+component, ``method``) notifications round-robin to the sessions of the person sockets; a push
+counts when the person's socket receives it. echo: a message counts when its echo comes back.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ class Loop:
 
     async def run(self, n, window, warm, measure, drain=15.0):
         self.n, self.counted, self.counting, self.sending = n, 0, False, True
+        self.in_flight = 0
         for i in range(n):
             for _ in range(window):
                 self.fire(i)
@@ -102,33 +107,31 @@ class Loop:
         deadline = time.perf_counter() + drain
         while self.in_flight > 0 and time.perf_counter() < deadline:
             await asyncio.sleep(0.01)
-        lost = self.in_flight
-        self.in_flight = 0  # a lost message must not hold back the next session count
         return {"sessions": n, "window": window, "rate": count / elapsed, "count": count,
-                "seconds": round(elapsed, 3), "lost": lost,
+                "seconds": round(elapsed, 3), "lost": self.in_flight,
                 "cpu_us": cpu * 1e6 / count if count else float("nan")}
 
 
-async def run_echo(cfg):
-    conns = []
-    loop = Loop(lambda i: conns[i].send(json.dumps({"i": i, "pad": PAD})), cfg["pids"])
-    readers = []
+class EchoTarget:
+    def __init__(self, cfg):
+        self.url = cfg["url"]
+        self.conns, self.readers = [], []
+        self.loop = Loop(lambda i: self.conns[i].send(json.dumps({"i": i, "pad": PAD})),
+                         cfg["pids"])
 
-    async def read(ws):
+    async def _read(self, ws):
         async for raw in ws:
-            loop.received(json.loads(raw)["i"])
+            self.loop.received(json.loads(raw)["i"])
 
-    for n in cfg["sessions"]:
-        t0 = time.perf_counter()
-        new = await open_many([cfg["echo_url"]] * (n - len(conns)))
-        conns += new
-        readers += [asyncio.ensure_future(read(ws)) for ws in new]
-        opened = time.perf_counter() - t0
-        result = await loop.run(n, math.ceil(cfg["in_flight"] / n), cfg["warm"], cfg["measure"])
-        yield {**result, "open_s": round(opened, 2)}
-    for t in readers:
-        t.cancel()
-    await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+    async def grow(self, n):
+        new = await open_many([self.url] * (n - len(self.conns)))
+        self.conns += new
+        self.readers += [asyncio.ensure_future(self._read(ws)) for ws in new]
+
+    async def close(self):
+        for t in self.readers:
+            t.cancel()
+        await asyncio.gather(*(ws.close() for ws in self.conns), return_exceptions=True)
 
 
 def push_frame(method, sid, k):
@@ -150,57 +153,74 @@ async def init_session(ws):
             return reply["result"]["session_id"]
 
 
-async def run_push(cfg):
-    method = cfg.get("method", "ui.progress")
-    agents = await open_many([cfg["agent_url"]] * cfg["agents"],
-                             headers={"Authorization": f"Bearer {cfg['agent_key']}"})
-    users, sids = [], []
-    counter = [0]
+class PushTarget:
+    def __init__(self, cfg, n_agents, method):
+        self.cfg, self.n_agents, self.method = cfg, n_agents, method
+        self.agents, self.users, self.sids, self.readers = [], [], [], []
+        self.counter = 0
+        self.loop = Loop(self._send, cfg["pids"])
 
-    def send(i):
-        counter[0] += 1
-        return agents[i % len(agents)].send(push_frame(method, sids[i], counter[0]))
+    def _send(self, i):
+        self.counter += 1
+        return self.agents[i % len(self.agents)].send(
+            push_frame(self.method, self.sids[i], self.counter))
 
-    loop = Loop(send, cfg["pids"])
-
-    async def read_user(i, ws):
+    async def _read_user(self, i, ws):
         async for raw in ws:
             if json.loads(raw).get("method") in PUSHED:
-                loop.received(i)
+                self.loop.received(i)
 
-    async def drain(ws):
+    async def _drain(self, ws):
         async for _ in ws:  # session.opened events and the like
             pass
 
-    readers = [asyncio.ensure_future(drain(ws)) for ws in agents]
-    sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    async def grow(self, n):
+        if not self.agents:
+            self.agents = await open_many(
+                [self.cfg["agent_url"]] * self.n_agents,
+                headers={"Authorization": f"Bearer {self.cfg['agent_key']}"})
+            self.readers += [asyncio.ensure_future(self._drain(ws)) for ws in self.agents]
+        new = await open_many([f"{self.cfg['user_url']}?token={t}"
+                               for t in self.cfg["tokens"][len(self.users):n]])
+        sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
-    async def init(ws):
-        async with sem:
-            return await init_session(ws)
+        async def init(ws):
+            async with sem:
+                return await init_session(ws)
 
-    for n in cfg["sessions"]:
-        t0 = time.perf_counter()
-        new = await open_many([f"{cfg['user_url']}?token={t}"
-                               for t in cfg["tokens"][len(users):n]])
         new_sids = await asyncio.gather(*(init(ws) for ws in new))
-        readers += [asyncio.ensure_future(read_user(len(users) + k, ws))
-                    for k, ws in enumerate(new)]
-        users += new
-        sids += new_sids
-        opened = time.perf_counter() - t0
-        await asyncio.sleep(0.5)  # let the sessions' opening settle (agents hear of each)
-        result = await loop.run(n, math.ceil(cfg["in_flight"] / n), cfg["warm"], cfg["measure"])
-        yield {**result, "open_s": round(opened, 2)}
-    for t in readers:
-        t.cancel()
-    await asyncio.gather(*(ws.close() for ws in users + agents), return_exceptions=True)
+        self.readers += [asyncio.ensure_future(self._read_user(len(self.users) + k, ws))
+                         for k, ws in enumerate(new)]
+        self.users += new
+        self.sids += new_sids
+
+    async def close(self):
+        for t in self.readers:
+            t.cancel()
+        await asyncio.gather(*(ws.close() for ws in self.users + self.agents),
+                             return_exceptions=True)
 
 
 async def main(cfg):
-    gen = run_push(cfg) if cfg["mode"] == "push" else run_echo(cfg)
-    async for result in gen:
-        print(json.dumps(result), flush=True)
+    targets = {name: (EchoTarget(t) if t["kind"] == "echo"
+                      else PushTarget(t, cfg["agents"], cfg["method"]))
+               for name, t in cfg["targets"].items()}
+    names = list(targets)
+    for n in cfg["sessions"]:
+        for name in names:
+            t0 = time.perf_counter()
+            await targets[name].grow(n)
+            print(json.dumps({"event": "opened", "target": name, "sessions": n,
+                              "seconds": round(time.perf_counter() - t0, 2)}), flush=True)
+        await asyncio.sleep(1.0)  # let the openings settle (agents hear of every session)
+        for rep in range(cfg["reps"]):
+            for name in (names if rep % 2 == 0 else names[::-1]):
+                result = await targets[name].loop.run(
+                    n, math.ceil(cfg["in_flight"] / n), cfg["warm"], cfg["measure"])
+                print(json.dumps({"event": "result", "target": name, "rep": rep, **result}),
+                      flush=True)
+    for target in targets.values():
+        await target.close()
 
 
 if __name__ == "__main__":
@@ -208,5 +228,5 @@ if __name__ == "__main__":
         config = json.load(f)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE,
-                       (min(hard, max(soft, 4 * max(config["sessions"]) + 1024)), hard))
+                       (min(hard, max(soft, 8 * max(config["sessions"]) + 1024)), hard))
     asyncio.run(main(config))
