@@ -8,17 +8,17 @@ received by person sockets, at 1, 100 and 1,000 sessions, with one Daphne proces
 is published through Redis); besides, the stock Channels echo (bench/echo_asgi.py) at the same
 counts. Servers are ``manage.py a2ui_serve`` processes of the tree under test with PostgreSQL and
 Redis (``DATABASE_URL``/``REDIS_URL``, or the options; the Redis database is flushed before
-every block); the load comes from bench/gate_load.py, a process of its own.
+each process count); the load comes from bench/gate_load.py, a process of its own.
 
 The baseline (``--baseline``, default: the commit in bench/BASELINE) is exported with ``git
 archive`` into a temporary directory and served from there with the same virtualenv, its own
 ``manage.py`` and its own database (the database name + ``_base``). For each process count, both
 trees' servers and the echo serve at once and one load generator measures them in turn, ``--reps``
 times per session count, the order reversed every other time (A B E, E B A, ...), so that drift of
-the machine falls on all of them. The report gives, per
-scenario, the median msg/s of each tree, their ratio, PASS/FAIL against ``--threshold`` (0.90)
-and the spread between repetitions (the noise the gate has to live with). ``--gate`` makes a
-FAIL exit 1.
+the machine falls on all of them. The report gives, per scenario, the median msg/s of each tree,
+their ratio, PASS/FAIL against ``--threshold`` (0.90) and the spread between repetitions (the
+noise the gate has to live with), the same for the servers' CPU time per message, and the push
+rate over the echo. ``--gate`` makes a FAIL exit 1.
 """
 
 from __future__ import annotations

@@ -32,19 +32,29 @@ import sys
 import time
 
 PAD = "x" * 180  # a frame of about 300 bytes, as in bench/bench_push.py
-CONNECT_CONCURRENCY = 50
+CONNECT_CONCURRENCY = 25
 PUSHED = ("ui.progress", "ui.render")
 
 
 async def open_many(urls, headers=None):
     from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidHandshake
 
     sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
     async def one(url):
         async with sem:
-            return await connect(url, additional_headers=headers or {}, max_size=2**21,
-                                 compression=None, open_timeout=60, ping_interval=None)
+            for attempt in range(5):
+                try:
+                    return await connect(url, additional_headers=headers or {},
+                                         max_size=2**21, compression=None, open_timeout=60,
+                                         ping_interval=None)
+                except (OSError, InvalidHandshake):
+                    # Daphne drops a handshake not done in 5 s (a2ui_serve's default), which
+                    # a busy machine can exceed while a thousand sockets open
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(0.5 * (attempt + 1))
 
     return await asyncio.gather(*(one(u) for u in urls))
 
