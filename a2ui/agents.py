@@ -19,7 +19,8 @@ outcomes over, once.
 
 A2UI v0.9 surfaces: ``await agents.asurfaces(agent, session_id, messages)`` (sync:
 ``surfaces``); the person's actions arrive through ``agents.surface_events(agent)``, an async
-iterator (see :class:`SurfaceEvents`).
+iterator (see :class:`SurfaceEvents`). Every other notification an agent socket gets (session
+events, ``user.cancel``, form submissions) arrives through ``agents.events(agent)``.
 """
 
 import asyncio
@@ -32,7 +33,7 @@ from django.utils import timezone
 
 from .core.errors import DomainError
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from .services import delivery, groups, pending, sessions
+from .services import agentroute, delivery, groups, pending, sessions
 from .services import surfaces as surface_service
 
 
@@ -182,25 +183,28 @@ async def asurfaces(agent, session_id, messages):
     return await surface_service.apush(_agent_id(agent), session_id, messages)
 
 
-class SurfaceEvents:
-    """The person's v0.9 actions and errors for one agent, as an async iterator.
+class AgentEvents:
+    """The notifications an agent socket would get (session.opened, user.cancel, ...), as an
+    async iterator of ``{"method", "params"}``, across every process (a channel-layer group)::
 
-    Each item is the ``a2ui.v09`` notification's params: ``{"session_id", "messages": [...],
-    "dataModel"?}``. Listening starts on ``async with`` (or the first ``async for``) and covers
-    every process (a channel-layer group)::
+        async with agents.events(agent) as events:
+            async for event in events:          # or: await events.next(timeout=30)
+                if event["method"] == "session.opened": ...
 
-        async with agents.surface_events(agent) as events:
-            await agents.asurfaces(agent, sid, booking_surface())
-            async for event in events:
-                for message in event["messages"]:
-                    if "action" in message: ...
-
-    Pass ``session_id`` to see only that session's events.
+    Like a socket, a listener in the default mode ``events="one"`` gets a session's events only
+    while no other socket or listener of the agent holds that session (``agentroute``): run the
+    same agent twice and each session's events reach one of them. ``events="all"`` observes
+    everything. Pass ``session_id`` to see only that session's events.
     """
 
-    def __init__(self, agent, session_id=None):
+    methods = None  # every method
+
+    def __init__(self, agent, session_id=None, *, events=agentroute.ONE):
+        if events not in agentroute.MODES:
+            raise ValueError("events must be 'one' or 'all'")
         self.group = groups.agent_group(_agent_id(agent))
         self.session_id = str(session_id) if session_id is not None else None
+        self.mode = events
         self.layer = get_channel_layer()
         self.channel = None
 
@@ -209,12 +213,14 @@ class SurfaceEvents:
             # The default prefix: channels_redis reads one "specific." queue per process, and a
             # channel of another prefix would wait behind the sockets' reader forever.
             self.channel = await self.layer.new_channel()
+            await agentroute.ajoin(self.channel, self.mode)
             await self.layer.group_add(self.group, self.channel)
         return self
 
     async def stop(self):
         if self.channel is not None:
             await self.layer.group_discard(self.group, self.channel)
+            await agentroute.aleave(self.channel)
             self.channel = None
 
     async def __aenter__(self):
@@ -230,19 +236,56 @@ class SurfaceEvents:
         await self.start()
         while True:
             event = await self.layer.receive(self.channel)
-            if event.get("type") != "a2ui.agent_event" or event.get("method") != "a2ui.v09":
+            if event.get("type") != "a2ui.agent_event":
+                continue
+            if self.methods is not None and event.get("method") not in self.methods:
                 continue
             params = event["params"]
-            if self.session_id is None or params.get("session_id") == self.session_id:
-                return params
+            if self.session_id is not None and params.get("session_id") != self.session_id:
+                continue
+            if await agentroute.atake(self.channel, self.mode, event):
+                return self.item(event)
+
+    def item(self, event):
+        return {"method": event["method"], "params": event["params"]}
 
     async def next(self, timeout=None):
         """The next event, waiting at most ``timeout`` seconds (TimeoutError)."""
         return await asyncio.wait_for(self.__anext__(), timeout)
 
 
-def surface_events(agent, session_id=None):
-    return SurfaceEvents(agent, session_id)
+class SurfaceEvents(AgentEvents):
+    """The person's v0.9 actions and errors for one agent, as an async iterator.
+
+    Each item is the ``a2ui.v09`` notification's params: ``{"session_id", "messages": [...],
+    "dataModel"?}``. Listening starts on ``async with`` (or the first ``async for``) and covers
+    every process (a channel-layer group)::
+
+        async with agents.surface_events(agent) as events:
+            await agents.asurfaces(agent, sid, booking_surface())
+            async for event in events:
+                for message in event["messages"]:
+                    if "action" in message: ...
+
+    Pass ``session_id`` to see only that session's events. An observer: it gets every action
+    of the agent whichever socket holds the session (``events="one"`` to take part instead).
+    """
+
+    methods = frozenset({"a2ui.v09"})
+
+    def __init__(self, agent, session_id=None, *, events=agentroute.ALL):
+        super().__init__(agent, session_id, events=events)
+
+    def item(self, event):
+        return event["params"]
+
+
+def events(agent, session_id=None, *, events=agentroute.ONE):
+    return AgentEvents(agent, session_id, events=events)
+
+
+def surface_events(agent, session_id=None, *, events=agentroute.ALL):
+    return SurfaceEvents(agent, session_id, events=events)
 
 
 render = async_to_sync(arender)

@@ -36,7 +36,13 @@ log = logging.getLogger("a2ui.sdk")
 
 
 class AgentClient:
-    def __init__(self, url, key, *, open_timeout=10):
+    def __init__(self, url, key, *, open_timeout=10, events="one"):
+        """``events="all"``: an observer that gets every session's events (by default a
+        session's events reach one socket of the agent; see docs/agents.md)."""
+        if events not in ("one", "all"):
+            raise ValueError("events must be 'one' or 'all'")
+        if events == "all":
+            url += ("&" if "?" in url else "?") + "events=all"
         self.url = url
         self.key = key
         self.open_timeout = open_timeout

@@ -5,7 +5,9 @@ methods sent as requests are answered ``{"delivered": true, "seq": n}``. ``ui.re
 and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 when their time
 runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
-``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications.
+``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications: each session's
+at one socket of the agent, the one holding it (``a2ui.services.agentroute``), unless the socket
+was opened with ``?events=all`` (an observer: every event).
 
 ``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
 (after a reconnect: answers given while no socket of the agent could take them, and requests
@@ -24,7 +26,7 @@ from django.utils import timezone
 
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import delivery, groups, housekeeping, pending, sessions, surfaces
+from ..services import agentroute, delivery, groups, housekeeping, pending, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -39,11 +41,17 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 reason = auth.error
             await self.reject(ErrorCode.AUTH_FAILED, reason)
             return
+        try:  # ?events=all: an observer that gets every session's events (agentroute)
+            self.events = agentroute.mode_from_query(self.scope.get("query_string", b""))
+        except ProtocolError as exc:
+            await self.reject(exc.code, exc.message)
+            return
         self.agent = auth.agent
         self.timers = {}
         for group in (groups.agent_group(self.agent.id), groups.agent_key_group(self.agent)):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups.append(group)
+        await agentroute.ajoin(self.channel_name, self.events)
         await self.accept()
         housekeeping.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
@@ -53,6 +61,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
+        if self.agent is not None:
+            await agentroute.aleave(self.channel_name)
 
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":
@@ -163,6 +173,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             )
 
     async def a2ui_agent_event(self, event):
+        if self.gone or not await agentroute.atake(self.channel_name, self.events, event):
+            return  # another socket of the agent holds this session
         await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
 
     async def a2ui_close(self, event):
