@@ -73,13 +73,13 @@ async def _wait(ctx, agent, session_id, name, params):
     started = time.monotonic()
     try:
         while True:
-            done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL)
-            if done:
-                break
-            if token is not None:
+            if token is not None:  # at once, then every PROGRESS_INTERVAL seconds
                 await ctx.session.send_progress_notification(
                     token, round(time.monotonic() - started, 1), None,
                     f"waiting for the person ({name})", related_request_id=ctx.request_id)
+            done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL)
+            if done:
+                break
     except asyncio.CancelledError:
         task.cancel()
         await _withdraw(session_id, request_id)

@@ -13,10 +13,12 @@ from mcp.shared.exceptions import MCPError
 
 from a2ui import tokens
 from a2ui.models import StreamToken
+from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import INIT_BODY, mcp_session, raw, result_json
 
 pytestmark = pytest.mark.django_db(transaction=True)
+V09 = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
 
 
 def issue(user, agent, token_type=StreamToken.TYPE_STREAM_A2UI):
@@ -133,3 +135,63 @@ async def test_daphne_exits_promptly_on_sigterm_after_mcp_was_used(
     assert seconds < 6, (seconds, server.log())
     # The adapter's on_stop ended the SDK's session manager (and its sessions) cleanly.
     assert "StreamableHTTP session manager shutting down" in server.log(), server.log()
+
+
+async def test_request_input_and_confirm_wait_for_the_person(
+        daphne_server, user, agent, agent_key):
+    server = daphne_server()
+    person = await open_user(server, await issue(user, agent))
+    sid = await init_session(person, capabilities=V09)
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, message))
+
+    async with mcp_session(server, agent_key) as mcp:
+        asking = asyncio.ensure_future(mcp.call_tool("request_input", {
+            "session_id": sid, "input_type": "text", "prompt": "Your name?",
+            "request_id": "r1"}, progress_callback=on_progress))
+        shown = await person.recv_until(lambda m: m.get("method") == "ui.request_input")
+        assert shown["params"]["request_id"] == "r1"
+        reply = await person.call("user.respond", {"request_id": "r1", "value": "Ada"}, "a1")
+        assert reply["result"] == {"ok": True}
+        result = await asyncio.wait_for(asking, 20)
+        assert not result.is_error
+        assert result_json(result) == {"request_id": "r1", "status": "answered", "value": "Ada"}
+        assert progress and "waiting for the person" in progress[0][1]
+
+        # confirm: answered, then a timeout (a tool error carrying the seed's outcome).
+        asking = asyncio.ensure_future(mcp.call_tool("confirm", {
+            "session_id": sid, "title": "Delete?", "request_id": "c1"}))
+        await person.recv_until(lambda m: m.get("method") == "ui.confirm")
+        await person.call("user.approve", {"request_id": "c1", "approved": True}, "a2")
+        assert result_json(await asyncio.wait_for(asking, 20))["approved"] is True
+        late = await mcp.call_tool("confirm", {"session_id": sid, "title": "Quick?",
+                                               "timeout_seconds": 1})
+        assert late.is_error
+        assert result_json(late)["approved"] is False and result_json(late)["reason"] == "timeout"
+        late = await mcp.call_tool("request_input", {"session_id": sid, "input_type": "text",
+                                                     "prompt": "Quick?", "timeout_seconds": 1})
+        assert late.is_error and result_json(late)["status"] == "timed_out"
+
+        # A cancelled call withdraws its request: the person's client is told it closed.
+        asking = asyncio.ensure_future(mcp.call_tool("request_input", {
+            "session_id": sid, "input_type": "text", "prompt": "Cancel me",
+            "request_id": "r2"}))
+        await person.recv_until(lambda m: m.get("method") == "ui.request_input"
+                                and m["params"]["request_id"] == "r2")
+        asking.cancel()
+        closed = await person.recv_until(
+            lambda m: m.get("method") == "a2ui.request_closed"
+            and m["params"]["request_id"] == "r2")
+        assert closed["params"]["status"] == "timed_out"
+
+        # v0.9 surfaces: a valid batch is delivered; an invalid one is -32602.
+        out = await mcp.call_tool("push_surfaces", {"session_id": sid, "messages": [
+            {"version": "v0.9", "createSurface": {
+                "surfaceId": "s1",
+                "catalogId": BASIC_CATALOG_ID}}]})
+        assert not out.is_error and result_json(out)["delivered"] == 1
+        with pytest.raises(MCPError) as bad:
+            await mcp.call_tool("push_surfaces", {"session_id": sid, "messages": [{"x": 1}]})
+        assert bad.value.code == -32602
