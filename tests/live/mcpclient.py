@@ -9,12 +9,37 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 
+class RawCapabilities(httpx2.AsyncHTTPTransport):
+    """Adds top-level ``capabilities`` keys to the ``initialize`` request on the wire (the
+    SDK's client model has no place for seed 004's ``capabilities.a2ui``)."""
+
+    def __init__(self, extra):
+        super().__init__()
+        self.extra = extra
+
+    async def handle_async_request(self, request):
+        if request.method == "POST":
+            body = json.loads(await request.aread() or b"null")
+            if isinstance(body, dict) and body.get("method") == "initialize":
+                body["params"]["capabilities"].update(self.extra)
+                content = json.dumps(body).encode()
+                headers = dict(request.headers)
+                headers["content-length"] = str(len(content))
+                request = httpx2.Request(request.method, request.url, headers=headers,
+                                         content=content)
+        return await super().handle_async_request(request)
+
+
 @contextlib.asynccontextmanager
 async def mcp_session(server, credential, *, extensions=None, message_handler=None,
-                      initialize=True):
+                      initialize=True, raw_capabilities=None):
     """An initialized ``ClientSession`` on ``server``'s /mcp with ``Bearer credential``."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {credential}"},
                                   timeout=httpx2.Timeout(30.0, read=60.0))
+    if raw_capabilities is not None:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {credential}"},
+                                  timeout=httpx2.Timeout(30.0, read=60.0),
+                                  transport=RawCapabilities(raw_capabilities))
     async with http, streamable_http_client(f"{server.url}/mcp", http_client=http) as (r, w):
         kwargs = {"read_timeout_seconds": 60}
         if extensions is not None:
