@@ -69,6 +69,10 @@ async def test_person_reads_subscribes_and_answers_across_processes(
             note = await asyncio.wait_for(_next_updated(updates, card), 15)
             assert note == card
             assert "Trip (updated)" in (await host.read_resource(card)).contents[0].text
+            # A new component in a watched session: the list changed.
+            await bot.call_tool("render", {"session_id": sid, "component_type": "alert",
+                                           "component_id": "c2", "data": {"title": "New"}})
+            await asyncio.wait_for(_next_of(updates, types.ResourceListChangedNotification), 15)
 
             # The person's action reaches the agent's socket as from the web client.
             out = await host.call_tool("action", {
@@ -108,6 +112,11 @@ async def test_person_reads_subscribes_and_answers_across_processes(
         assert read.contents[0].mime_type == "application/a2ui+json"
     await person.close()
     await agent_socket.close()
+
+
+async def _next_of(queue, kind):
+    while not isinstance(await queue.get(), kind):
+        pass
 
 
 async def _next_updated(queue, uri):
