@@ -52,15 +52,22 @@ def templates():
             for t, name, mime, desc in uris.TEMPLATES]
 
 
+async def _components(session_id):
+    return (await sessions.asnapshot(session_id)).components
+
+
+async def _surfaces(ctx, session_id):
+    """The session's surface states the host may see (catalogs it declared)."""
+    catalogs = declared_catalogs(ctx)
+    if catalogs is None:
+        return []
+    _, loaded = await surface_service.aload(session_id)
+    return [s for s in loaded if s.catalog_id in catalogs and not s.deleted]
+
+
 async def _views(ctx, session_id):
     """(components, surface states the host may see) of one session."""
-    snapshot = await sessions.asnapshot(session_id)
-    catalogs = declared_catalogs(ctx)
-    states = []
-    if catalogs is not None:
-        _, loaded = await surface_service.aload(session_id)
-        states = [s for s in loaded if s.catalog_id in catalogs and not s.deleted]
-    return snapshot.components, states
+    return await _components(session_id), await _surfaces(ctx, session_id)
 
 
 async def list_resources(ctx, who):
@@ -106,14 +113,15 @@ async def read_resource(ctx, who, uri):
         text = client_url(ctx, ref.session_id) + "\n"
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=uris.URI_LIST_MIME, text=text)])
-    found, states = await _views(ctx, ref.session_id)
     if ref.kind == "surfaces":
+        states = await _surfaces(ctx, ref.session_id)
         state = next((s for s in states if s.surface_id == ref.item), None)
         if state is None:
             raise not_found(uri)
         text = json.dumps(surface_service.snapshot_messages([state]))
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=uris.A2UI_MIME, text=text)])
+    found = await _components(ref.session_id)
     component = next((c for c in found if c["component_id"] == ref.item), None)
     if component is None:
         raise not_found(uri)
@@ -190,7 +198,7 @@ async def call(ctx, who, name, arguments):
 
 async def _surface_embedded(ctx, sid, rest):
     """The acted-on surface as an EmbeddedResource for the host to render (audience user)."""
-    _, states = await _views(ctx, sid)
+    states = await _surfaces(ctx, sid)
     state = next((s for s in states if s.surface_id == rest.get("surfaceId")), None)
     if state is None:
         return None
