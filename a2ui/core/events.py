@@ -27,6 +27,7 @@ progress               ``task_id``, ``progress_type``, ``value``, ``total``, ``m
                        no snapshot keeps it)
 navigate               ``url``, ``new_tab`` (transient)
 notify                 ``level``, ``title``, ``message``, ``duration_ms`` (transient)
+consent.required       ``consent_types`` (what the person is asked to grant; transient)
 surface.batch          ``first_seq`` (the surface store's number of the first message), ``messages``
                        (A2UI v0.9 server messages, validated)
 =====================  =============================================================================
@@ -51,6 +52,7 @@ class Kind(StrEnum):
     NAVIGATE = "navigate"
     NOTIFY = "notify"
     SURFACE_BATCH = "surface.batch"
+    CONSENT_REQUIRED = "consent.required"
 
 
 #: Kinds that change what a snapshot holds; the others are shown once and forgotten.
