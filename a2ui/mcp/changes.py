@@ -1,11 +1,8 @@
 """Which resources of a session a channel-layer event changes. Sans-I/O.
 
-Understands the core's session events (``a2ui.event``, ``a2ui.core.events``) and, until every
-service emits those, the older ``a2ui.push`` (a JSON-RPC notification's text) and
-``a2ui.surfaces`` (v0.9 messages) events.
+Reads the core's session events (``a2ui.event``, ``a2ui.core.events``); other message types
+(closing notices, another version's) change nothing.
 """
-
-import json
 
 from ..core import events
 
@@ -37,15 +34,4 @@ def affected(event):
             return changed, what != events.Kind.COMPONENT_UPDATED
         if what == events.Kind.SURFACE_BATCH:
             return _surface_changes(data.get("messages"))
-        return set(), False
-    if kind == "a2ui.surfaces":
-        return _surface_changes(event.get("messages"))
-    if kind == "a2ui.push" and event.get("method") in ("ui.render", "ui.update"):
-        try:
-            params = json.loads(event.get("text") or "{}").get("params") or {}
-        except (ValueError, AttributeError):
-            return set(), False
-        cid = params.get("component_id")
-        changed = {("components", cid)} if isinstance(cid, str) else set()
-        return changed, event["method"] == "ui.render"
     return set(), False

@@ -13,6 +13,7 @@ import mcp_types as types
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import components, consent, groups, pending, sessions, shared
@@ -43,7 +44,7 @@ def not_found(uri):
 async def session_or_404(who, session_id, uri):
     try:
         return await surface_service.acheck_stream_session(who.token, session_id)
-    except ProtocolError:
+    except DomainError:
         raise not_found(uri) from None
 
 

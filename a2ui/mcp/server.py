@@ -2,7 +2,7 @@
 
 Each handler finds the caller (``scope["a2ui_mcp"]``, set by ``a2ui.mcp.app``) and calls the
 agent side (``a2ui.mcp.agent``) or the person side (``a2ui.mcp.person``). Service errors
-(``ProtocolError``) become JSON-RPC errors with the same code and data (``-32602`` with the
+(``DomainError``, in seed 000's codes: ``ProtocolError.of``) become JSON-RPC errors with the same code and data (``-32602`` with the
 argument's path); anything unexpected is logged and answered ``-32603``, never a crash.
 """
 
@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
+from ..core.errors import DomainError
 from ..protocol.errors import ErrorCode, ProtocolError
 from . import tools
 
@@ -51,8 +52,8 @@ async def _guard(call):
         return await call
     except MCPError:
         raise
-    except ProtocolError as exc:
-        raise protocol_error(exc) from None
+    except DomainError as exc:  # the services' refusals, in seed 000's codes
+        raise protocol_error(ProtocolError.of(exc)) from None
     except Exception:
         log.exception("a2ui: MCP handler failed")
         raise MCPError(int(ErrorCode.INTERNAL_ERROR), "Internal error") from None

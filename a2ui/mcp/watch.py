@@ -3,7 +3,9 @@ agent changes a watched session, in whichever process the agent pushed.
 
 Each MCP connection that subscribes gets a :class:`Watcher`: per watched session, one fresh
 channel of the channel layer in the session's group (``a2ui.s.<session>``, the group every
-user socket of the session is in) and a task reading it. The events are mapped to resource URIs
+user socket of the session is in) and a task reading it. A watcher counts as one of the
+session's sockets (``sessions.asocket_opened``) while it lives: the session stays attached,
+and pushes are published rather than delivered only to the pushing process's sockets. The events are mapped to resource URIs
 (``a2ui.mcp.changes``); subscribed ones get ``notifications/resources/updated`` on the
 connection's GET stream, and a component or surface that appears or goes sends
 ``notifications/resources/list_changed``. The watcher ends with the MCP connection (its exit
@@ -16,7 +18,7 @@ import logging
 import mcp_types as types
 from channels.layers import get_channel_layer
 
-from ..services import groups
+from ..services import groups, sessions
 from . import changes, person, uris
 
 log = logging.getLogger("a2ui.mcp")
@@ -32,10 +34,14 @@ class Watcher:
     async def watch(self, session_id):
         if session_id in self.readers:
             return
+        # Counted as one of the session's sockets first, so that a push is published to the
+        # group instead of handed only to the consumers of the pushing process (direct
+        # delivery goes direct only when those are all the session's sockets).
+        epoch = await sessions.asocket_opened(session_id)
         channel = await self.layer.new_channel()
         await self.layer.group_add(groups.session_group(session_id), channel)
         task = asyncio.get_running_loop().create_task(self._read(session_id, channel))
-        self.readers[session_id] = (channel, task)
+        self.readers[session_id] = (channel, task, epoch)
 
     async def _read(self, session_id, channel):
         while True:
@@ -54,10 +60,11 @@ class Watcher:
                 log.debug("a2ui: MCP notification not sent", exc_info=True)
 
     async def close(self):
-        for session_id, (channel, task) in list(self.readers.items()):
+        for session_id, (channel, task, epoch) in list(self.readers.items()):
             task.cancel()
             try:
                 await self.layer.group_discard(groups.session_group(session_id), channel)
+                await sessions.asocket_closed(session_id, epoch)
             except Exception:
                 log.warning("a2ui: leaving %s failed", session_id, exc_info=True)
         self.readers.clear()

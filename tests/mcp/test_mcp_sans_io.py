@@ -132,13 +132,9 @@ def test_changes_of_each_event_shape():
     assert changes.affected(batch) == ({("surfaces", "s1"), ("surfaces", "s2")}, True)
     assert changes.affected(events.to_message(events.Kind.NOTIFY, {})) == (set(), False)
     assert changes.affected({"type": "a2ui.event", "kind": "future.kind"}) == (set(), False)
-    old = {"type": "a2ui.push", "method": "ui.update", "text": json.dumps(
-        {"jsonrpc": "2.0", "method": "ui.update", "params": {"component_id": "c9"}})}
-    assert changes.affected(old) == ({("components", "c9")}, False)
-    assert changes.affected({"type": "a2ui.push", "method": "ui.render", "text": "{"}) == (
-        set(), False)
-    assert changes.affected({"type": "a2ui.surfaces", "seq": 1, "messages": [
-        {"deleteSurface": {"surfaceId": "s1"}}]}) == ({("surfaces", "s1")}, True)
+    removed = events.to_message(events.Kind.COMPONENT_REMOVED, {"component_id": "c9"})
+    assert changes.affected(removed) == ({("components", "c9")}, True)
+    assert changes.affected({"type": "a2ui.close", "code": 4010}) == (set(), False)
 
 
 @pytest.mark.parametrize("kind", ["agent", "person"])
