@@ -61,11 +61,11 @@ SCRIPT = """(function () {
     else post({type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url,
                target: link.getAttribute('data-a2ui-target') || '_blank'}});
   });
-  document.addEventListener('submit', function (event) {
-    event.preventDefault();
+  function submit(form) {
+    if (!form.checkValidity()) { status('Please fix the highlighted fields.'); return; }
     var value = {};
     data.fields.forEach(function (f) {
-      var c = event.target.elements[f.name];
+      var c = form.elements[f.name];
       if (!c) return;
       if (f.type === 'checkbox') value[f.name] = c.checked;
       else if (f.type === 'number') value[f.name] = c.value === '' ? null : Number(c.value);
@@ -74,7 +74,13 @@ SCRIPT = """(function () {
     status('Sending...');
     callTool('respond', {session_id: data.session_id, request_id: data.component_id, value: value})
       .then(function (r) { status(r && (r.error || r.isError) ? 'Not sent.' : 'Sent.'); });
+  }
+  // A sandboxed frame without allow-forms never fires submit: the button is a plain button.
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest('[data-a2ui-submit]');
+    if (button) submit(button.form);
   });
+  document.addEventListener('submit', function (event) { event.preventDefault(); submit(event.target); });
 })();"""
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
 
@@ -147,7 +153,7 @@ def _form(d):
                                                           "placeholder") if f.get(a) is not None)
             control = f'<input type="{html_type}" name="{name}"{extra}{required}>'
         fields.append(f"<label>{label} {control}</label>")
-    return (f"<form>{''.join(fields)}<button type=\"submit\">"
+    return (f"<form>{''.join(fields)}<button type=\"button\" data-a2ui-submit>"
             f"{esc(d.get('submit_label') or 'Submit')}</button></form>"
             '<p id="a2ui-status" role="status"></p>')
 
