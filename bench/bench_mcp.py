@@ -7,6 +7,7 @@ Starts our server (``manage.py a2ui_serve``, PostgreSQL + Redis) on 127.0.0.1 an
 
 * **ws push** (the baseline): an agent WebSocket sends ``ui.notify`` with an id and waits for
   its result (``{"delivered": true}``);
+* **mcp ping**: the SDK client's ``ping`` (auth, the SDK's transport and dispatch, no tool);
 * **mcp tool call**: the official SDK's client (Streamable HTTP) calls the ``notify`` tool and
   waits for its result: the same push, through MCP;
 * **mcp resources/read**: a person's MCP client (``stream_mcp`` token, catalogs declared) reads
@@ -131,6 +132,7 @@ async def run(args, url, ws_url, agent_key, user_token, mcp_token):
     caps = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
     for label, make, call in (
         ("ws push (ui.notify)", agent_socket, ws_push),
+        ("mcp ping (transport only)", mcp_client(agent_key), lambda session: session.send_ping()),
         ("mcp tool call (notify)", mcp_client(agent_key), tool_call),
         (f"mcp resources/read ({args.components} comp.)", mcp_client(mcp_token, caps), read),
     ):
