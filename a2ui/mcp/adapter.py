@@ -16,10 +16,13 @@ def build_app():
     if _app is None:
         from django.conf import settings
 
+        from ..conf import a2ui_settings
         from .app import MCPApp
         from .server import build_server
 
-        _app = MCPApp(build_server(), settings.ALLOWED_HOSTS)
+        # Request bodies past the payload limit get 413 before they are parsed.
+        _app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
+                      max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE)
     return _app
 
 

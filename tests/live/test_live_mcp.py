@@ -97,6 +97,10 @@ async def test_credentials_host_origin_and_delete(daphne_server, user, agent, ag
     # The session belongs to its credential: another one sees no such session.
     status, _, _ = await raw("POST", url, credential=agent_key, body=ping, headers=sess)
     assert status == 404
+    # Past A2UI['MAX_PAYLOAD_SIZE'] (1 MiB): 413 before the body is parsed.
+    big = {**ping, "params": {"pad": "x" * (1024 * 1024 + 1)}}
+    status, _, _ = await raw("POST", url, credential=mcp_token, body=big, headers=sess)
+    assert status == 413
     status, _, _ = await raw("DELETE", url, credential=mcp_token, headers=sess)
     assert status == 200
     status, _, _ = await raw("POST", url, credential=mcp_token, body=ping, headers=sess)
@@ -195,3 +199,22 @@ async def test_request_input_and_confirm_wait_for_the_person(
         with pytest.raises(MCPError) as bad:
             await mcp.call_tool("push_surfaces", {"session_id": sid, "messages": [{"x": 1}]})
         assert bad.value.code == -32602
+
+
+async def test_an_mcp_session_lives_in_its_process(two_servers, user, agent, agent_key):
+    """The SDK's session state is per process: when that process dies, the client's session id
+    is unknown elsewhere (404, the spec's "initialize again"), and a new session works."""
+    a, b = two_servers
+    person = await open_user(a, await issue(user, agent))
+    sid = await init_session(person)
+    status, headers, _ = await raw("POST", f"{a.url}/mcp", credential=agent_key, body=INIT_BODY)
+    assert status == 200
+    sess = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    a.kill()
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    status, _, _ = await raw("POST", f"{b.url}/mcp", credential=agent_key, body=ping,
+                             headers=sess)
+    assert status == 404
+    async with mcp_session(b, agent_key) as mcp:  # a new session, same data
+        listed = result_json(await mcp.call_tool("list_sessions", {}))
+        assert sid in [s["session_id"] for s in listed["sessions"]]
