@@ -8,7 +8,7 @@ ending in ``/a2ui``) holding ``{"clientCapabilities": {...}}``. MCP Apps hosts d
 ``io.modelcontextprotocol/ui`` extension.
 """
 
-APPS_EXTENSION = "io.modelcontextprotocol/ui"
+from .uris import APPS_EXTENSION
 
 
 def _a2ui_extension(extensions):

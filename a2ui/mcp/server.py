@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..core.errors import DomainError
 from ..protocol.errors import ErrorCode, ProtocolError
-from . import tools
+from . import tools, uris
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -61,8 +61,10 @@ async def _guard(call):
 
 async def list_tools(ctx, params):
     kind = principal(ctx).kind
+    # The person's tools may be called by the UI itself (MCP Apps: visibility "app").
+    meta = {"ui": {"visibility": ["model", "app"]}} if kind == "person" else None
     return types.ListToolsResult(tools=[
-        types.Tool(name=name, description=description, input_schema=schema)
+        types.Tool(name=name, description=description, input_schema=schema, meta=meta)
         for name, description, schema in tools.tool_list(kind)
     ])
 
@@ -155,4 +157,6 @@ def build_server():
         on_unsubscribe_resource=unsubscribe,
     )
     server.middleware.append(InitializeCapture())
+    # MCP Apps: the ui://sessions/<id>/apps/<component> resources (a2ui.mcp.person).
+    server.extensions[uris.APPS_EXTENSION] = {"mimeTypes": [uris.APP_MIME]}
     return server

@@ -17,6 +17,7 @@ A2UI_MIME = "application/a2ui+json"
 HTML_MIME = "text/html"
 APP_MIME = "text/html;profile=mcp-app"
 URI_LIST_MIME = "text/uri-list"
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
 MAX_URI = 2048
 
 KINDS = {"surfaces": ("a2ui", A2UI_MIME), "components": ("ui", HTML_MIME),

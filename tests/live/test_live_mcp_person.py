@@ -99,9 +99,19 @@ async def test_person_reads_subscribes_and_answers_across_processes(
             assert bad.value.code == -32602
 
     # The extensions form; and a host that declares nothing is not offered the surface.
-    async with mcp_session(b, mcp_token, extensions={"a2ui": CLIENT_CAPS}) as host:
-        uris = {str(r.uri) for r in (await host.list_resources()).resources}
+    apps = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    async with mcp_session(b, mcp_token, extensions={"a2ui": CLIENT_CAPS, **apps}) as host:
+        uris = {str(r.uri): r.mime_type for r in (await host.list_resources()).resources}
         assert f"a2ui://sessions/{sid}/surfaces/s1" in uris
+        # An MCP Apps host also gets each component as an app, with its CSP in _meta.ui.
+        app = f"ui://sessions/{sid}/apps/c1"
+        assert uris[app] == "text/html;profile=mcp-app"
+        content = (await host.read_resource(app)).contents[0]
+        assert content.mime_type == "text/html;profile=mcp-app"
+        assert content.meta["ui"]["csp"]["connectDomains"] == []
+        assert '"mode": "mcp-app"' in content.text
+        respond = next(t for t in (await host.list_tools()).tools if t.name == "respond")
+        assert respond.meta["ui"]["visibility"] == ["model", "app"]
     async with mcp_session(b, mcp_token) as host:
         uris = {str(r.uri) for r in (await host.list_resources()).resources}
         assert f"a2ui://sessions/{sid}/surfaces/s1" not in uris
