@@ -10,6 +10,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from a2ui.models import StreamToken
+from a2ui.v09 import validate_server_message
 from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.mcpclient import mcp_session, result_json
@@ -55,6 +56,8 @@ async def test_person_reads_subscribes_and_answers_across_processes(
             read = (await host.read_resource(surface)).contents[0]
             messages = json.loads(read.text)
             assert messages[0]["createSurface"]["catalogId"] == BASIC_CATALOG_ID
+            for message in messages:  # each a valid v0.9 server message, strictly
+                validate_server_message(message, strict=True)
             page = (await host.read_resource(card)).contents[0].text
             assert "Content-Security-Policy" in page and "default-src 'none'" in page
             assert "<b>" not in page
