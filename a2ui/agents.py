@@ -116,11 +116,18 @@ async def _await_answer(agent, session_id, method, params):
         _agent_id(agent), session_id, method, clean, reply_channel=channel
     )
     delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
+    # One receive for the whole wait: with channels-redis' PubSub layer a cancelled receive
+    # unsubscribes the channel, and the timeout's outcome sent right after would be lost.
+    receiving = asyncio.ensure_future(layer.receive(channel))
     try:
-        event = await asyncio.wait_for(layer.receive(channel), delay + 0.5)
-    except TimeoutError:
-        await pending.aexpire(request.session_id, request.request_id)
-        event = await asyncio.wait_for(layer.receive(channel), 5)
+        done, _ = await asyncio.wait({receiving}, timeout=delay + 0.5)
+        if not done:
+            await pending.aexpire(request.session_id, request.request_id)
+            await asyncio.wait({receiving}, timeout=5)
+        event = receiving.result()  # InvalidStateError if nothing came: a bug, not a timeout
+    finally:
+        if not receiving.done():
+            receiving.cancel()
     status = event["status"]
     if status == pending.MOVED or not await pending.aclaim(
         request.session_id, request.request_id, channel

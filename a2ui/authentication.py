@@ -20,7 +20,7 @@ class RejectStreamTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate(self, request):
         candidates = [_bearer(request), request.query_params.get("token")]
-        if any(c and tokens.peek_stream_token(c) for c in candidates):
+        if any(c and tokens.peek_any_stream_token(c) for c in candidates):
             raise exceptions.AuthenticationFailed(self.message)
         return None
 

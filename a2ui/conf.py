@@ -68,6 +68,7 @@ DEFAULTS = {
     "ADAPTERS": [
         "a2ui.adapters.jsonrpc",
         "a2ui.adapters.v09",
+        "a2ui.mcp.adapter",
     ],
 }
 

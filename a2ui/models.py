@@ -52,7 +52,8 @@ class StreamToken(models.Model):
     """One issued stream token: its id (jti) and lifecycle, never the token itself."""
 
     TYPE_STREAM_A2UI = "stream_a2ui"
-    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream")]
+    TYPE_STREAM_MCP = "stream_mcp"
+    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream"), (TYPE_STREAM_MCP, "MCP (a person's UI at /mcp)")]
 
     jti = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(

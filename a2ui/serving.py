@@ -58,6 +58,7 @@ class A2UIServer(Server):
         # been served yet (the reactor is not running).
         self.ws_factory.setProtocolOptions(failByDrop=False)
         reactor.addSystemEventTrigger("before", "shutdown", self.close_websockets)
+        reactor.addSystemEventTrigger("before", "shutdown", stop_adapters)
         if self._user_ready is not None:
             self._user_ready()
 
@@ -117,6 +118,31 @@ class A2UIServer(Server):
         poll = task.LoopingCall(check)
         poll.start(0.05)
         return done
+
+
+def stop_adapters():
+    """Run the ``on_stop`` hook of every registered adapter (``a2ui.core.adapters``) before the
+    reactor stops: e.g. MCP's session manager, whose tasks would otherwise keep Daphne alive.
+    Coroutine hooks are awaited (up to their own timeouts); a failing hook is logged."""
+    import inspect
+
+    from .core import adapters
+
+    waits = []
+    for adapter in adapters.registered():
+        if adapter.on_stop is None:
+            continue
+        try:
+            result = adapter.on_stop()
+        except Exception:
+            log.warning("a2ui: on_stop of %s failed", adapter.name, exc_info=True)
+            continue
+        if inspect.isawaitable(result):
+            waited = defer.Deferred.fromFuture(asyncio.ensure_future(result))
+            waited.addErrback(lambda failure, name=adapter.name: log.warning(
+                "a2ui: on_stop of %s failed: %s", name, failure.getErrorMessage()))
+            waits.append(waited)
+    return defer.gatherResults(waits) if waits else None
 
 
 def build_server(application, endpoints, *, max_message_size=None, **options):

@@ -23,7 +23,9 @@ from django.utils import timezone
 from .conf import a2ui_settings
 from .models import Agent, StreamToken
 
-STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI,)
+#: Each type is signed with its own salt, so a token of one type never verifies as another:
+#: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``.
+STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP)
 AGENT_KEY_PREFIX = "a2ui_ak_"
 #: What generate_agent_key produces; anything else (NUL, non-ASCII) never reaches the database.
 _AGENT_KEY_SHAPE = re.compile(r"a2ui_ak_[0-9a-f]{1,32}_[A-Za-z0-9_-]{1,160}")
@@ -89,6 +91,14 @@ def peek_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
         return uuid.UUID(hex=str(claims.get("jti")))
     except ValueError:
         return None
+
+
+def peek_any_stream_token(raw):
+    """The type of stream token ``raw`` is (signature checked, no database), or None."""
+    for token_type in STREAM_TOKEN_TYPES:
+        if peek_stream_token(raw, token_type) is not None:
+            return token_type
+    return None
 
 
 def verify_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):

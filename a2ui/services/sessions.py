@@ -218,6 +218,19 @@ def live_sessions(agent):
 alive_sessions = database_sync_to_async(live_sessions)
 
 
+def person_sessions(user_id, agent_id):
+    """The live sessions of a person with an agent (what a stream token of theirs may see)."""
+    return [
+        {"session_id": s.session_id, "client_info": s.client_info,
+         "capabilities": s.capabilities, "created_at": s.created_at.isoformat()}
+        for s in A2UISessionLog.objects.filter(
+            user_id=user_id, agent_id=agent_id, state__in=LIVE).order_by("created_at")
+    ]
+
+
+aperson_sessions = database_sync_to_async(person_sessions)
+
+
 # Detaching and closing -------------------------------------------------------------------------
 
 

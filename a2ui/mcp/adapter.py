@@ -1,0 +1,41 @@
+"""Registry entry of MCP (``A2UI['ADAPTERS']``): the Streamable HTTP endpoint ``/mcp``.
+
+The ASGI app is built on the first request under ``/mcp`` (``a2ui.asgi`` mounts it ahead of
+Django); ``on_stop`` ends the SDK's session manager so Daphne exits promptly on SIGTERM.
+"""
+
+from ..core.adapters import Adapter
+from ..core.events import Kind
+
+_app = None
+
+
+def build_app():
+    """The one MCPApp of this process."""
+    global _app
+    if _app is None:
+        from django.conf import settings
+
+        from ..conf import a2ui_settings
+        from .app import MCPApp
+        from .server import build_server
+
+        # Request bodies past the payload limit get 413 before they are parsed.
+        _app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
+                      max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE)
+    return _app
+
+
+async def stop():
+    if _app is not None:
+        await _app.runner.stop()
+
+
+ADAPTER = Adapter(
+    name="mcp",
+    asgi_mounts=lambda: [("/mcp", build_app)],
+    on_stop=stop,
+    kinds=frozenset({Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
+                     Kind.SURFACE_BATCH}),
+    summary="MCP Streamable HTTP at /mcp (seeds 004, 002): docs/protocol-mcp.md",
+)

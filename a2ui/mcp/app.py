@@ -1,0 +1,198 @@
+"""The ASGI app at ``/mcp``: authentication, Host/Origin checks, and the SDK's session manager.
+
+Every HTTP request (POST, GET, DELETE) carries ``Authorization: Bearer``: an agent key (the
+agent's tools) or a ``stream_mcp`` token (that person's UI). Anything else gets 401 with
+``WWW-Authenticate`` before the SDK sees the request. The principal travels in the ASGI scope:
+``scope["a2ui_mcp"]`` for the handlers, ``scope["user"]`` (the SDK's ``AuthenticatedUser``) so
+that the SDK refuses an MCP session id presented with another credential (404, as if unknown).
+
+Daphne sends no ASGI lifespan, so :class:`Runner` enters the SDK's
+``StreamableHTTPSessionManager.run()`` itself: in a task of the serving event loop, started by
+the first request, once per process; :meth:`Runner.stop` (the adapter's ``on_stop``, run by
+``a2ui.serving`` on SIGTERM) ends it, which ends every MCP session's tasks so Daphne exits.
+"""
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from channels.db import database_sync_to_async
+
+log = logging.getLogger("a2ui.mcp")
+
+REALM = 'Bearer realm="a2ui-mcp"'
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who calls: an agent (``agent`` set, ``token`` None) or a person (``token`` set)."""
+
+    kind: str  # "agent" | "person"
+    agent: object = None
+    token: object = None
+
+    @property
+    def client_id(self):
+        if self.kind == "agent":
+            return f"agent:{self.agent.pk}:{self.agent.key_prefix}"
+        return f"person:{self.token.jti.hex}"
+
+
+def _bearer(scope):
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, raw = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and raw.strip():
+                return raw.strip()
+    return None
+
+
+def authenticate(raw):
+    """The Principal for a bearer credential, or a TokenError (sync: one database query)."""
+    from .. import tokens
+    from ..models import StreamToken
+
+    if not raw:
+        raise tokens.TokenError("An agent key or a stream_mcp token is required.")
+    if tokens.looks_like_agent_key(raw):
+        return Principal("agent", agent=tokens.verify_agent_key(raw))
+    kind = tokens.peek_any_stream_token(raw)
+    if kind is not None and kind != StreamToken.TYPE_STREAM_MCP:
+        raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_mcp token.")
+    record = tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_MCP)
+    return Principal("person", agent=record.agent, token=record)
+
+
+async def _respond(send, status, body, headers=()):
+    payload = json.dumps(body).encode()
+    await send({
+        "type": "http.response.start", "status": status,
+        "headers": [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()), *headers],
+    })
+    await send({"type": "http.response.body", "body": payload})
+
+
+def _unauthorized(reason):
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": reason}}
+    description = reason.replace('"', "'").replace("\\", "/")
+    challenge = f'{REALM}, error="invalid_token", error_description="{description}"'
+    return body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))]
+
+
+def transport_security(allowed_hosts):
+    """The SDK's ``TransportSecuritySettings`` from Django's ``ALLOWED_HOSTS``.
+
+    Exact names allow that Host on any port and the http(s) Origins of it. The SDK has no
+    subdomain wildcard: with ``*`` or a ``.example.com`` entry its check is off and
+    :func:`host_allowed` (Django's own matching) decides instead.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if any(h == "*" or h.startswith(".") for h in allowed_hosts):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts, origins = [], []
+    for host in allowed_hosts:
+        hosts += [host, f"{host}:*"]
+        origins += [f"{scheme}://{host}{port}" for scheme in ("http", "https")
+                    for port in ("", ":*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def host_allowed(scope, allowed_hosts):
+    """Django's Host and Origin matching (wildcards included); True when both pass."""
+    from django.http.request import split_domain_port, validate_host
+
+    headers = dict(scope.get("headers", []))
+    host = headers.get(b"host", b"").decode("latin-1")
+    domain, _ = split_domain_port(host)
+    if not domain or not validate_host(domain, allowed_hosts):
+        return False
+    origin = headers.get(b"origin")
+    if origin:
+        netloc = urlsplit(origin.decode("latin-1")).netloc
+        domain, _ = split_domain_port(netloc)
+        if not domain or not validate_host(domain, allowed_hosts):
+            return False
+    return True
+
+
+class Runner:
+    """The SDK session manager's ``run()``, entered once per process in the serving loop."""
+
+    def __init__(self, manager):
+        self.manager = manager
+        self.task = None
+        self.ready = None
+        self.stopping = None
+        self.loop = None
+
+    async def ensure(self):
+        if self.task is None:
+            self.loop = asyncio.get_running_loop()
+            self.ready, self.stopping = asyncio.Event(), asyncio.Event()
+            self.task = self.loop.create_task(self._run(), name="a2ui-mcp-session-manager")
+        if not self.ready.is_set():
+            waiter = asyncio.ensure_future(self.ready.wait())
+            done, _ = await asyncio.wait({waiter, self.task}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter not in done:
+                waiter.cancel()
+                raise RuntimeError("the MCP session manager stopped")
+
+    async def _run(self):
+        async with self.manager.run():
+            self.ready.set()
+            await self.stopping.wait()
+
+    async def stop(self, timeout=3.0):
+        if self.task is None or self.task.done():
+            return
+        self.stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self.task.cancel()
+        except Exception:
+            log.warning("a2ui: the MCP session manager failed while stopping", exc_info=True)
+
+
+class MCPApp:
+    """ASGI: authenticate, check Host/Origin, then hand the request to the SDK."""
+
+    def __init__(self, server, allowed_hosts, **manager_options):
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        self.allowed_hosts = list(allowed_hosts)
+        self.security = transport_security(self.allowed_hosts)
+        self.manager = StreamableHTTPSessionManager(
+            app=server, security_settings=self.security, **manager_options)
+        self.runner = Runner(self.manager)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        if not self.security.enable_dns_rebinding_protection and not host_allowed(
+                scope, self.allowed_hosts):
+            await _respond(send, 421 if b"origin" not in dict(scope["headers"]) else 403,
+                           {"error": "Host or Origin not allowed"})
+            return
+        from .. import tokens
+
+        try:
+            principal = await database_sync_to_async(authenticate)(_bearer(scope))
+        except tokens.TokenError as exc:
+            body, headers = _unauthorized(exc.reason)
+            await _respond(send, 401, body, headers)
+            return
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        scope = dict(scope)
+        scope["a2ui_mcp"] = principal
+        scope["user"] = AuthenticatedUser(AccessToken(
+            token="-", client_id=principal.client_id, scopes=[principal.kind]))
+        await self.runner.ensure()
+        await self.manager.handle_request(scope, receive, send)

@@ -1,0 +1,211 @@
+"""The person's side of /mcp (``stream_mcp`` token): their live UI as resources, and tools
+that answer the agent as the web client does.
+
+A token names a person and an agent; the resources are that pair's live sessions (the ones a
+web client of theirs opened). Answers go through the same services and checks as the user
+socket: the consent gate (-32010 while a required consent is missing), ``pending.aanswer``,
+``surfaces.aclient_messages``, and the agent's group for form submissions and cancels.
+"""
+
+import json
+
+import mcp_types as types
+from django.utils import timezone
+
+from ..conf import a2ui_settings
+from ..core.errors import DomainError
+from ..protocol import methods
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import components, consent, groups, pending, sessions, shared
+from ..services import surfaces as surface_service
+from . import negotiation, render, tools, uris
+
+
+def _init_capabilities(ctx):
+    connection = getattr(ctx.session, "_connection", None)
+    return connection.state.get("a2ui_capabilities", {}) if connection is not None else {}
+
+
+def _call_meta(ctx):
+    raw = ctx.params.get("_meta") if isinstance(ctx.params, dict) else None
+    return raw if isinstance(raw, dict) else {}
+
+
+def declared_catalogs(ctx):
+    """Catalog ids the host declared (initialize or this call's _meta), or None."""
+    caps = negotiation.client_capabilities(_init_capabilities(ctx), _call_meta(ctx))
+    return surface_service.client_catalog_ids(caps) if caps is not None else None
+
+
+def not_found(uri):
+    return ProtocolError(-32002, f"Resource not found: {str(uri)[:200]}", data={"uri": uri})
+
+
+async def session_or_404(who, session_id, uri):
+    try:
+        return await surface_service.acheck_stream_session(who.token, session_id)
+    except DomainError:
+        raise not_found(uri) from None
+
+
+def templates():
+    return [types.ResourceTemplate(uri_template=t, name=name, mime_type=mime, description=desc)
+            for t, name, mime, desc in uris.TEMPLATES]
+
+
+async def _components(session_id):
+    return (await sessions.asnapshot(session_id)).components
+
+
+async def _surfaces(ctx, session_id):
+    """The session's surface states the host may see (catalogs it declared)."""
+    catalogs = declared_catalogs(ctx)
+    if catalogs is None:
+        return []
+    _, loaded = await surface_service.aload(session_id)
+    return [s for s in loaded if s.catalog_id in catalogs and not s.deleted]
+
+
+async def _views(ctx, session_id):
+    """(components, surface states the host may see) of one session."""
+    return await _components(session_id), await _surfaces(ctx, session_id)
+
+
+async def list_resources(ctx, who):
+    if who.kind != "person":
+        return types.ListResourcesResult(resources=[])
+    apps = negotiation.wants_apps(_init_capabilities(ctx))
+    out = []
+    for row in await sessions.aperson_sessions(who.token.user_id, who.token.agent_id):
+        sid = row["session_id"]
+        out.append(types.Resource(uri=uris.build("client", sid), name=f"session {sid}",
+                                  mime_type=uris.URI_LIST_MIME,
+                                  description="The web client for this session."))
+        found, states = await _views(ctx, sid)
+        for component in found:
+            cid, kind = component["component_id"], component["component_type"]
+            title = (component.get("data") or {}).get("title") or kind
+            out.append(types.Resource(uri=uris.build("components", sid, cid), name=str(title),
+                                      mime_type=uris.HTML_MIME, description=f"{kind} {cid}"))
+            if apps:
+                out.append(types.Resource(uri=uris.build("apps", sid, cid), name=str(title),
+                                          mime_type=uris.APP_MIME, description=f"{kind} {cid}"))
+        for state in states:
+            out.append(types.Resource(uri=uris.build("surfaces", sid, state.surface_id),
+                                      name=f"surface {state.surface_id}",
+                                      mime_type=uris.A2UI_MIME,
+                                      description=f"A2UI v0.9 surface ({state.catalog_id})"))
+    return types.ListResourcesResult(resources=out)
+
+
+def client_url(ctx, session_id):
+    from django.urls import reverse
+
+    base = str(ctx.request.base_url).rstrip("/") if ctx.request is not None else ""
+    return f"{base}{reverse('a2ui_web:client')}"
+
+
+async def read_resource(ctx, who, uri):
+    ref = uris.parse(uri)
+    if ref is None or who.kind != "person":
+        raise not_found(uri)
+    await session_or_404(who, ref.session_id, uri)
+    if ref.kind == "client":
+        text = client_url(ctx, ref.session_id) + "\n"
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.URI_LIST_MIME, text=text)])
+    if ref.kind == "surfaces":
+        states = await _surfaces(ctx, ref.session_id)
+        state = next((s for s in states if s.surface_id == ref.item), None)
+        if state is None:
+            raise not_found(uri)
+        text = json.dumps(surface_service.snapshot_messages([state]))
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.A2UI_MIME, text=text)])
+    found = await _components(ref.session_id)
+    component = next((c for c in found if c["component_id"] == ref.item), None)
+    if component is None:
+        raise not_found(uri)
+    if ref.kind == "apps":
+        meta = render.app_meta(component["component_type"], component.get("data") or {})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.APP_MIME, meta=meta,
+            text=render.document(ref.session_id, component, "mcp-app"))])
+    return types.ReadResourceResult(contents=[types.TextResourceContents(
+        uri=uri, mime_type=uris.HTML_MIME, text=render.document(ref.session_id, component))])
+
+
+# Tools -------------------------------------------------------------------------------------------
+
+
+def _result(value, embedded=None):
+    content = [types.TextContent(type="text", text=json.dumps(value))]
+    if embedded is not None:
+        content.append(embedded)
+    return types.CallToolResult(content=content, structured_content=value)
+
+
+async def _check_consent(user_id):
+    missing = await consent.amissing_types(user_id)
+    if missing:
+        raise consent.consent_required_error(missing)
+
+
+async def call(ctx, who, name, arguments):
+    from .server import invalid
+
+    try:
+        session_id, rest = tools.split_session(arguments)
+    except ValueError as exc:
+        raise invalid(str(exc), "is required (a string)") from None
+    session = await surface_service.acheck_stream_session(who.token, session_id)
+    sid = session.session_id
+    limit = a2ui_settings.RATE_LIMIT_PER_MINUTE
+    if await shared.hit_rate_limit(sid.hex, limit):  # the same window as the person's sockets
+        raise ProtocolError(ErrorCode.RATE_LIMITED, data={"limit_per_minute": limit})
+    if name == "action":
+        message = {"version": "v0.9", "action": {
+            "name": rest.get("name"), "surfaceId": rest.get("surfaceId"),
+            "sourceComponentId": rest.get("sourceComponentId"),
+            "timestamp": timezone.now().isoformat(), "context": rest.get("context", {})}}
+        delivered = await surface_service.aclient_messages(sid, [message])
+        return _result({"delivered": delivered}, await _surface_embedded(ctx, sid, rest))
+    if name == "error":
+        message = {"version": "v0.9", "error": {k: rest.get(k) for k in
+                                                ("code", "message", "surfaceId")}}
+        return _result({"delivered": await surface_service.aclient_messages(sid, [message])})
+    if name == "cancel":
+        params = methods.validate_params("user.cancel", rest)
+        if session.agent_id:
+            await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
+                "user.cancel", {"session_id": str(sid), **params}))
+        return _result({"ok": True})
+    await _check_consent(who.token.user_id)
+    if name == "approve":
+        params = methods.validate_params("user.approve", rest)
+        value = {"approved": params["approved"], "reason": params.get("reason", "")}
+        await pending.aanswer(sid, params["request_id"], "confirm", value)
+        return _result({"ok": True})
+    params = methods.validate_params("user.respond", rest)
+    if await components.ais_form(sid, params["request_id"]):
+        if session.agent_id:  # a form component's submission, keyed by its id (as the socket)
+            await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
+                "user.respond", {"session_id": str(sid), "request_id": params["request_id"],
+                                 "component_id": params["request_id"], "value": params["value"]}))
+        return _result({"ok": True})
+    await pending.aanswer(sid, params["request_id"], "input", params["value"])
+    return _result({"ok": True})
+
+
+async def _surface_embedded(ctx, sid, rest):
+    """The acted-on surface as an EmbeddedResource for the host to render (audience user)."""
+    states = await _surfaces(ctx, sid)
+    state = next((s for s in states if s.surface_id == rest.get("surfaceId")), None)
+    if state is None:
+        return None
+    return types.EmbeddedResource(
+        type="resource", annotations=types.Annotations(audience=["user"]),
+        resource=types.TextResourceContents(
+            uri=uris.build("surfaces", sid, state.surface_id), mime_type=uris.A2UI_MIME,
+            text=json.dumps(surface_service.snapshot_messages([state]))))
+

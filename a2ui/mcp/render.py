@@ -1,0 +1,242 @@
+"""Seed-000 components as self-contained HTML documents (MCP-UI ``text/html`` and MCP Apps).
+Sans-I/O.
+
+The component's data was validated and sanitized when the agent pushed it; here every string is
+HTML-escaped again and every attribute quoted, so the document holds no markup of the agent's.
+The one script is ours, allowed by its hash in a strict Content-Security-Policy
+(``default-src 'none'``; images only from the origins the component names). It reads the
+document's data block and, on a click or a form submit, posts seed 002's action to the host:
+
+* MCP-UI (``mode: "mcp-ui"``): ``{type: "MCP_UI_ACTION", action: {type: "CALL_TOOL",
+  toolName: "respond", args: {session_id, request_id, value}, callbackId}}`` for a form,
+  ``{type: "MCP_UI_ACTION", action: {type: "NAVIGATE", url, target}}`` for a link, and reads
+  ``TOOL_RESULT`` answers;
+* MCP Apps (``mode: "mcp-app"``): JSON-RPC over postMessage (``ui/initialize``, then
+  ``tools/call`` and ``ui/open-link``).
+"""
+
+import base64
+import hashlib
+import html
+import json
+import re
+from urllib.parse import urlsplit
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
+
+SCRIPT = """(function () {
+  var data = JSON.parse(document.getElementById('a2ui-data').textContent);
+  var pending = {}, next = 1;
+  function post(message) { window.parent.postMessage(message, '*'); }
+  function status(text) { var s = document.getElementById('a2ui-status'); if (s) s.textContent = text; }
+  function rpc(method, params) {
+    var id = next++;
+    post({jsonrpc: '2.0', id: id, method: method, params: params});
+    return new Promise(function (resolve) { pending[id] = resolve; });
+  }
+  function callTool(name, args) {
+    if (data.mode === 'mcp-app') return rpc('tools/call', {name: name, arguments: args});
+    var id = 'a2ui-' + (next++);
+    post({type: 'MCP_UI_ACTION', action: {type: 'CALL_TOOL', toolName: name, args: args, callbackId: id}});
+    return new Promise(function (resolve) { pending[id] = resolve; });
+  }
+  window.addEventListener('message', function (event) {
+    var m = event.data || {};
+    var key = m.type === 'TOOL_RESULT' ? m.callbackId : m.id;
+    if (key !== undefined && pending[key]) {
+      var done = pending[key]; delete pending[key];
+      done(m.error ? {error: m.error} : (m.result || {}));
+    }
+  });
+  if (data.mode === 'mcp-app') {
+    rpc('ui/initialize', {appInfo: {name: 'a2ui-component', version: '1'}, appCapabilities: {},
+                          protocolVersion: '2026-01-26'})
+      .then(function () { post({jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {}}); });
+  }
+  document.addEventListener('click', function (event) {
+    var link = event.target.closest('[data-a2ui-url]');
+    if (!link) return;
+    var url = link.getAttribute('data-a2ui-url');
+    if (data.mode === 'mcp-app') rpc('ui/open-link', {url: url});
+    else post({type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url,
+               target: link.getAttribute('data-a2ui-target') || '_blank'}});
+  });
+  function submit(form) {
+    if (!form.checkValidity()) { status('Please fix the highlighted fields.'); return; }
+    var value = {};
+    data.fields.forEach(function (f) {
+      var c = form.elements[f.name];
+      if (!c) return;
+      if (f.type === 'checkbox') value[f.name] = c.checked;
+      else if (f.type === 'number') value[f.name] = c.value === '' ? null : Number(c.value);
+      else value[f.name] = c.value;
+    });
+    status('Sending...');
+    callTool('respond', {session_id: data.session_id, request_id: data.component_id, value: value})
+      .then(function (r) { status(r && (r.error || r.isError) ? 'Not sent.' : 'Sent.'); });
+  }
+  // A sandboxed frame without allow-forms never fires submit: the button is a plain button.
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest('[data-a2ui-submit]');
+    if (button) submit(button.form);
+  });
+  document.addEventListener('submit', function (event) { event.preventDefault(); submit(event.target); });
+})();"""
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+
+STYLE = (
+    "body{font:14px/1.45 system-ui,sans-serif;margin:0;padding:12px;color:#1f2328}"
+    "table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px}"
+    ".a2ui-alert{padding:8px;border-radius:6px;background:#eef}"
+    ".a2ui-alert-error{background:#fee}.a2ui-alert-warning{background:#ffe}"
+    ".a2ui-alert-success{background:#efe}pre{white-space:pre-wrap;background:#f6f8fa;padding:8px}"
+    "label{display:block;margin:6px 0}button{margin:4px 4px 0 0}"
+)
+
+
+def esc(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, str):
+        value = json.dumps(value) if isinstance(value, dict | list) else str(value)
+    return html.escape(value, quote=True)
+
+
+def _card(d):
+    out = [f"<h2>{esc(d.get('title'))}</h2>"]
+    if d.get("description"):
+        out.append(f"<p>{esc(d['description'])}</p>")
+    sections = d.get("sections") or []
+    if sections:
+        out.append("<dl>" + "".join(f"<dt>{esc(s.get('label'))}</dt><dd>{esc(s.get('value'))}</dd>"
+                                    for s in sections) + "</dl>")
+    for action in d.get("actions") or []:
+        url = action.get("url")
+        if url:
+            target = "_blank" if action.get("new_tab", True) else "_self"
+            out.append(f'<button type="button" data-a2ui-url="{esc(url)}" '
+                       f'data-a2ui-target="{target}">{esc(action.get("label"))}</button>')
+        else:
+            out.append(f'<button type="button" disabled>{esc(action.get("label"))}</button>')
+    return "".join(out)
+
+
+def _table(d):
+    headers = [h if isinstance(h, dict) else {"key": h, "label": h} for h in d.get("headers", [])]
+    head = "".join(f"<th>{esc(h.get('label'))}</th>" for h in headers)
+    rows = []
+    for row in d.get("rows") or []:
+        cells = row if isinstance(row, list) else [
+            (row or {}).get(h.get("key")) if isinstance(row, dict) else row for h in headers]
+        rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _form(d):
+    fields = []
+    for f in d.get("fields") or []:
+        name, kind = esc(f.get("name")), f.get("type")
+        required = " required" if f.get("required") else ""
+        label = esc(f.get("label") or f.get("name"))
+        if kind == "select":
+            options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
+                              for o in f.get("options") or [])
+            control = f'<select name="{name}"{required}>{options}</select>'
+        elif kind == "textarea":
+            control = f'<textarea name="{name}"{required}></textarea>'
+        else:
+            html_type = {"checkbox": "checkbox", "number": "number", "date": "date",
+                         "email": "email"}.get(kind, "text")
+            extra = "".join(f' {a}="{esc(f[a])}"' for a in ("min", "max", "pattern",
+                                                          "placeholder") if f.get(a) is not None)
+            control = f'<input type="{html_type}" name="{name}"{extra}{required}>'
+        fields.append(f"<label>{label} {control}</label>")
+    return (f"<form>{''.join(fields)}<button type=\"button\" data-a2ui-submit>"
+            f"{esc(d.get('submit_label') or 'Submit')}</button></form>"
+            '<p id="a2ui-status" role="status"></p>')
+
+
+def _chart(d):
+    out = [f"<h3>{esc(d.get('title'))}</h3>"] if d.get("title") else []
+    labels = (d.get("x_axis") or {}).get("values") or []
+    for series in d.get("series") or []:
+        values = series.get("data") or []
+        pairs = "".join(f"<tr><td>{esc(labels[i] if i < len(labels) else i)}</td>"
+                        f"<td>{esc(v)}</td></tr>" for i, v in enumerate(values))
+        out.append(f"<table><caption>{esc(series.get('name'))}</caption>{pairs}</table>")
+    return "".join(out)
+
+
+def _image(d):
+    size = "".join(f' {a}="{int(d[a])}"' for a in ("width", "height") if d.get(a))
+    caption = f"<figcaption>{esc(d.get('caption'))}</figcaption>" if d.get("caption") else ""
+    return f'<figure><img src="{esc(d.get("url"))}" alt="{esc(d.get("alt"))}"{size}>{caption}</figure>'
+
+
+def _alert(d):
+    severity = d.get("severity") or "info"
+    return (f'<div class="a2ui-alert a2ui-alert-{esc(severity)}" role="alert">'
+            f"<strong>{esc(d.get('title'))}</strong> {esc(d.get('message'))}</div>")
+
+
+def _steps(d):
+    items = "".join(f"<li data-status=\"{esc(s.get('status'))}\"><strong>{esc(s.get('label'))}"
+                    f"</strong> ({esc(s.get('status'))}) {esc(s.get('description'))}</li>"
+                    for s in d.get("steps") or [])
+    return f"<ol>{items}</ol>"
+
+
+RENDERERS = {
+    "card": _card, "table": _table, "form": _form, "chart": _chart,
+    "markdown": lambda d: f"<pre>{esc(d.get('content'))}</pre>",
+    "code": lambda d: f"<pre><code>{esc(d.get('code'))}</code></pre>",
+    "image": _image, "alert": _alert, "steps": _steps,
+}
+
+
+def image_origins(component_type, data):
+    """Origins the document loads images from (the image component's URL), for the CSP."""
+    if component_type != "image":
+        return []
+    parts = urlsplit(str(data.get("url", "")))
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.scheme in ("http", "https") and _ORIGIN.fullmatch(origin):
+        return [origin]
+    return []
+
+
+def csp(component_type, data):
+    images = " ".join(image_origins(component_type, data)) or "'none'"
+    return (f"default-src 'none'; script-src '{SCRIPT_HASH}'; style-src 'unsafe-inline'; "
+            f"img-src {images}; form-action 'none'; base-uri 'none'")
+
+
+def document(session_id, component, mode="mcp-ui"):
+    """The HTML document of one component (``component``: component_id, component_type,
+    data), for a host of ``mode`` "mcp-ui" or "mcp-app"."""
+    kind, data = component["component_type"], component.get("data") or {}
+    body = RENDERERS.get(kind, lambda d: f"<pre>{esc(d)}</pre>")(data)
+    state = {"mode": mode, "session_id": str(session_id),
+             "component_id": component["component_id"],
+             "fields": [{"name": f.get("name"), "type": f.get("type")}
+                        for f in (data.get("fields") or [])] if kind == "form" else []}
+    blob = json.dumps(state).replace("<", "\\u003c").replace(">", "\\u003e").replace(
+        "&", "\\u0026")
+    return (
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(kind, data)}">'
+        f"<title>{esc(data.get('title') or kind)}</title><style>{STYLE}</style></head>"
+        f'<body data-a2ui-type="{esc(kind)}">{body}'
+        f'<script type="application/json" id="a2ui-data">{blob}</script>'
+        f"<script>{SCRIPT}</script></body></html>"
+    )
+
+
+def app_meta(component_type, data):
+    """``_meta.ui`` of the MCP Apps variant: its CSP (resource domains) and no permissions."""
+    return {"ui": {"csp": {"connectDomains": [], "resourceDomains":
+                           image_origins(component_type, data), "frameDomains": [],
+                           "baseUriDomains": []},
+                   "prefersBorder": True}}

@@ -1,0 +1,189 @@
+"""The MCP tools of /mcp: their names, descriptions and JSON Schemas. Sans-I/O.
+
+Agent tools (agent key) map one to one onto the seed-000 agent methods (``render`` is
+``ui.render``, ...) plus ``list_sessions`` and ``push_surfaces`` (A2UI v0.9 messages); their
+arguments are the seed's params, so the services validate them exactly as on the agent
+WebSocket. Person tools (``stream_mcp`` token) are seed 004's ``action`` / ``error`` and the
+seed-000 answers ``respond`` / ``approve`` / ``cancel``.
+"""
+
+from ..protocol.components import COMPONENT_TYPES
+from ..protocol.methods import (
+    CONFIRM_SEVERITIES,
+    INPUT_TYPES,
+    NOTIFY_LEVELS,
+    PROGRESS_TYPES,
+    UPDATE_OPERATIONS,
+)
+
+SESSION_ID = {"type": "string", "format": "uuid",
+              "description": "The person's session (from list_sessions)."}
+TIMEOUT = {"type": "integer", "minimum": 1, "maximum": 3600,
+           "description": "Seconds to wait for the person."}
+
+
+def _schema(properties, required=()):
+    return {"type": "object", "properties": properties, "required": list(required),
+            "additionalProperties": True}
+
+
+def _session_tool(properties, required=()):
+    return _schema({"session_id": SESSION_ID, **properties}, ("session_id", *required))
+
+
+AGENT_TOOLS = {
+    "list_sessions": (
+        "List the live sessions of people connected to this agent.",
+        _schema({}),
+    ),
+    "render": (
+        "Show a UI component to the person (card, table, form, chart, markdown, code, image, "
+        "alert, steps). Returns the component_id; rendering the same id again replaces it.",
+        _session_tool({
+            "component_type": {"type": "string", "enum": list(COMPONENT_TYPES)},
+            "data": {"type": "object", "description": "The component's fields (seed 000 §5)."},
+            "component_id": {"type": "string", "maxLength": 128},
+            "metadata": {"type": "object", "properties": {
+                "priority": {"type": "string", "enum": ["normal", "high", "low"]},
+                "position": {"type": "string", "enum": ["main", "sidebar", "overlay"]},
+                "ttl_seconds": {"type": "integer", "minimum": 1}}},
+        }, ("component_type", "data")),
+    ),
+    "update": (
+        "Change a component already shown (replace, merge or append to its data).",
+        _session_tool({
+            "component_id": {"type": "string", "maxLength": 128},
+            "operation": {"type": "string", "enum": list(UPDATE_OPERATIONS), "default": "merge"},
+            "data": {"type": "object"},
+        }, ("component_id", "data")),
+    ),
+    "progress": (
+        "Show or advance a progress indicator for a task.",
+        _session_tool({
+            "task_id": {"type": "string", "maxLength": 128},
+            "progress_type": {"type": "string", "enum": list(PROGRESS_TYPES),
+                              "default": "determinate"},
+            "value": {"type": "number"},
+            "total": {"type": "number"},
+            "message": {"type": "string"},
+        }, ("task_id",)),
+    ),
+    "navigate": (
+        "Open a URL (http or https) for the person.",
+        _session_tool({"url": {"type": "string", "format": "uri"},
+                       "new_tab": {"type": "boolean", "default": False}}, ("url",)),
+    ),
+    "notify": (
+        "Show the person a toast notification.",
+        _session_tool({
+            "title": {"type": "string"},
+            "level": {"type": "string", "enum": list(NOTIFY_LEVELS), "default": "info"},
+            "message": {"type": "string"},
+            "duration_ms": {"type": "integer", "minimum": 0, "maximum": 600000},
+        }, ("title",)),
+    ),
+    "push_surfaces": (
+        "Send A2UI v0.9 server messages (createSurface, updateComponents, updateDataModel, "
+        "deleteSurface) to the person's surfaces. The batch is validated whole.",
+        _session_tool({"messages": {"type": "array", "minItems": 1,
+                                    "items": {"type": "object"}}}, ("messages",)),
+    ),
+    "request_input": (
+        "Ask the person for input and wait for the answer (progress notifications while "
+        "waiting; a timeout is a tool error).",
+        _session_tool({
+            "input_type": {"type": "string", "enum": list(INPUT_TYPES)},
+            "prompt": {"type": "string"},
+            "options": {"type": "array", "items": {"type": "object", "properties": {
+                "label": {"type": "string"}, "value": {"type": "string"}}}},
+            "validation": {"type": "object"},
+            "timeout_seconds": TIMEOUT,
+            "request_id": {"type": "string", "maxLength": 128},
+        }, ("input_type", "prompt")),
+    ),
+    "confirm": (
+        "Ask the person to approve an action and wait: returns {approved, reason}. A timeout "
+        "is a tool error whose result is {approved: false, reason: 'timeout'}.",
+        _session_tool({
+            "title": {"type": "string"},
+            "description": {"type": "string"},
+            "severity": {"type": "string", "enum": list(CONFIRM_SEVERITIES)},
+            "timeout_seconds": TIMEOUT,
+            "request_id": {"type": "string", "maxLength": 128},
+        }, ("title",)),
+    ),
+}
+
+#: Agent tools that are one seed-000 method each.
+AGENT_METHODS = {name: f"ui.{name}" for name in
+                 ("render", "update", "progress", "navigate", "notify")}
+AWAITING = {"request_input": "ui.request_input", "confirm": "ui.confirm"}
+
+PERSON_TOOLS = {
+    "action": (
+        "Send an A2UI v0.9 user action (a button press, a submitted form) of a surface to the "
+        "agent.",
+        _session_tool({
+            "name": {"type": "string"},
+            "context": {"type": "object"},
+            "surfaceId": {"type": "string"},
+            "sourceComponentId": {"type": "string"},
+        }, ("name", "surfaceId", "sourceComponentId")),
+    ),
+    "error": (
+        "Report an A2UI rendering error of a surface to the agent.",
+        _session_tool({
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "surfaceId": {"type": "string"},
+        }, ("code", "message", "surfaceId")),
+    ),
+    "respond": (
+        "Answer the agent's request_input (request_id), or submit a form component (its id).",
+        _session_tool({"request_id": {"type": "string"}, "value": {}}, ("request_id", "value")),
+    ),
+    "approve": (
+        "Answer the agent's confirm request.",
+        _session_tool({"request_id": {"type": "string"}, "approved": {"type": "boolean"},
+                       "reason": {"type": "string"}}, ("request_id", "approved")),
+    ),
+    "cancel": (
+        "Tell the agent the person cancelled a request or task.",
+        _session_tool({"request_id": {"type": "string"}, "reason": {"type": "string"}},
+                      ("request_id",)),
+    ),
+}
+
+
+def tool_list(kind):
+    """[(name, description, input schema)] for an "agent" or a "person"."""
+    tools = AGENT_TOOLS if kind == "agent" else PERSON_TOOLS
+    return [(name, description, schema) for name, (description, schema) in tools.items()]
+
+
+def with_defaults(name, arguments):
+    """``arguments`` with the schema's defaults filled in (the seed requires some of them)."""
+    description_schema = AGENT_TOOLS.get(name) or PERSON_TOOLS.get(name)
+    out = dict(arguments)
+    for key, spec in description_schema[1]["properties"].items():
+        if "default" in spec and key not in out:
+            out[key] = spec["default"]
+    return out
+
+
+def argument_path(path):
+    """A seed params path (``params.data.title``) as the tool argument's (``arguments...``)."""
+    if isinstance(path, str) and path.startswith("params"):
+        return "arguments" + path[len("params"):]
+    return path
+
+
+def split_session(arguments):
+    """(session_id, the other arguments) or ValueError naming the missing argument."""
+    if not isinstance(arguments, dict):
+        raise ValueError("arguments")
+    rest = dict(arguments)
+    session_id = rest.pop("session_id", None)
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError("arguments.session_id")
+    return session_id, rest
