@@ -146,7 +146,7 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
         console = []
         page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text} {msg.location}"))
         page.goto("/a2ui/")
-        expect(page).to_have_url(re.compile(r"/admin/login/\?next=/a2ui/$"))
+        expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/a2ui/$"))
         page.locator("#id_username").fill("demo")
         page.locator("#id_password").fill("demo-password")
         page.get_by_role("button", name="Log in").click()

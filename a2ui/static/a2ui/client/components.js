@@ -213,6 +213,7 @@ function form(data, ctx) {
     }
     if (ctx.send('user.respond', { request_id: ctx.componentId, value })) {
       status.textContent = 'Sent.';
+      ctx.answered?.();
     } else {
       status.textContent = 'Not connected: not sent. Try again when the connection is back.';
     }
