@@ -312,17 +312,33 @@ class ConsentInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+def short_id(value):
+    """A UUID as its first 8 hex digits (as git shortens hashes) for change lists; else as is."""
+    text = "" if value is None else str(value)
+    try:
+        return str(uuid.UUID(text))[:8] if len(text) == 36 else text
+    except ValueError:
+        return text
+
+
 @admin.register(A2UISessionLog)
 class A2UISessionLogAdmin(NoDeleteMixin, admin.ModelAdmin):
-    list_display = ("session_id", "state", "agent", "user", "last_activity", "message_count",
-                    "components_rendered", "inputs_requested", "created_at", "closed_at",
-                    "close_reason")
+    # Fits a 1280 px screen beside the admin's sidebars; the rest is on the session's page.
+    list_display = ("short_session_id", "state", "agent", "user", "last_activity",
+                    "message_count")
     list_filter = ("state", "agent", "created_at")
     search_fields = ("session_id", "user__username", "agent__name", "close_reason")
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in A2UISessionLog._meta.fields]
     inlines = [RenderedComponentInline, PendingRequestInline, ConsentInline]
     actions = [terminate_sessions]
+
+    class Media:
+        css = {"all": ["a2ui/admin/lists.css"]}
+
+    @admin.display(description="session", ordering="session_id")
+    def short_session_id(self, obj):
+        return short_id(obj.session_id)
 
     def has_add_permission(self, request):
         return False
@@ -427,14 +443,24 @@ CSV_COLUMNS = ["at", "actor", "actor_id", "action", "target_type", "target_id", 
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("at", "actor_label", "action", "target_type", "target_id", "session_id",
-                    "agent")
+    list_display = ("at", "actor_label", "action", "target", "short_session_id", "agent")
     list_filter = ("action", "agent", ActorFilter, SessionFilter, FromDateFilter, ToDateFilter,
                    "at")
     search_fields = ("actor_label", "action", "target_id")
     date_hierarchy = "at"
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
     list_select_related = ("agent",)
+
+    class Media:
+        css = {"all": ["a2ui/admin/lists.css"]}
+
+    @admin.display(description="target", ordering="target_type")
+    def target(self, obj):
+        return f"{obj.target_type} {short_id(obj.target_id)}".strip()
+
+    @admin.display(description="session", ordering="session_id")
+    def short_session_id(self, obj):
+        return short_id(obj.session_id)
 
     def has_add_permission(self, request):
         return False
