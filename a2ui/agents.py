@@ -23,21 +23,43 @@ iterator (see :class:`SurfaceEvents`).
 """
 
 import asyncio
+import functools
 import uuid
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from .core.errors import DomainError
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from .services import delivery, groups, pending, sessions
 from .services import surfaces as surface_service
+
+
+def _seed_errors(func):
+    """The Python API speaks seed 000's errors: a service's domain error becomes the
+    ProtocolError an agent socket would have answered (``SurfaceValidationError`` stays as it
+    is: its ``body`` is the v0.9 answer)."""
+
+    @functools.wraps(func)
+    async def wrapper(*args, **kwargs):
+        try:
+            return await func(*args, **kwargs)
+        except surface_service.SurfaceValidationError:
+            raise
+        except DomainError as exc:
+            if isinstance(exc, ProtocolError):
+                raise
+            raise ProtocolError.of(exc) from exc
+
+    return wrapper
 
 
 def _agent_id(agent):
     return agent if isinstance(agent, int) else agent.pk
 
 
+@_seed_errors
 async def apush(agent, session_id, method, params):
     """Validate and deliver one agent-to-UI message; return its sequence number."""
     _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
@@ -53,6 +75,7 @@ def _drop_none(**params):
     return {k: v for k, v in params.items() if v is not None}
 
 
+@_seed_errors
 async def arender(agent, session_id, component_type, data, *, component_id=None, metadata=None):
     component_id = component_id or str(uuid.uuid4())
     await apush(agent, session_id, "ui.render", _drop_none(
@@ -60,21 +83,25 @@ async def arender(agent, session_id, component_type, data, *, component_id=None,
     return component_id
 
 
+@_seed_errors
 async def aupdate(agent, session_id, component_id, data, operation="merge"):
     return await apush(agent, session_id, "ui.update", {
         "component_id": component_id, "operation": operation, "data": data})
 
 
+@_seed_errors
 async def aprogress(agent, session_id, task_id, progress_type="determinate", *, value=None,
                     total=None, message=None):
     return await apush(agent, session_id, "ui.progress", _drop_none(
         task_id=task_id, progress_type=progress_type, value=value, total=total, message=message))
 
 
+@_seed_errors
 async def anavigate(agent, session_id, url, *, new_tab=False):
     return await apush(agent, session_id, "ui.navigate", {"url": url, "new_tab": new_tab})
 
 
+@_seed_errors
 async def anotify(agent, session_id, title, *, level="info", message=None, duration_ms=None):
     return await apush(agent, session_id, "ui.notify", _drop_none(
         level=level, title=title, message=message, duration_ms=duration_ms))
@@ -108,6 +135,7 @@ async def _await_answer(agent, session_id, method, params):
     raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, "Session closed before the user answered")
 
 
+@_seed_errors
 async def arequest_input(agent, session_id, input_type, prompt, *, options=None,
                          validation=None, request_id=None, timeout_seconds=None):
     """Ask the person for input and return their answer (``user.respond`` value)."""
@@ -116,6 +144,7 @@ async def arequest_input(agent, session_id, input_type, prompt, *, options=None,
         options=options, validation=validation, timeout_seconds=timeout_seconds))
 
 
+@_seed_errors
 async def aconfirm(agent, session_id, title, *, description=None, severity=None,
                    timeout_seconds=None, request_id=None):
     """Ask for approval; return ``{"approved": bool, "reason": str}``."""
@@ -124,6 +153,7 @@ async def aconfirm(agent, session_id, title, *, description=None, severity=None,
         severity=severity, timeout_seconds=timeout_seconds))
 
 
+@_seed_errors
 async def apending(agent, session_id=None):
     """What waits for the agent: the same list as the agent socket's ``a2ui.pending``.
 
@@ -140,11 +170,13 @@ async def apending(agent, session_id=None):
 # A2UI v0.9 surfaces -----------------------------------------------------------------------------
 
 
+@_seed_errors
 async def asurfaces(agent, session_id, messages):
     """Validate and deliver a batch of A2UI v0.9 server messages to a session's surfaces.
 
     Returns ``{"delivered": n, "seq": last sequence number}``; an invalid batch changes nothing
-    and raises ``SurfaceValidationError`` (a ProtocolError -32602 whose ``data`` / ``body`` is
+    and raises ``SurfaceValidationError`` (a domain error, -32602 as ``ProtocolError.of``, whose
+    ``data`` / ``body`` is
     the standard VALIDATION_FAILED message, ``failure`` the ``a2ui.v09.ValidationFailed``).
     """
     return await surface_service.apush(_agent_id(agent), session_id, messages)

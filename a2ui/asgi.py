@@ -55,9 +55,37 @@ def http_application():
     return app
 
 
+class _Mounts:
+    """HTTP requests under a registered adapter's path prefix go to its ASGI app (built on
+    first use); everything else to Django."""
+
+    def __init__(self, app, mounts):
+        self.app = app
+        self.mounts = [(prefix.rstrip("/"), factory) for prefix, factory in mounts]
+        self.built = {}
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "")
+        for prefix, factory in self.mounts:
+            if path == prefix or path.startswith(prefix + "/"):
+                app = self.built.get(prefix)
+                if app is None:
+                    app = self.built[prefix] = factory()
+                return await app(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
 def get_asgi_application():
     """HTTP and WebSocket for a project that serves a2ui under Daphne (see module docs)."""
     http = http_application()  # sets Django up before any consumer is imported
     from channels.routing import ProtocolTypeRouter
 
+    from .core import adapters
+
+    mounts = adapters.asgi_mounts()
+    if mounts:
+        http = _Mounts(http, mounts)
+    for adapter in adapters.registered():
+        if adapter.on_start is not None:
+            adapter.on_start()
     return ProtocolTypeRouter({"http": http, "websocket": websocket_application()})

@@ -64,6 +64,11 @@ DEFAULTS = {
     "CATALOGS": [],
     # Web client.
     "SERVE_STATIC": True,
+    # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
+    "ADAPTERS": [
+        "a2ui.adapters.jsonrpc",
+        "a2ui.adapters.v09",
+    ],
 }
 
 # Settings that must be positive integers, checked at start-up by a2ui.checks.

@@ -1,13 +1,8 @@
-"""WebSocket URL routes of the app; a project mounts them behind A2UIAuthMiddleware."""
+"""WebSocket URL routes of the app: each registered protocol's (``A2UI['ADAPTERS']``).
 
-from django.urls import path
+A project mounts them behind A2UIAuthMiddleware (``a2ui.asgi.websocket_application``).
+"""
 
-from .consumers.agent import A2UIAgentConsumer
-from .consumers.surfaces import A2UIV09Consumer
-from .consumers.user import A2UIUserConsumer
+from .core import adapters
 
-websocket_urlpatterns = [
-    path("ws/v4/a2ui", A2UIUserConsumer.as_asgi()),
-    path("ws/v4/a2ui/agent", A2UIAgentConsumer.as_asgi()),
-    path("ws/v09/a2ui", A2UIV09Consumer.as_asgi()),
-]
+websocket_urlpatterns = adapters.websocket_urls()

@@ -9,7 +9,10 @@ at /api/docs/ when drf_spectacular is installed) and the web client under /a2ui/
 from django.apps import apps
 from django.urls import include, path
 
+from .core import adapters
+
 urlpatterns = [
+    *adapters.http_urls(),  # each protocol's own HTTP routes (A2UI['ADAPTERS'])
     path("api/", include("a2ui.api.urls")),
     path("a2ui/", include("a2ui.web.urls")),
 ]

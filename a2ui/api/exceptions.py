@@ -14,6 +14,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..core.errors import DomainError
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..v09 import ValidationFailed
@@ -54,6 +55,6 @@ def exception_handler(exc, context):
     refusal = getattr(exc, "refusal", None)
     if refusal is not None and getattr(context.get("view"), "v09_errors", False):
         return v09_refusal_response(refusal)
-    if isinstance(exc, ProtocolError):
-        return protocol_error_response(exc)
+    if isinstance(exc, DomainError):
+        return protocol_error_response(ProtocolError.of(exc))
     return drf_exception_handler(exc, context)

@@ -21,8 +21,11 @@ from channels.layers import get_channel_layer
 from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
+from ..core import events
+from ..core.errors import DomainError
+from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import groups
+from ..services import groups, sessions
 from ..services import surfaces as surface_service
 from .exceptions import HTTP_STATUS
 
@@ -83,7 +86,8 @@ async def surface_stream(request, session_id):
         return _error(ErrorCode.AUTH_FAILED, exc.reason, 401)
     try:
         session = await surface_service.acheck_stream_session(token, session_id)
-    except ProtocolError as exc:
+    except DomainError as exc:
+        exc = ProtocolError.of(exc)
         return _error(exc.code, exc.message, HTTP_STATUS.get(exc.code, 400), **(exc.data or {}))
     response = StreamingHttpResponse(
         _events(session.session_id, token.jti, _last_event_id(request)),
@@ -98,6 +102,9 @@ async def _events(session_id, jti, last_id):
     layer = get_channel_layer()
     channel = await layer.new_channel()
     joined = [groups.session_group(session_id), groups.token_group(jti)]
+    # Counted like a socket (before joining, as SessionSocket.attach): direct delivery skips
+    # the group only when every listener of the session is a counted one of this process.
+    counted = await sessions.asocket_opened(session_id)
     for group in joined:
         await layer.group_add(group, channel)
     receiving = None
@@ -120,9 +127,9 @@ async def _events(session_id, jti, last_id):
             event, receiving = receiving.result(), None
             if event.get("type") == "a2ui.close":
                 return
-            if event.get("type") != surface_service.EVENT_TYPE:
-                continue
-            numbered = tracker.accept_numbered(event)
+            if event.get("type") != events.MESSAGE_TYPE or event.get("kind") != Kind.SURFACE_BATCH:
+                continue  # other kinds are seed 000's; surface.batch numbers its own gaps
+            numbered = tracker.accept_numbered(surface_service.tracked(event["data"]))
             if numbered is None:
                 seq, states = await surface_service.aload(session_id)
                 for chunk in _snapshot(tracker, seq, states):
@@ -135,6 +142,7 @@ async def _events(session_id, jti, last_id):
             receiving.cancel()
         for group in joined:
             await layer.group_discard(group, channel)
+        await sessions.asocket_closed(session_id, counted)
 
 
 def _snapshot(tracker, seq, states):

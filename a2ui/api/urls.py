@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import consents, streams, views
+from . import consents, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
@@ -15,12 +15,6 @@ urlpatterns = [
         name="a2ui-session-surfaces",
     ),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
-    # A plain async view, not DRF: the one HTTP endpoint that takes (only) a stream token.
-    path(
-        "v4/sessions/<uuid:session_id>/surfaces/stream",
-        streams.surface_stream,
-        name="a2ui-session-surfaces-stream",
-    ),
     path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
     path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),
          name="a2ui-consents-revoke-type"),

@@ -8,6 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from .. import tokens
+from ..core.errors import DomainError
 from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
@@ -147,6 +148,6 @@ class AgentRequestsView(A2UIAPIView):
         if session_id is not None:
             try:
                 session_id = sessions.parse_session_id(session_id)
-            except ProtocolError:
+            except DomainError:
                 raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
         return Response({"requests": pending.listing(request.auth.id, session_id)})

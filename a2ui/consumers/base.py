@@ -23,6 +23,7 @@ try:  # what Daphne raises for a send racing the peer's close, before websocket.
 except ImportError:  # pragma: no cover - another ASGI server
     class TransportClosed(Exception):
         pass
+from ..core.errors import DomainError
 from ..protocol import jsonrpc
 from ..protocol.errors import ErrorCode, ProtocolError
 
@@ -124,7 +125,11 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
     async def dispatch_guarded(self, message):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
+            # A channel-layer message for another kind of socket in the same groups (or from
+            # a newer version of the app): not this socket's business.
+            if message.get("type", "").startswith("websocket."):
+                raise ValueError(f"No handler for message type {message['type']}")
+            return
         await handler(message)
 
     async def internal_error(self):
@@ -171,8 +176,8 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         """
         try:
             result = await work
-        except ProtocolError as exc:
-            await self.send_error(exc, msg.id)
+        except DomainError as exc:
+            await self.send_error(ProtocolError.of(exc), msg.id)
             return False
         except Exception:
             log.exception("a2ui: unexpected error handling %s", msg.method)
@@ -195,8 +200,8 @@ class DirectDeliveryMixin:
     A direct push is handled at once only when the consumer is idle: not handling a message and
     holding none received from the channel layer but not yet dispatched (the receive task is
     done before ``dispatch`` runs). Otherwise it waits in ``_deferred`` and is handled right
-    after the current message, by whoever holds ``_turn``. The subclass handles pushes in
-    ``a2ui_push`` and keeps ``last_seq``.
+    after the current message, by whoever holds ``_turn``. The subclass handles events in
+    ``a2ui_event`` and keeps ``last_seq`` (``consumers.session.SessionSocket``).
     """
 
     last_seq = 0
@@ -245,6 +250,6 @@ class DirectDeliveryMixin:
     async def _push(self, event):
         """A failure here is this socket's, not the sender's: log it as the layer path would."""
         try:
-            await self.a2ui_push(event)
+            await self.a2ui_event(event)
         except Exception:
             log.exception("a2ui: direct push to %s failed", getattr(self, "channel_name", "?"))

@@ -23,13 +23,16 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError
+from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import consent, groups, housekeeping, seqwatch, sessions, shared
+from ..services import groups, housekeeping
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
-from .base import SafeSocketMixin
+from .base import DirectDeliveryMixin, SafeSocketMixin
+from .session import SessionSocket
 
 log = logging.getLogger("a2ui.consumers")
 
@@ -59,11 +62,9 @@ def protocol_error_frame(exc):
     return error_frame(name, exc.message, rpcCode=int(exc.code), **extra)
 
 
-class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
-    token = None
-    session_id = None
+class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
+                      AsyncWebsocketConsumer):
     tracker = None
-    counted = None  # the epoch this socket is counted under (a2ui.services.shared)
     gone = False  # the socket closed; work still finishing must not write to it
 
     async def dispatch_guarded(self, message):
@@ -128,11 +129,7 @@ class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
         timer = getattr(self, "handshake_timer", None)
         if timer is not None:
             timer.cancel()
-        if self.session_id is not None:
-            seqwatch.unwatch(self.session_id.hex, self)
-            await buffer.flush(self.session_id)
-            if not self.closing:
-                await sessions.asocket_closed(self.session_id, self.counted)
+        await self.detach()
 
     # Inbound ---------------------------------------------------------------------------------
 
@@ -149,17 +146,15 @@ class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
                     "path": exc.pointer, "reason": exc.reason}) from None
             except (ValueError, RecursionError):
                 raise ProtocolError(ErrorCode.PARSE_ERROR) from None
-            scope_key = self.session_id.hex if self.session_id else self.channel_name
-            if await shared.hit_rate_limit(scope_key, a2ui_settings.RATE_LIMIT_PER_MINUTE):
-                raise ProtocolError(ErrorCode.RATE_LIMITED, data={
-                    "limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE})
+            await self.check_rate()
             if self.session_id is None:
                 await self.handshake(obj)
             else:
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
             await self.send_json(exc.body)
-        except ProtocolError as exc:
+        except DomainError as exc:
+            exc = ProtocolError.of(exc)
             await self.send_json(protocol_error_frame(exc))
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:
@@ -174,32 +169,24 @@ class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
             self.token, self.requested_session, capabilities
         )
         self.handshake_timer.cancel()
-        self.session_id = session.session_id
-        self.counted = await sessions.asocket_opened(self.session_id, fresh=not resumed)
-        self.loop = asyncio.get_running_loop()
-        seqwatch.watch(self.session_id.hex, self)  # re-counts itself if Redis loses the count
-        self.tracker = surface_service.Tracker(
-            surface_service.client_catalog_ids(capabilities)
-        )
-        await self.channel_layer.group_add(groups.session_group(self.session_id),
-                                           self.channel_name)
-        self.groups.append(groups.session_group(self.session_id))
-        await surface_service.aremember(session)
-        buffer.add(self.session_id)
-        await self.send_json({"version": PROTOCOL_VERSION, "session": {
-            "sessionId": str(self.session_id), "resumed": resumed}})
-        await self.send_snapshot()
-        if session.agent_id:
-            await groups.send_group(
-                groups.agent_group(session.agent_id),
-                groups.agent_event("session.resumed" if resumed else "session.opened", {
-                    "session_id": str(self.session_id),
-                    "user": self.token.user.get_username(),
-                    "client_info": session.client_info,
-                    "capabilities": capabilities,
-                    "consents_missing": await consent.amissing_for_session(self.session_id),
-                }),
+        sid = session.session_id
+        try:
+            await self.load_consents(session)
+            self.tracker = surface_service.Tracker(
+                surface_service.client_catalog_ids(capabilities)
             )
+            await self.attach(sid, fresh=not resumed)
+            await surface_service.aremember(session)
+        except BaseException:
+            await self.unattach(sid, resumed, log)
+            raise
+        self.session_id = sid
+        buffer.add(sid)
+        await self.send_json({"version": PROTOCOL_VERSION, "session": {
+            "sessionId": str(sid), "resumed": resumed}})
+        await self.send_state()
+        self.start_stream()
+        await self.announce(session, resumed, capabilities)
 
     async def client_message(self, obj):
         buffer.add(self.session_id)
@@ -215,31 +202,17 @@ class A2UIV09Consumer(SafeSocketMixin, AsyncWebsocketConsumer):
 
     # Outbound --------------------------------------------------------------------------------
 
-    async def send_snapshot(self):
+    async def send_state(self):
         seq, states = await surface_service.aload(self.session_id)
         for message in self.tracker.resync(seq, states):
             await self.send_json(message)
 
-    async def a2ui_surfaces(self, event):
-        if self.tracker is None:
-            return
-        messages = self.tracker.accept(event)
+    async def show(self, kind, message):
+        if kind is not Kind.SURFACE_BATCH or self.tracker is None:
+            return  # the other kinds are seed 000's: nothing a v0.9 client shows
+        messages = self.tracker.accept(surface_service.tracked(message["data"]))
         if messages is None:
-            await self.send_snapshot()
+            await self.send_state()
             return
-        for message in messages:
-            await self.send_json(message)
-
-    async def a2ui_recount(self, event):
-        """Redis lost the session's socket count (``seqwatch``): count again, resend surfaces."""
-        if self.session_id is None or self.closing:
-            return
-        _, epoch = await shared.current_seq(self.session_id.hex)
-        if epoch != self.counted:
-            self.counted = await sessions.asocket_opened(self.session_id)
-            await self.send_snapshot()
-
-    async def a2ui_close(self, event):
-        self.closing = True
-        await self.close(code=event["code"], reason=event.get("reason", "")[:120])
-
+        for frame in messages:
+            await self.send_json(frame)

@@ -10,6 +10,9 @@ import asyncio
 import time
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault
+from ..core.events import Kind
+from ..protocol import events as wire
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
@@ -20,27 +23,21 @@ from ..services import (
     groups,
     housekeeping,
     pending,
-    seqwatch,
     sessions,
     shared,
 )
-from ..services import direct as direct_delivery
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from .base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer, log
+from .session import SessionSocket
 
 State = sessions.State
 #: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
 OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 
-class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
-    session_id = None
-    epoch = None  # of the sequence counter last_seq belongs to (a2ui.services.shared)
-    counted = None  # the epoch this socket is counted under in the session's socket count
-    token = None
+class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
-    missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
 
     # Connection ------------------------------------------------------------------------------
 
@@ -64,19 +61,11 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         housekeeping.ensure_started()
         self.watchdog = asyncio.get_running_loop().create_task(self._watch_idle())
 
-    async def join(self, group):
-        await self.channel_layer.group_add(group, self.channel_name)
-        self.groups.append(group)
-
     async def disconnect(self, code):
         watchdog = getattr(self, "watchdog", None)
         if watchdog is not None:
             watchdog.cancel()
-        if self.session_id is not None:
-            direct_delivery.unregister(self.session_id.hex, self)  # before the socket is uncounted
-            await buffer.flush(self.session_id)
-            if not self.closing:
-                await sessions.asocket_closed(self.session_id, self.counted)
+        await self.detach()
 
     async def _watch_idle(self):
         limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
@@ -97,13 +86,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
     # Inbound ---------------------------------------------------------------------------------
 
     async def handle(self, msg):
-        self.last_activity = time.monotonic()
-        scope_key = self.session_id.hex if self.session_id else self.channel_name
-        if await shared.hit_rate_limit(scope_key, a2ui_settings.RATE_LIMIT_PER_MINUTE):
-            raise ProtocolError(
-                ErrorCode.RATE_LIMITED,
-                data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
-            )
+        await self.check_rate()
         handler = self.HANDLERS.get(msg.method)
         if handler is None:
             if msg.method in methods.AGENT_TO_UI:
@@ -135,10 +118,11 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
                     self.token, params.get("client_info", {}), params.get("capabilities", {}),
                     reuse=True,
                 )
-            except ProtocolError as exc:
-                if exc.code != ErrorCode.MAX_SESSIONS:
+            except DomainError as exc:
+                if exc.fault != Fault.MAX_SESSIONS:
                     raise
                 # Retrying cannot help: answer, then close with 4007 (docs/client.md).
+                exc = ProtocolError.of(exc)
                 await self.send_error(exc, msg.id)
                 self.closing = True
                 await self.close(code=exc.close_code)
@@ -146,7 +130,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         try:
             snapshot = await self._attach(session, params, resumed)
         except BaseException:
-            await self._unattach(session.session_id, resumed)
+            await self.unattach(session.session_id, resumed, log)
             raise
         self.pending_out.append(self._after_init(session, snapshot))
         return {
@@ -164,8 +148,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         the client's retry of ``a2ui.init`` works (``_unattach`` undoes what was done).
         """
         sid = session.session_id
-        self.counted = await sessions.asocket_opened(sid, fresh=not resumed)
-        self.missing_consents = await consent.amissing_types(session.user_id)
+        await self.load_consents(session)
         self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
             "capabilities", {}
         )
@@ -174,58 +157,25 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
             declared if "v0.9" in declared else session.capabilities
         ))
         self.surface_tracker.seq = session.surface_seq
-        # Join, then read the sequence number, then the snapshot: a push that races the resume
-        # is either in the snapshot or arrives through the group (or both; renders are
-        # idempotent), never neither.
-        await self.join(groups.session_group(sid))
-        self.last_seq, self.epoch = await shared.current_seq(sid.hex)
+        await self.attach(sid, fresh=not resumed)
         snapshot = await sessions.asnapshot(sid) if resumed else None
         await shared.cache_session(sid.hex, session.agent_id, session.user_id)
         self.session_id = sid
         buffer.add(sid)
         return snapshot
 
-    async def _unattach(self, sid, resumed):
-        """Undo a failed ``_attach``; each step best-effort (what failed may fail again)."""
-        group = groups.session_group(sid)
-        steps = []
-        if group in self.groups:
-            self.groups.remove(group)
-            steps.append(self.channel_layer.group_discard(group, self.channel_name))
-        if self.counted is not None:
-            steps.append(sessions.asocket_closed(sid, self.counted))
-        if not resumed:  # opened for this socket, shown by none: let the resume window close it
-            steps.append(sessions.adetach_session(sid))
-        for step in steps:
-            try:
-                await step
-            except Exception:
-                log.warning("a2ui: undoing a failed a2ui.init of %s failed", sid, exc_info=True)
-        self.session_id = None
-        self.counted = self.epoch = None
-        self.last_seq = 0
-
     async def _after_init(self, session, snapshot):
         if self.missing_consents:
-            await self.send(text_data=consent.consent_required_message(self.missing_consents))
+            await self._prompt_consents()
         if snapshot is not None:
             await self.send_snapshot(snapshot)
-        direct_delivery.register(self.session_id.hex, self)  # counted, joined, snapshot out
-        seqwatch.ensure_started()
-        if session.agent_id:
-            await groups.send_group(
-                groups.agent_group(session.agent_id),
-                groups.agent_event(
-                    "session.resumed" if snapshot is not None else "session.opened",
-                    {
-                        "session_id": str(self.session_id),
-                        "user": self.token.user.get_username(),
-                        "client_info": session.client_info,
-                        "capabilities": session.capabilities,
-                        "consents_missing": list(self.missing_consents),
-                    },
-                ),
-            )
+        self.start_stream()
+        await self.announce(session, snapshot is not None, session.capabilities)
+
+    async def _prompt_consents(self):
+        await self.send(text_data=wire.encode(
+            Kind.CONSENT_REQUIRED, {"consent_types": consent.describe(self.missing_consents)}
+        ))
 
     async def after_response(self):
         while self.pending_out:
@@ -256,7 +206,7 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
     async def _check_consent(self):
         """-32010 (and the prompt again) while a required consent is missing."""
         if self.missing_consents:
-            await self.send(text_data=consent.consent_required_message(self.missing_consents))
+            await self._prompt_consents()
             raise consent.consent_required_error(self.missing_consents)
 
     async def on_respond(self, msg):
@@ -305,18 +255,12 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
             self.token.user, consent_type, granted, self.session_id
         )
         await consent.anotify(change)
-        self._consent_changed(consent_type, granted)
+        self.consent_changed(consent_type, granted)
         return {
             "consent_type": consent_type,
             "granted": granted,
             "missing": list(self.missing_consents),
         }
-
-    def _consent_changed(self, consent_type, granted):
-        missing = [t for t in self.missing_consents if t != consent_type]
-        if not granted and consent_type in consent.required_types():
-            missing.append(consent_type)
-        self.missing_consents = [t for t in consent.required_types() if t in missing]
 
     async def _agent_id(self):
         cached = await shared.cached_session(self.session_id.hex)
@@ -341,63 +285,33 @@ class A2UIUserConsumer(DirectDeliveryMixin, JsonRpcConsumer):
         "user.consent": on_consent,
     }
 
-    # From the channel layer ------------------------------------------------------------------
+    # The session's events (consumers.session.SessionSocket) ----------------------------------
 
-    async def a2ui_push(self, event):
-        if event.get("resync"):  # a2ui.services.seqwatch found something missing
-            await self.resync()
+    async def show(self, kind, message):
+        if kind is Kind.SURFACE_BATCH:
+            await self._show_surfaces(message["data"])
             return
-        self.last_activity = time.monotonic()
-        seq = event.get("seq")
-        if seq is not None:
-            epoch = event.get("epoch")
-            if epoch is not None and epoch != self.epoch:
-                await self.resync()  # the counter was lost and started again
-            elif seq > self.last_seq + 1:  # a push went missing
-                await self.send_snapshot(await sessions.asnapshot(self.session_id))
-            if epoch is None or epoch == self.epoch:
-                self.last_seq = max(self.last_seq, seq)
-        await self.send(text_data=event["text"])
+        text = wire.encode_cached(self.session_id.hex, message)
+        if text is not None:
+            await self.send(text_data=text)
 
-    async def resync(self):
-        """Resend the session's state from the database and take the counter's current epoch.
+    async def send_state(self):
+        await self.send_snapshot(await sessions.asnapshot(self.session_id))
 
-        Read the counter first, then the snapshot (as ``a2ui.init`` does): a push numbered
-        after what was read arrives by itself. Under a new epoch the socket also counts itself
-        again, rebuilding the session's socket count.
-        """
-        if self.session_id is None or self.gone:
-            return
-        sid = self.session_id
-        seq, epoch = await shared.current_seq(sid.hex)
-        if epoch != self.counted:
-            self.counted = await sessions.asocket_opened(sid)
-        await self.send_snapshot(await sessions.asnapshot(sid))
-        self.last_seq, self.epoch = seq, epoch
-
-    async def a2ui_surfaces(self, event):
-        """A2UI v0.9 surface messages; a sequence gap resends the surfaces' current state."""
+    async def _show_surfaces(self, data):
+        """A2UI v0.9 surface messages; a gap in the surface store's numbers resends them."""
         if not self.v09 or self.surface_tracker is None:
             return
-        self.last_activity = time.monotonic()
-        messages = self.surface_tracker.accept(event)
+        messages = self.surface_tracker.accept(surface_service.tracked(data))
         if messages is None:
             await self.send_surfaces_snapshot()
         elif messages:
             await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
-    async def a2ui_consent_changed(self, event):
-        """The person granted or revoked a consent, in this or another socket or process."""
-        if self.session_id is not None:
-            self._consent_changed(event["consent_type"], event["granted"])
-
-    async def a2ui_close(self, event):
-        self.closing = True
-        reason = event.get("reason", "")
-        if reason and event["code"] in OPERATOR_CLOSES:
+    async def announce_close(self, code, reason):
+        if reason and code in OPERATOR_CLOSES:
             # Daphne does not pass close reasons on: say why in a toast the client shows.
             await self.send_obj(jsonrpc.notification("ui.notify", {
-                "level": "warning", "title": OPERATOR_CLOSES[event["code"]], "message": reason,
+                "level": "warning", "title": OPERATOR_CLOSES[code], "message": reason,
                 "duration_ms": 0,
             }))
-        await self.close(code=event["code"], reason=reason[:120])

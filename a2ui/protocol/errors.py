@@ -12,6 +12,9 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from ..core.closes import CLOSE_REASONS, CloseCode  # noqa: F401 (re-exported)
+from ..core.errors import DomainError, Fault
+
 
 class ErrorCode(IntEnum):
     """Seed 000 §9. The -32700..-32603 block is JSON-RPC 2.0's; -32000..-32007 are A2UI's."""
@@ -67,33 +70,6 @@ def default_message(code: int) -> str:
         return "Server error"
 
 
-class CloseCode(IntEnum):
-    """WebSocket close codes (4000-4999 is the application range of RFC 6455).
-
-    The -320xx error codes map to ``4000 + abs(code) - 32000`` so a client that only
-    sees the close frame can still tell which error ended the connection.
-    TERMINATED and REVOKED have no JSON-RPC error: they are operator actions.
-    """
-
-    SESSION_NOT_FOUND = 4000
-    RATE_LIMITED = 4001
-    PAYLOAD_TOO_LARGE = 4002
-    COMPONENT_NOT_FOUND = 4003
-    REQUEST_TIMEOUT = 4004
-    SESSION_EXPIRED = 4005
-    AUTH_FAILED = 4006
-    MAX_SESSIONS = 4007
-    TERMINATED = 4010
-    REVOKED = 4011
-
-
-#: Close reasons for the two operator-initiated closes (sent as the close frame's reason).
-CLOSE_REASONS: dict[CloseCode, str] = {
-    CloseCode.TERMINATED: "Session terminated by an operator",
-    CloseCode.REVOKED: "Credential revoked",
-}
-
-
 class _CloseCodeTable(dict):
     """A dict ``{ErrorCode: close code}`` that also exposes every :class:`CloseCode` as an
     attribute, so both ``CLOSE_CODES[ErrorCode.AUTH_FAILED]`` and ``CLOSE_CODES.TERMINATED``
@@ -116,12 +92,42 @@ CLOSE_CODES: _CloseCodeTable = _CloseCodeTable(
 )
 
 
-class ProtocolError(Exception):
+#: Seed 000's code for each domain fault (``a2ui.core.errors``).
+CODE_BY_FAULT: dict[Fault, int] = {
+    Fault.PARSE: ErrorCode.PARSE_ERROR,
+    Fault.INVALID_REQUEST: ErrorCode.INVALID_REQUEST,
+    Fault.UNKNOWN_OPERATION: ErrorCode.METHOD_NOT_FOUND,
+    Fault.INVALID_INPUT: ErrorCode.INVALID_PARAMS,
+    Fault.INTERNAL: ErrorCode.INTERNAL_ERROR,
+    Fault.SESSION_NOT_FOUND: ErrorCode.SESSION_NOT_FOUND,
+    Fault.RATE_LIMITED: ErrorCode.RATE_LIMITED,
+    Fault.PAYLOAD_TOO_LARGE: ErrorCode.PAYLOAD_TOO_LARGE,
+    Fault.COMPONENT_NOT_FOUND: ErrorCode.COMPONENT_NOT_FOUND,
+    Fault.REQUEST_TIMEOUT: ErrorCode.REQUEST_TIMEOUT,
+    Fault.SESSION_EXPIRED: ErrorCode.SESSION_EXPIRED,
+    Fault.AUTH_FAILED: ErrorCode.AUTH_FAILED,
+    Fault.MAX_SESSIONS: ErrorCode.MAX_SESSIONS,
+    Fault.CONSENT_REQUIRED: ErrorCode.CONSENT_REQUIRED,
+    Fault.REQUEST_TAKEN_OVER: REQUEST_TAKEN_OVER,
+}
+FAULT_BY_CODE: dict[int, Fault] = {int(code): fault for fault, code in CODE_BY_FAULT.items()}
+
+
+class ProtocolError(DomainError):
     """A failure that must be reported to the peer as a JSON-RPC error object.
 
     ``request_id`` is the id of the offending request when it could be read, else None
-    (JSON-RPC 2.0 §5: the response id is null when the request id is unknown).
+    (JSON-RPC 2.0 §5: the response id is null when the request id is unknown). It is also a
+    :class:`~a2ui.core.errors.DomainError` (its ``fault`` follows from the code), so the
+    sans-I/O validators of seed 000 and the services' domain errors are caught as one.
     """
+
+    @classmethod
+    def of(cls, exc: DomainError) -> ProtocolError:
+        """``exc`` in seed 000's words (itself if it already is a ProtocolError)."""
+        if isinstance(exc, ProtocolError):
+            return exc
+        return cls(CODE_BY_FAULT.get(exc.fault, ErrorCode.INTERNAL_ERROR), exc.message, exc.data)
 
     def __init__(
         self,
@@ -135,10 +141,11 @@ class ProtocolError(Exception):
         except ValueError:
             code = int(code)
         self.code = code
+        self.fault = FAULT_BY_CODE.get(int(code), Fault.INTERNAL)
         self.message = message if message is not None else default_message(code)
         self.data = data
         self.request_id = request_id
-        super().__init__(f"{int(code)} {self.message}")
+        Exception.__init__(self, f"{int(code)} {self.message}")
 
     def __repr__(self) -> str:
         return (

@@ -19,8 +19,9 @@ from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
+from ..core.closes import CloseCode
+from ..core.errors import DomainError, Fault
 from ..models import A2UISessionLog, Agent
-from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from . import audit
 from .sessions import (
     LIVE,
@@ -156,8 +157,8 @@ async def aadmit(token, client_info, capabilities, *, reuse=False):
     for session, cancelled in opened.closed:
         await _announce_close(
             session, cancelled, State.CLOSED, REPLACED_REASON,
-            CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND],
+            CloseCode.SESSION_NOT_FOUND,
         )
     if opened.session is None:
-        raise ProtocolError(ErrorCode.MAX_SESSIONS, data={"limit": opened.limit})
+        raise DomainError(Fault.MAX_SESSIONS, data={"limit": opened.limit})
     return opened.session, opened.resumed

@@ -6,7 +6,7 @@ from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from .. import tokens
-from ..protocol.errors import CLOSE_CODES
+from ..core.closes import CloseCode
 from . import audit, groups
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -23,7 +23,7 @@ def create(name, owner=None, actor=None, **fields):
 
 def _close_key_sockets(agent, reason):
     async_to_sync(groups.send_group)(
-        groups.agent_key_group(agent), groups.close_event(CLOSE_CODES.REVOKED, reason)
+        groups.agent_key_group(agent), groups.close_event(CloseCode.REVOKED, reason)
     )
 
 

@@ -6,8 +6,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from ..core.errors import DomainError, Fault
 from ..models import RenderedComponent
-from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.updates import apply_update
 from . import dbthreads
 
@@ -61,8 +61,8 @@ def store_update(session_id, params):
         if component is None or (
             component.expires_at is not None and component.expires_at <= timezone.now()
         ):
-            raise ProtocolError(
-                ErrorCode.COMPONENT_NOT_FOUND,
+            raise DomainError(
+                Fault.COMPONENT_NOT_FOUND,
                 data={"component_id": params["component_id"]},
             )
         component.data = apply_update(
@@ -81,3 +81,35 @@ def is_form(session_id, component_id):
 
 
 ais_form = dbthreads.wrap(is_form)
+
+
+# Expiry ----------------------------------------------------------------------------------------
+
+EXPIRE_BATCH = 500
+
+
+def expire_due():
+    """Delete components whose ``ttl_seconds`` ran out; ``[(session_id, component_id)]`` of
+    those this call deleted (another process's sweep may take some: each is reported once)."""
+    now = timezone.now()
+    due = list(
+        RenderedComponent.objects.filter(expires_at__lte=now)
+        .values_list("pk", "session_id", "component_id")[:EXPIRE_BATCH]
+    )
+    gone = []
+    for pk, session_id, component_id in due:
+        deleted, _ = RenderedComponent.objects.filter(pk=pk, expires_at__lte=now).delete()
+        if deleted:
+            gone.append((session_id, component_id))
+    return gone
+
+
+async def aexpire_due():
+    """``expire_due``, then one ``component.removed`` event for each component it deleted."""
+    from ..core.events import Kind
+    from . import stream
+
+    gone = await dbthreads.run(expire_due)
+    for session_id, component_id in gone:
+        await stream.emit(session_id, Kind.COMPONENT_REMOVED, {"component_id": component_id})
+    return gone

@@ -26,10 +26,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault, invalid_input
+from ..core.events import Kind
 from ..models import A2UIConsentRecord, A2UISessionLog
-from ..protocol import jsonrpc
-from ..protocol.errors import ErrorCode, ProtocolError, invalid_params
-from . import audit, groups, shared
+from . import audit, groups, shared, stream
 
 CACHE_TTL = 300
 MAX_TYPE_LENGTH = 64
@@ -58,14 +58,7 @@ def describe(types):
 
 
 def consent_required_error(missing):
-    return ProtocolError(ErrorCode.CONSENT_REQUIRED, data={"consent_types": list(missing)})
-
-
-def consent_required_message(missing):
-    """The ``a2ui.consent_required`` notification for a user socket, encoded."""
-    return jsonrpc.encode(
-        jsonrpc.notification("a2ui.consent_required", {"consent_types": describe(missing)})
-    )
+    return DomainError(Fault.CONSENT_REQUIRED, data={"consent_types": list(missing)})
 
 
 # Reading -----------------------------------------------------------------------------------------
@@ -164,13 +157,8 @@ async def aensure_session(session_id, prompt=True):
     missing = await amissing_for_session(session_id)
     if missing:
         if prompt:
-            await groups.send_group(
-                groups.session_group(session_id),
-                groups.push_event(
-                    None, "a2ui.consent_required", {"consent_types": describe(missing)},
-                    consent_required_message(missing),
-                ),
-            )
+            await stream.emit(session_id, Kind.CONSENT_REQUIRED,
+                              {"consent_types": describe(missing)})
         raise consent_required_error(missing)
 
 
@@ -180,20 +168,20 @@ async def aensure_session(session_id, prompt=True):
 def validate_params(params):
     """``user.consent`` params: ``{"consent_type": str, "granted": bool}``, or -32602."""
     if not isinstance(params, dict):
-        raise invalid_params("params", "params must be an object")
+        raise invalid_input("params", "params must be an object")
     consent_type = params.get("consent_type")
     if not isinstance(consent_type, str) or not consent_type:
-        raise invalid_params("params.consent_type", "consent_type must be a non-empty string")
+        raise invalid_input("params.consent_type", "consent_type must be a non-empty string")
     known = known_types()
     if consent_type not in known:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS,
+        raise DomainError(
+            Fault.INVALID_INPUT,
             "Unknown consent_type",
             data={"path": "params.consent_type", "reason": f"expected one of {known}"},
         )
     granted = params.get("granted")
     if not isinstance(granted, bool):
-        raise invalid_params("params.granted", "granted must be true or false")
+        raise invalid_input("params.granted", "granted must be true or false")
     return consent_type, granted
 
 

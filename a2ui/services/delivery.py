@@ -1,60 +1,63 @@
 """Agent-to-UI delivery: one path for the agent WebSocket, the REST endpoint and the Python API.
 
-``apush`` takes params already validated and sanitized by ``a2ui.protocol.methods`` and does,
-in order: the owner check (cached), the state change for methods that have one (a component,
-a pending request), the per-session sequence number, the buffered metrics, and the delivery:
-straight to the consumers when every socket of the session is in this process
-(``a2ui.services.direct``), else one group send. ui.progress, ui.notify and ui.navigate touch
-no database at all.
+``aemit`` takes one session event (``a2ui.core.events``) already validated and sanitized
+(seed 000's ``a2ui.protocol.methods`` via ``apush``) and does, in order: the owner check
+(cached), the state change for kinds that have one (a component, a pending request), the
+per-session sequence number, the buffered metrics, and the delivery: straight to the consumers
+when every socket of the session is in this process (``a2ui.services.direct``), else one group
+send. progress, notify and navigate touch no database at all.
 """
 
-from ..protocol import methods
-from ..protocol.errors import ErrorCode, ProtocolError
-from . import components, consent, dbthreads, direct, groups, pending, sessions, shared
+from ..core import events
+from ..core.events import Kind
+from ..protocol import events as wire
+from . import components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
 
+#: Seed 000's agent-to-UI message, read: ``(session_id, params)`` or a ProtocolError.
+validate = wire.agent_message
 
-def validate(method, params):
-    """Split off ``session_id`` and validate the rest as the seed's params for ``method``."""
-    if method not in methods.AGENT_TO_UI:
-        raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": str(method)[:100]})
-    if not isinstance(params, dict) or "session_id" not in params:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, "session_id is required", data={"path": "params.session_id"}
-        )
-    params = dict(params)
-    session_id = params.pop("session_id")
-    return session_id, methods.validate_params(method, params)
-
-
-STATELESS = frozenset({"ui.progress", "ui.notify", "ui.navigate"})
+STATELESS = frozenset({Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE})
 
 
 async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None):
-    """Deliver one validated agent-to-UI message; return (seq, PendingRequest or None)."""
-    if method in STATELESS:
-        return await _apush_stateless(agent_id, session_id, method, params), None
+    """``aemit`` for a validated seed-000 agent message (``ui.render``, ...): the agent paths'
+    shared vocabulary (agent WebSocket, REST, Python API, MCP tools)."""
+    kind, data = wire.to_event(method, params)
+    return await aemit(agent_id, session_id, kind, data, reply_channel=reply_channel,
+                       rpc_id=rpc_id)
+
+
+async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None):
+    """Apply and deliver one agent event; return (seq, PendingRequest or None).
+
+    ``request.opened`` events wait for the person: ``reply_channel`` gets the outcome.
+    """
+    if kind in STATELESS:
+        return await _apush_stateless(agent_id, session_id, kind, data), None
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     request = None
-    if method == "ui.render":
-        await dbthreads.run(components.store_render, sid, params)
-    elif method == "ui.update":
-        await dbthreads.run(components.store_update, sid, params)
-    elif method in methods.AWAITING:
+    if kind is Kind.COMPONENT_RENDERED:
+        await dbthreads.run(components.store_render, sid, data)
+    elif kind is Kind.COMPONENT_UPDATED:
+        await dbthreads.run(components.store_update, sid, data)
+    elif kind is Kind.REQUEST_OPENED:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
-        request = await dbthreads.run(pending.create, sid, method, params, reply_channel, rpc_id)
+        request = await dbthreads.run(
+            pending.create, sid, data["kind"], data["params"], reply_channel, rpc_id
+        )
     seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,
-        rendered=int(method == "ui.render"),
-        inputs=int(method in methods.AWAITING),
+        rendered=int(kind is Kind.COMPONENT_RENDERED),
+        inputs=int(kind is Kind.REQUEST_OPENED),
         pushed=True,
     )
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
+    await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
     return seq, request
 
 
-async def _apush_stateless(agent_id, session_id, method, params):
+async def _apush_stateless(agent_id, session_id, kind, data):
     """The hot path (progress, toasts): owner check and sequence number in one Redis trip.
 
     A sequence number taken for a session that then fails the check is never sent; only a
@@ -68,13 +71,5 @@ async def _apush_stateless(agent_id, session_id, method, params):
     if owner is None or owner[0] != str(agent_id or ""):
         await sessions.aensure_agent_session(agent_id, sid)
     buffer.add(sid, pushed=True)
-    await _send(sid, seq, sockets, groups.push_event(seq, method, params, epoch=epoch))
+    await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
     return seq
-
-
-async def _send(sid, seq, sockets, event):
-    """Straight to this process's consumers when they are all the session has, else the group."""
-    if sockets is not None and await direct.deliver(sid.hex, sockets, event):
-        return
-    direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it
-    await groups.send_group(groups.session_group(sid), event)

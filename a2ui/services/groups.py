@@ -1,14 +1,13 @@
 """Channel-layer group names and the event shapes that travel through them.
 
-Group membership is how a push reaches a socket in whichever process holds it. Event types map
-to consumer handlers (``a2ui.push`` -> ``a2ui_push``).
+Group membership is how an event reaches a socket in whichever process holds it. Message types
+map to consumer handlers (``a2ui.event`` -> ``a2ui_event``); session events are built by
+``a2ui.core.events.to_message`` and sent by ``a2ui.services.stream``.
 """
 
 import uuid
 
 from channels.layers import get_channel_layer
-
-from ..protocol import jsonrpc
 
 
 def session_group(session_id):
@@ -41,26 +40,6 @@ async def send_group(group, event):
 
 async def send_channel(channel, event):
     await get_channel_layer().send(channel, event)
-
-
-def push_event(seq, method, params, text=None, epoch=None):
-    """A JSON-RPC agent-to-UI message for every socket of a session.
-
-    ``text`` is the encoded notification, built once here rather than once per socket.
-    ``epoch`` names the sequence counter ``seq`` came from (``shared``): a new one means the
-    counter was lost and started again, so the receiving socket resyncs.
-    """
-    if text is None:
-        text = jsonrpc.encode(jsonrpc.notification(method, params))
-    return {"type": "a2ui.push", "seq": seq, "epoch": epoch, "method": method, "text": text}
-
-
-def resync_event():
-    """Tells a socket to resend its session's state from the database (``a2ui.services.seqwatch``).
-
-    It travels the consumer's own queue, in order with the pushes, never the channel layer.
-    """
-    return {"type": "a2ui.push", "resync": True}
 
 
 def close_event(code, reason):

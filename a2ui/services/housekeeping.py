@@ -1,4 +1,5 @@
-"""A periodic task in every serving process: time out idle sessions and orphaned requests.
+"""A periodic task in every serving process: time out idle sessions and orphaned requests,
+remove components whose ``ttl_seconds`` ran out.
 
 Each process runs it (started by the first socket); closing and expiring are conditional
 updates, so two processes doing the same sweep is harmless.
@@ -8,7 +9,7 @@ import asyncio
 import logging
 import weakref
 
-from . import pending, sessions
+from . import components, pending, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -18,6 +19,7 @@ _tasks = weakref.WeakKeyDictionary()
 async def sweep():
     closed = await sessions.areap()
     expired = await pending.areap()
+    await components.aexpire_due()  # component.removed for each ttl run out
     return closed, expired
 
 

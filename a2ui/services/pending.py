@@ -20,9 +20,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault
+from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest
-from ..protocol.errors import ErrorCode, ProtocolError
-from . import dbthreads, groups
+from . import dbthreads, groups, stream
 from .metrics import buffer
 
 Status = PendingRequest.Status
@@ -39,13 +40,13 @@ DELIVERABLE = Q(session__state__in=LIVE) & (
 )
 
 
-def timeout_for(method, params):
-    if method == "ui.confirm":
+def timeout_for(kind, params):
+    if kind == PendingRequest.KIND_CONFIRM:
         return params.get("timeout_seconds") or a2ui_settings.CONFIRM_TIMEOUT_SECONDS
     return params.get("timeout_seconds") or a2ui_settings.INPUT_TIMEOUT_SECONDS
 
 
-def create(session_id, method, params, reply_channel="", rpc_id=None):
+def create(session_id, kind, params, reply_channel="", rpc_id=None):
     """Store a new pending request; a request_id already used in the session is -32602."""
     now = timezone.now()
     try:
@@ -53,16 +54,16 @@ def create(session_id, method, params, reply_channel="", rpc_id=None):
             return PendingRequest.objects.create(
                 session_id=session_id,
                 request_id=params["request_id"],
-                kind=KIND_BY_METHOD[method],
+                kind=kind,
                 params=params,
-                deadline=now + timedelta(seconds=timeout_for(method, params)),
+                deadline=now + timedelta(seconds=timeout_for(kind, params)),
                 reply_channel=reply_channel,
                 rpc_id=rpc_id,
                 created_at=now,
             )
     except IntegrityError:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS,
+        raise DomainError(
+            Fault.INVALID_INPUT,
             "request_id already used in this session",
             data={"path": "params.request_id"},
         ) from None
@@ -90,21 +91,21 @@ def answer(session_id, request_id, kind, value):
         return row
     existing = PendingRequest.objects.filter(session_id=session_id, request_id=request_id).first()
     if existing is None or existing.kind != kind:
-        raise ProtocolError(
-            ErrorCode.INVALID_PARAMS, "Unknown request_id", data={"path": "params.request_id"}
+        raise DomainError(
+            Fault.INVALID_INPUT, "Unknown request_id", data={"path": "params.request_id"}
         )
     if existing.status == Status.PENDING and existing.deadline > timezone.now():
         # Live request, but no agent can ever get the answer: say so instead of "ok".
-        raise ProtocolError(
-            ErrorCode.SESSION_NOT_FOUND, "The agent can no longer receive this answer",
+        raise DomainError(
+            Fault.SESSION_NOT_FOUND, "The agent can no longer receive this answer",
             data={"request_id": request_id},
         )
     if existing.status == Status.PENDING or existing.status == Status.TIMED_OUT:
         if existing.status == Status.PENDING:  # past its deadline: the timeout wins
             _finish(session_id, request_id, kind, Status.TIMED_OUT)
-        raise ProtocolError(ErrorCode.REQUEST_TIMEOUT, data={"request_id": request_id})
-    raise ProtocolError(
-        ErrorCode.INVALID_PARAMS,
+        raise DomainError(Fault.REQUEST_TIMEOUT, data={"request_id": request_id})
+    raise DomainError(
+        Fault.INVALID_INPUT,
         f"Request already {existing.status}",
         data={"path": "params.request_id"},
     )
@@ -127,13 +128,9 @@ async def _notify(row):
                 row.kind,
             ),
         )
-    await groups.send_group(
-        groups.session_group(row.session_id),
-        groups.push_event(
-            None, "a2ui.request_closed",
-            {"request_id": row.request_id, "status": row.status},
-            None,
-        ),
+    await stream.emit(
+        row.session_id, Kind.REQUEST_CLOSED,
+        {"request_id": row.request_id, "status": row.status},
     )
 
 

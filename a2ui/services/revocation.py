@@ -19,8 +19,8 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
+from ..core.closes import CLOSE_REASONS, CloseCode
 from ..models import A2UIConsentRecord, A2UISessionLog, Agent, AuditEvent, StreamToken
-from ..protocol.errors import CLOSE_REASONS, CloseCode
 from . import agents, audit, consent, groups, sessions
 
 State = A2UISessionLog.State

@@ -11,41 +11,25 @@ have none after them:
 
 So every ``INTERVAL_SECONDS``, while this process has registered sockets, it reads the newest
 sequence number and epoch of each of their sessions (one round trip for all) and hands a resync
-(``groups.resync_event``, through the consumer's own queue, in order with its pushes) to a
+(``stream.resync_message``, through the consumer's own queue, in order with its pushes) to a
 socket whose epoch differs, or that still has not received a number that had been issued one
 interval before. Only with Redis: the in-memory backend loses nothing of its own.
 
-Sockets without sequence numbers (``/ws/v09``) are ``watch``-ed for the epoch alone: when it
-changes they are sent ``a2ui.recount`` (on their own channel, so it is handled in order with
-their other messages), count themselves again and resend their surfaces.
+Every session socket (``consumers.session.SessionSocket``: JSON-RPC and v0.9 alike) is
+checked this way once it is registered for direct delivery.
 """
 
 import asyncio
 import logging
 import weakref
 
-from . import direct, groups, shared
+from . import direct, shared, stream
 
 log = logging.getLogger("a2ui.services")
 
 INTERVAL_SECONDS = 0.5
 
 _tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
-_watched = {}  # session hex -> {sockets that only count themselves again}: v0.9 sockets
-
-
-def watch(session_hex, consumer):
-    """``consumer`` (with ``loop``, ``counted``, ``channel_name``) re-counts on a new epoch."""
-    _watched.setdefault(session_hex, set()).add(consumer)
-    ensure_started()
-
-
-def unwatch(session_hex, consumer):
-    consumers = _watched.get(session_hex)
-    if consumers is not None:
-        consumers.discard(consumer)
-        if not consumers:
-            del _watched[session_hex]
 
 
 def ensure_started():
@@ -60,7 +44,7 @@ def ensure_started():
 
 async def _watch():
     suspects, resyncing, failing = {}, {}, False
-    while direct.registered() or _watched:
+    while direct.registered():
         await asyncio.sleep(INTERVAL_SECONDS)
         try:
             suspects = await check(suspects, resyncing)
@@ -84,16 +68,9 @@ async def check(suspects, resyncing):
                 if c.loop is loop and getattr(c, "epoch", None) is not None]
         if mine:
             entries.append((session_hex, mine))
-    others = [(session_hex, [c for c in consumers if c.loop is loop])
-              for session_hex, consumers in list(_watched.items())]
-    if not entries and not others:
+    if not entries:
         return {}
-    states = await shared.sequence_states([session_hex for session_hex, _ in entries + others])
-    for (_, consumers), (_, epoch) in zip(others, states[len(entries):], strict=True):
-        for consumer in consumers:
-            if epoch != consumer.counted:
-                await groups.send_channel(consumer.channel_name, {"type": "a2ui.recount"})
-    states = states[:len(entries)]
+    states = await shared.sequence_states([session_hex for session_hex, _ in entries])
     for consumer in [c for c, task in resyncing.items() if task.done()]:
         del resyncing[consumer]
     found = {}
@@ -102,7 +79,7 @@ async def check(suspects, resyncing):
             if consumer in resyncing:
                 continue
             if epoch != consumer.epoch or consumer.last_seq < suspects.get(consumer, 0):
-                resyncing[consumer] = loop.create_task(consumer.take_direct(groups.resync_event()))
+                resyncing[consumer] = loop.create_task(consumer.take_direct(stream.resync_message()))
             elif consumer.last_seq < seq:
                 found[consumer] = seq
     return found

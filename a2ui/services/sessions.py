@@ -15,9 +15,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import a2ui_settings
+from ..core.closes import CloseCode
+from ..core.errors import DomainError, Fault
+from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from ..protocol.errors import ErrorCode, ProtocolError
-from . import audit, groups, shared
+from . import audit, groups, shared, stream
 from .metrics import buffer
 
 State = A2UISessionLog.State
@@ -42,8 +44,8 @@ def _parse_uuid(value):
     try:
         return uuid.UUID(str(value))
     except (ValueError, TypeError, AttributeError):
-        raise ProtocolError(
-            ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(value)[:64]}
+        raise DomainError(
+            Fault.SESSION_NOT_FOUND, data={"session_id": str(value)[:64]}
         ) from None
 
 
@@ -67,7 +69,7 @@ def open_session(token, client_info, capabilities):
 
     opened = admit(token, client_info, capabilities)
     if opened.session is None:
-        raise ProtocolError(ErrorCode.MAX_SESSIONS, data={"limit": opened.limit})
+        raise DomainError(Fault.MAX_SESSIONS, data={"limit": opened.limit})
     return opened.session
 
 
@@ -113,11 +115,11 @@ def resume_session(token, session_id):
         or session.agent_id != token.agent_id
         or session.state not in LIVE
     ):
-        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     now = timezone.now()
     if session.last_activity < now - _idle_limit():
         close_session(sid, State.TIMED_OUT, "Inactive for too long.")
-        raise ProtocolError(ErrorCode.SESSION_EXPIRED, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_EXPIRED, data={"session_id": str(sid)})
     # Conditional: a session detached for longer than the resume window is the sweep's to
     # close (it closes only what is still detached that long), never both.
     resumed = A2UISessionLog.objects.filter(
@@ -125,7 +127,7 @@ def resume_session(token, session_id):
         pk=sid, state__in=LIVE,
     ).update(detached_at=None, token=token, last_activity=now)
     if not resumed:
-        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     session.refresh_from_db()
     audit.record(
         "session.resume", actor=token.user, agent=session.agent, target=session,
@@ -140,7 +142,8 @@ aresume_session = database_sync_to_async(resume_session)
 def snapshot(session_id):
     """The session's current screen: live components in render order, pending requests."""
     now = timezone.now()
-    RenderedComponent.objects.filter(session_id=session_id, expires_at__lte=now).delete()
+    # Components past their ttl are left out; the sweep deletes them and says so
+    # (component.removed, services.components.aexpire_due).
     components = [
         {
             "component_id": c.component_id,
@@ -149,7 +152,8 @@ def snapshot(session_id):
             "metadata": c.metadata,
             "expires_at": c.expires_at,
         }
-        for c in RenderedComponent.objects.filter(session_id=session_id).order_by("position")
+        for c in RenderedComponent.objects.filter(session_id=session_id)
+        .exclude(expires_at__lte=now).order_by("position")
     ]
     requests = []
     for r in PendingRequest.objects.filter(
@@ -190,11 +194,11 @@ async def aensure_agent_session(agent_id, session_id):
     if cached is None:
         row = await database_sync_to_async(_live_owner)(sid)
         if row is None:
-            raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+            raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
         await shared.cache_session(sid.hex, row[0], row[1])
         cached = (str(row[0] or ""), str(row[1] or ""))
     if cached[0] != str(agent_id or ""):
-        raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     return sid
 
 
@@ -298,6 +302,9 @@ async def _announce_close(session, cancelled, state, reason, close_code):
     await shared.forget_session(sid.hex)
     if close_code is not None:
         await groups.send_group(groups.session_group(sid), groups.close_event(close_code, reason))
+    for req in cancelled:  # in the session's order, so every adapter's state drops them
+        await stream.emit(sid, Kind.REQUEST_CLOSED,
+                          {"request_id": req["request_id"], "status": "cancelled"})
     for req in cancelled:
         if req["reply_channel"]:
             await groups.send_channel(
@@ -343,14 +350,13 @@ def _reattach(session_id):
 
 async def areap():
     """Close what is due; run periodically by every process (closing is idempotent)."""
-    from ..protocol.errors import CLOSE_CODES
 
     idle, gone = await database_sync_to_async(due_for_closing)()
     closed = 0
     for sid in idle:
         closed += await aclose_session(
             sid, State.TIMED_OUT, "Session inactive for more than the inactivity timeout.",
-            close_code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED],
+            close_code=CloseCode.SESSION_EXPIRED,
         )
     for sid in gone:
         # A socket that resumed while the last one was leaving can find its session marked
@@ -360,6 +366,6 @@ async def areap():
             continue
         closed += await aclose_session(
             sid, State.CLOSED, GONE_REASON,
-            close_code=CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND], past_window=True,
+            close_code=CloseCode.SESSION_NOT_FOUND, past_window=True,
         )
     return closed

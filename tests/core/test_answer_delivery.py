@@ -241,7 +241,7 @@ def test_racing_takers_tell_the_waiter_they_really_replaced(user, agent, monkeyp
     from a2ui.services import pending, sessions
 
     session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
-    pending.create(session.pk, "ui.request_input", {
+    pending.create(session.pk, "input", {
         "request_id": "r", "input_type": "text", "prompt": "?"}, reply_channel="dead-A")
     stale = pending._waiting(agent.pk)  # read by Y before X re-points the request
     _, _, moved = pending.take_over(agent.pk, "socket-X")

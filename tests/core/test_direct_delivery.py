@@ -27,7 +27,7 @@ class Standin:
 
 
 def push(seq):
-    return {"type": "a2ui.push", "seq": seq, "method": "ui.notify", "text": f"#{seq}"}
+    return {"type": "a2ui.event", "seq": seq, "kind": "notify", "data": {"title": f"#{seq}"}}
 
 
 # The rules ---------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ class Probe(DirectDeliveryMixin, JsonRpcConsumer):
         super().__init__()
         self.handled = []
 
-    async def a2ui_push(self, event):
+    async def a2ui_event(self, event):
         if event.get("fail"):
             raise RuntimeError("socket trouble")
         self.handled.append(event["seq"])

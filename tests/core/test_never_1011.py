@@ -139,7 +139,7 @@ async def test_a_failing_channel_layer_event_does_not_crash_the_socket(stream_to
     layer = get_channel_layer()
     sid = await A2UISessionLog.objects.values_list("session_id", flat=True).afirst()
     consumer_channel = groups.session_group(sid)
-    await layer.group_send(consumer_channel, {"type": "a2ui.push", "seq": 1})  # no "text"
+    await layer.group_send(consumer_channel, {"type": "a2ui.event", "seq": 1, "kind": "notify"})  # no data
     await send(comm, {"jsonrpc": "2.0", "id": "ok", "method": "user.cancel",
                       "params": {"task_id": "t"}})
     assert (await recv(comm))["result"] == {"ok": True}
@@ -211,3 +211,21 @@ async def test_a_send_racing_the_peers_close_is_dropped_quietly(caplog):
     assert consumer.gone
     await consumer.send_obj({"jsonrpc": "2.0", "method": "session.closed", "params": {}})
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_an_unknown_channel_layer_message_type_is_ignored_quietly(stream_token, caplog):
+    """A message type this socket has no handler for (another protocol's, a newer version's)
+    on the session group is ignored: no error logged, the socket answers as before."""
+    comm = await connect_user(stream_token)
+    await init_session(comm)
+    from channels.layers import get_channel_layer
+
+    sid = await A2UISessionLog.objects.values_list("session_id", flat=True).afirst()
+    with caplog.at_level("ERROR", logger="a2ui"):
+        await get_channel_layer().group_send(groups.session_group(sid),
+                                             {"type": "a2ui.from_the_future", "x": 1})
+        await send(comm, {"jsonrpc": "2.0", "id": "ok", "method": "user.cancel",
+                          "params": {"task_id": "t"}})
+        assert (await recv(comm))["result"] == {"ok": True}
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    await comm.disconnect()

@@ -1,0 +1,215 @@
+"""What the admin pages share: sidebar filters, the operator actions, no hand deletion."""
+
+import datetime
+import uuid
+
+from django.contrib import admin, messages
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from ..services import revocation
+
+# Filters ---------------------------------------------------------------------------------------
+
+
+class TokenStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Active"), ("expired", "Expired"), ("revoked", "Revoked")]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True, expires_at__gt=now)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+class ConsentStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "consent_state"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Granted, in force"), ("revoked", "Revoked"), ("refused", "Refused")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "active":
+            return queryset.filter(granted=True, revoked_at__isnull=True)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "refused":
+            return queryset.filter(granted=False)
+        return queryset
+
+
+class InputFilter(admin.ListFilter):
+    """A free-text filter in the sidebar (actor, session id, dates)."""
+
+    template = "admin/a2ui/input_filter.html"
+    parameter_name = None
+    placeholder = ""
+
+    def __init__(self, request, params, model, model_admin):
+        super().__init__(request, params, model, model_admin)
+        if self.parameter_name in params:
+            value = params.pop(self.parameter_name)
+            value = value[-1] if isinstance(value, list) else value
+            self.used_parameters[self.parameter_name] = value.strip()
+
+    def value(self):
+        return self.used_parameters.get(self.parameter_name) or None
+
+    def has_output(self):
+        return True
+
+    def expected_parameters(self):
+        return [self.parameter_name]
+
+    def choices(self, changelist):
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "All",
+            "hidden": [(k, v) for k, v in changelist.params.items()
+                       if k != self.parameter_name],
+        }
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        try:
+            return self.filter(queryset, value)
+        except ValueError as exc:
+            messages.error(request, f"{self.title}: {exc}")
+            return queryset.none()
+
+    def filter(self, queryset, value):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class ActorFilter(InputFilter):
+    title = "actor"
+    parameter_name = "actor"
+    placeholder = "user:NAME, agent:NAME, system"
+
+    def filter(self, queryset, value):
+        return queryset.filter(actor_label__icontains=value)
+
+
+class SessionFilter(InputFilter):
+    title = "session"
+    parameter_name = "session"
+    placeholder = "session id"
+
+    def filter(self, queryset, value):
+        try:
+            sid = uuid.UUID(value)
+        except ValueError:
+            raise ValueError("not a session id (UUID)") from None
+        return queryset.filter(session_id=sid)
+
+
+def _parse_day(value, end=False):
+    day = parse_date(value) if len(value) <= 10 else None
+    if day is not None:
+        moment = datetime.datetime.combine(day, datetime.time.min)
+        if end:
+            moment += datetime.timedelta(days=1)
+    else:
+        moment = parse_datetime(value)
+        if moment is None:
+            raise ValueError("use YYYY-MM-DD or an ISO date-time")
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+class FromDateFilter(InputFilter):
+    title = "from date"
+    parameter_name = "from"
+    placeholder = "YYYY-MM-DD"
+
+    def filter(self, queryset, value):
+        try:
+            return queryset.filter(at__gte=_parse_day(value))
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(str(exc) or "bad date") from None
+
+
+class ToDateFilter(InputFilter):
+    title = "to date (inclusive)"
+    parameter_name = "to"
+    placeholder = "YYYY-MM-DD"
+
+    def filter(self, queryset, value):
+        try:
+            return queryset.filter(at__lt=_parse_day(value, end=True))
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(str(exc) or "bad date") from None
+
+
+# Actions -----------------------------------------------------------------------------------------
+
+
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@admin.action(description="Terminate selected live sessions", permissions=["terminate"])
+def terminate_sessions(modeladmin, request, queryset):
+    closed = revocation.terminate_sessions(queryset.values_list("pk", flat=True), request.user)
+    modeladmin.message_user(request, f"Terminated {_plural(closed, 'live session')}.",
+                            messages.SUCCESS if closed else messages.WARNING)
+
+
+@admin.action(description="Revoke selected stream tokens", permissions=["revoke"])
+def revoke_tokens(modeladmin, request, queryset):
+    revoked, closed = revocation.revoke_tokens(queryset.values_list("pk", flat=True),
+                                               request.user)
+    modeladmin.message_user(
+        request,
+        f"Revoked {_plural(revoked, 'token')}; closed {_plural(closed, 'live session')}.",
+        messages.SUCCESS if revoked else messages.WARNING,
+    )
+
+
+@admin.action(description="Revoke selected agents (key and live sessions)",
+              permissions=["revoke"])
+def revoke_agents(modeladmin, request, queryset):
+    revoked, closed = revocation.revoke_agents(queryset.values_list("pk", flat=True),
+                                               request.user)
+    modeladmin.message_user(
+        request,
+        f"Revoked {_plural(revoked, 'agent')}; closed {_plural(closed, 'live session')}.",
+        messages.SUCCESS if revoked else messages.WARNING,
+    )
+
+
+@admin.action(description="Revoke selected consents on the user's behalf",
+              permissions=["revoke"])
+def revoke_consents(modeladmin, request, queryset):
+    revoked = revocation.revoke_consents(queryset.values_list("pk", flat=True), request.user)
+    modeladmin.message_user(request, f"Revoked {_plural(revoked, 'consent')} in force.",
+                            messages.SUCCESS if revoked else messages.WARNING)
+
+
+def short_id(value):
+    """A UUID as its first 8 hex digits (as git shortens hashes) for change lists; else as is."""
+    text = "" if value is None else str(value)
+    try:
+        return str(uuid.UUID(text))[:8] if len(text) == 36 else text
+    except ValueError:
+        return text
+
+
+class NoDeleteMixin:
+    """Removed only by retention (a2ui_purge), never by hand."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,183 @@
+"""What every socket that shows a person a session shares, whatever protocol it speaks.
+
+``SessionSocket`` owns: the stream token from the auth middleware, the rate limit, counting the
+socket in the session (``sessions.asocket_opened``/``asocket_closed``), joining the session's
+group, the session's event stream (sequence numbers, epochs, gaps, resync: one order for every
+adapter), direct delivery and the sequence watch, the opened/resumed notice to the agent, the
+person's missing consents, the session metrics, and operator closes. A protocol's consumer adds
+its wire: ``show`` (an event its clients are sent), ``send_state`` (its snapshot of the
+session) and ``announce_close`` (what its clients are told before an operator close).
+"""
+
+import time
+
+from ..conf import a2ui_settings
+from ..core import events
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import consent, groups, seqwatch, sessions, shared
+from ..services import direct as direct_delivery
+from ..services.metrics import buffer
+
+
+class SessionSocket:
+    session_id = None
+    token = None
+    epoch = None  # of the sequence counter ``last_seq`` belongs to (a2ui.services.shared)
+    counted = None  # the epoch this socket is counted under in the session's socket count
+    last_seq = 0
+    closing = False  # the session is ending: do not uncount (its close did)
+    missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
+    registered = False
+    last_activity = 0.0
+
+    # Inbound ---------------------------------------------------------------------------------
+
+    async def check_rate(self):
+        """-32005 past ``RATE_LIMIT_PER_MINUTE`` messages from this session (or socket)."""
+        self.last_activity = time.monotonic()
+        scope_key = self.session_id.hex if self.session_id else self.channel_name
+        if await shared.hit_rate_limit(scope_key, a2ui_settings.RATE_LIMIT_PER_MINUTE):
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
+            )
+
+    # Attaching -------------------------------------------------------------------------------
+
+    async def join(self, group):
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups.append(group)
+
+    async def attach(self, sid, fresh):
+        """Count, join, then read the sequence number: an event racing the attach is either
+        in the snapshot read after this or arrives through the group (or both; every kind is
+        idempotent), never neither. ``session_id`` is left to the caller to set."""
+        self.counted = await sessions.asocket_opened(sid, fresh=fresh)
+        await self.join(groups.session_group(sid))
+        self.last_seq, self.epoch = await shared.current_seq(sid.hex)
+
+    async def unattach(self, sid, resumed, log):
+        """Undo a failed ``attach``; each step best-effort (what failed may fail again)."""
+        group = groups.session_group(sid)
+        steps = []
+        if group in self.groups:
+            self.groups.remove(group)
+            steps.append(self.channel_layer.group_discard(group, self.channel_name))
+        if self.counted is not None:
+            steps.append(sessions.asocket_closed(sid, self.counted))
+        if not resumed:  # opened for this socket, shown by none: let the resume window close it
+            steps.append(sessions.adetach_session(sid))
+        for step in steps:
+            try:
+                await step
+            except Exception:
+                log.warning("a2ui: undoing a failed attach of %s failed", sid, exc_info=True)
+        self.session_id = None
+        self.counted = self.epoch = None
+        self.last_seq = 0
+
+    def start_stream(self):
+        """Counted, joined, snapshot out: take direct pushes and be watched for losses."""
+        direct_delivery.register(self.session_id.hex, self)
+        self.registered = True
+        seqwatch.ensure_started()
+
+    async def announce(self, session, resumed, capabilities):
+        """``session.opened`` / ``session.resumed`` to the agent's sockets."""
+        if not session.agent_id:
+            return
+        await groups.send_group(
+            groups.agent_group(session.agent_id),
+            groups.agent_event(
+                events.Notice.SESSION_RESUMED if resumed else events.Notice.SESSION_OPENED,
+                {
+                    "session_id": str(self.session_id),
+                    "user": self.token.user.get_username(),
+                    "client_info": session.client_info,
+                    "capabilities": capabilities,
+                    "consents_missing": list(self.missing_consents),
+                },
+            ),
+        )
+
+    async def detach(self):
+        """The socket closed: stop direct pushes, flush counters, uncount (unless closing)."""
+        if self.session_id is None:
+            return
+        if self.registered:
+            direct_delivery.unregister(self.session_id.hex, self)  # before the uncount
+            self.registered = False
+        await buffer.flush(self.session_id)
+        if not self.closing:
+            await sessions.asocket_closed(self.session_id, self.counted)
+
+    # The session's event stream --------------------------------------------------------------
+
+    async def a2ui_event(self, message):
+        """One session event (``a2ui.core.events``), or a resync order from ``seqwatch``."""
+        if message.get("resync"):
+            await self.resync()
+            return
+        if self.session_id is None:
+            return
+        self.last_activity = time.monotonic()
+        seq = message.get("seq")
+        if seq is not None:
+            epoch = message.get("epoch")
+            if epoch is not None and epoch != self.epoch:
+                await self.resync()  # the counter was lost and started again
+            elif seq > self.last_seq + 1:  # an event went missing
+                await self.send_state()
+            if epoch is None or epoch == self.epoch:
+                self.last_seq = max(self.last_seq, seq)
+        kind = events.kind_of(message)
+        if kind is not None:
+            await self.show(kind, message)
+
+    async def resync(self):
+        """Resend the session's state and take the counter's current epoch.
+
+        Read the counter first, then the snapshot (as ``attach`` does): an event numbered
+        after what was read arrives by itself. Under a new epoch the socket also counts itself
+        again, rebuilding the session's socket count.
+        """
+        if self.session_id is None or getattr(self, "gone", False) or self.closing:
+            return
+        sid = self.session_id
+        seq, epoch = await shared.current_seq(sid.hex)
+        if epoch != self.counted:
+            self.counted = await sessions.asocket_opened(sid)
+        await self.send_state()
+        self.last_seq, self.epoch = seq, epoch
+
+    async def show(self, kind, message):  # pragma: no cover - each protocol's
+        raise NotImplementedError
+
+    async def send_state(self):  # pragma: no cover - each protocol's
+        raise NotImplementedError
+
+    # Consent and closes ----------------------------------------------------------------------
+
+    async def load_consents(self, session):
+        self.missing_consents = await consent.amissing_types(session.user_id)
+
+    def consent_changed(self, consent_type, granted):
+        missing = [t for t in self.missing_consents if t != consent_type]
+        if not granted and consent_type in consent.required_types():
+            missing.append(consent_type)
+        self.missing_consents = [t for t in consent.required_types() if t in missing]
+
+    async def a2ui_consent_changed(self, message):
+        """The person granted or revoked a consent, in this or another socket or process."""
+        if self.session_id is not None:
+            self.consent_changed(message["consent_type"], message["granted"])
+
+    async def a2ui_close(self, message):
+        """An operator (or the session's end) closes the socket: say why, then close."""
+        self.closing = True
+        reason = message.get("reason", "")
+        await self.announce_close(message["code"], reason)
+        await self.close(code=message["code"], reason=reason[:120])
+
+    async def announce_close(self, code, reason):
+        """Hook: what the protocol's clients are told before an operator close."""

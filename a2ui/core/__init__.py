@@ -1,0 +1,1 @@
+"""The protocol-neutral core: session events, domain errors and the adapter registry."""

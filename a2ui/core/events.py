@@ -1,0 +1,88 @@
+"""Session events: what happens in a session, in no protocol's words.
+
+Services emit these; each protocol adapter (``a2ui.core.adapters``) translates the kinds it
+knows into its own wire and ignores the rest. Sans-I/O: plain data, no Django, no network.
+
+On the channel layer an event travels to the session group ``a2ui.s.<session>`` as one message
+(``to_message``)::
+
+    {"type": "a2ui.event", "kind": "component.rendered", "data": {...},
+     "seq": 17, "epoch": "k3f..."}
+
+``seq`` is the event's place in the session's one order (the per-session counter of
+``a2ui.services.shared``; every adapter sees the same numbers) and ``epoch`` names the counter it
+came from: a socket that sees a gap in ``seq`` or another epoch resyncs from the database.
+
+The data of each kind (all JSON values, already validated and sanitized by whoever emitted it):
+
+=====================  =============================================================================
+kind                   data
+=====================  =============================================================================
+component.rendered     ``component_id``, ``component_type``, ``data``, ``metadata`` (optional)
+component.updated      ``component_id``, ``operation`` (replace|merge|append), ``data``
+component.removed      ``component_id`` (gone: expired or withdrawn)
+request.opened         ``kind`` (input|confirm), ``params`` (the request: ``request_id``, prompt...)
+request.closed         ``request_id``, ``status`` (answered|timed_out|cancelled)
+progress               ``task_id``, ``progress_type``, ``value``, ``total``, ``message`` (transient:
+                       no snapshot keeps it)
+navigate               ``url``, ``new_tab`` (transient)
+notify                 ``level``, ``title``, ``message``, ``duration_ms`` (transient)
+consent.required       ``consent_types`` (what the person is asked to grant; transient)
+surface.batch          ``first_seq`` (the surface store's number of the first message), ``messages``
+                       (A2UI v0.9 server messages, validated)
+=====================  =============================================================================
+
+Session-level notices (session opened/resumed/closed, consent changed) are not in a session's
+order: they go to the agent's and person's groups (``a2ui.services.groups``) and are listed in
+``NOTICES`` for the adapters that translate them.
+"""
+
+from enum import StrEnum
+
+MESSAGE_TYPE = "a2ui.event"
+
+
+class Kind(StrEnum):
+    COMPONENT_RENDERED = "component.rendered"
+    COMPONENT_UPDATED = "component.updated"
+    COMPONENT_REMOVED = "component.removed"
+    REQUEST_OPENED = "request.opened"
+    REQUEST_CLOSED = "request.closed"
+    PROGRESS = "progress"
+    NAVIGATE = "navigate"
+    NOTIFY = "notify"
+    SURFACE_BATCH = "surface.batch"
+    CONSENT_REQUIRED = "consent.required"
+
+
+#: Kinds that change what a snapshot holds; the others are shown once and forgotten.
+STATEFUL = frozenset({
+    Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
+    Kind.REQUEST_OPENED, Kind.REQUEST_CLOSED, Kind.SURFACE_BATCH,
+})
+TRANSIENT = frozenset(Kind) - STATEFUL
+
+
+class Notice(StrEnum):
+    """Session-level notices, outside the per-session order."""
+
+    SESSION_OPENED = "session.opened"
+    SESSION_RESUMED = "session.resumed"
+    SESSION_CLOSED = "session.closed"
+    CONSENT_CHANGED = "consent.changed"
+
+
+NOTICES = frozenset(Notice)
+
+
+def to_message(kind, data, seq=None, epoch=None):
+    """The channel-layer message for one session event."""
+    return {"type": MESSAGE_TYPE, "kind": str(kind), "data": data, "seq": seq, "epoch": epoch}
+
+
+def kind_of(message):
+    """The event's ``Kind``, or None for a kind this version does not know (ignored by all)."""
+    try:
+        return Kind(message.get("kind"))
+    except ValueError:
+        return None

@@ -1,0 +1,190 @@
+"""A session's state as a pure reducer over its events (sans-I/O: no Django, no network).
+
+``apply(state, kind, data) -> state`` folds one session event (``a2ui.core.events``) into a
+:class:`SessionState` and returns a new state (the one given is left as it was);
+``snapshot(state)`` gives what ``a2ui.services.sessions.snapshot()`` returns for the same
+session: the components in render order, the open requests, the v0.9 surfaces. The invariant
+the tests hold the services to (tests/core/test_snapshot_invariant.py)::
+
+    comparable(snapshot(fold(from_snapshot(snap_before), events_after))) ==
+    comparable(fresh snapshot)
+
+What each kind does, as the services do it:
+
+* ``component.rendered``: a new id goes last in the render order; a known id is replaced in
+  place (type, data and metadata; ``services.components.store_render``). No metadata is ``{}``.
+* ``component.updated``: ``a2ui.protocol.updates.apply_update`` on the stored data (an unknown
+  id changes nothing: the service refuses such an update before emitting anything).
+* ``component.removed``: the component is gone.
+* ``request.opened`` / ``request.closed``: an open request by ``params["request_id"]``; closing
+  removes it whatever the status.
+* ``surface.batch``: each message through ``a2ui.v09.SurfaceState`` (createSurface starts a
+  state, deleteSurface drops it, the others ``SurfaceState.apply``).
+* ``progress``, ``navigate``, ``notify`` and kinds this version does not know: no change.
+
+Time is not modelled: a component's ``ttl_seconds`` and a request's deadline are the services'
+business (the database snapshot drops what expired and gives a request's remaining
+``timeout_seconds``). ``snapshot`` gives ``expires_at: None`` and the request params as opened;
+:func:`comparable` leaves both out, and also the order of requests and surfaces, which the
+database snapshot does not define.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..protocol.updates import apply_update
+from ..v09.state import SurfaceState
+from .events import Kind
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """Components by id in render order, open requests by id, surfaces by id.
+
+    ``components``: ``{id: {"component_type", "data", "metadata"}}``; ``requests``:
+    ``{request_id: {"kind", "params"}}``; ``surfaces``: ``{surface_id: SurfaceState}``.
+    ``registry``: the v0.9 catalog registry (None: the basic catalog only).
+    """
+
+    components: dict = field(default_factory=dict)
+    requests: dict = field(default_factory=dict)
+    surfaces: dict = field(default_factory=dict)
+    registry: Any = None
+
+
+def _rendered(state, data):
+    components = dict(state.components)  # a known id keeps its place in the dict's order
+    components[data["component_id"]] = {
+        "component_type": data["component_type"],
+        "data": data["data"],
+        "metadata": data.get("metadata") or {},
+    }
+    return SessionState(components, state.requests, state.surfaces, state.registry)
+
+
+def _updated(state, data):
+    current = state.components.get(data["component_id"])
+    if current is None:
+        return state
+    components = dict(state.components)
+    components[data["component_id"]] = {
+        **current,
+        "data": apply_update(current["component_type"], current["data"], data["operation"],
+                             data["data"]),
+    }
+    return SessionState(components, state.requests, state.surfaces, state.registry)
+
+
+def _removed(state, data):
+    if data["component_id"] not in state.components:
+        return state
+    components = {k: v for k, v in state.components.items() if k != data["component_id"]}
+    return SessionState(components, state.requests, state.surfaces, state.registry)
+
+
+def _opened(state, data):
+    params = data["params"]
+    requests = {**state.requests, params["request_id"]: {"kind": data["kind"], "params": params}}
+    return SessionState(state.components, requests, state.surfaces, state.registry)
+
+
+def _closed(state, data):
+    if data["request_id"] not in state.requests:
+        return state
+    requests = {k: v for k, v in state.requests.items() if k != data["request_id"]}
+    return SessionState(state.components, requests, state.surfaces, state.registry)
+
+
+def _batch(state, data):
+    surfaces = dict(state.surfaces)
+    copied = set()
+    for message in data["messages"]:
+        if "createSurface" in message:
+            surface = SurfaceState.from_create(message)
+            surfaces[surface.surface_id] = surface
+            copied.add(surface.surface_id)
+            continue
+        body = next(v for k, v in message.items() if k != "version")
+        sid = body["surfaceId"]
+        if "deleteSurface" in message:
+            surfaces.pop(sid, None)
+            continue
+        if sid not in surfaces:
+            continue  # validated batches never do this; nothing to apply it to
+        if sid not in copied:  # the state given stays as it was
+            surfaces[sid] = surfaces[sid].copy()
+            copied.add(sid)
+        surfaces[sid].apply(message, state.registry)
+    return SessionState(state.components, state.requests, surfaces, state.registry)
+
+
+_REDUCERS = {
+    Kind.COMPONENT_RENDERED: _rendered,
+    Kind.COMPONENT_UPDATED: _updated,
+    Kind.COMPONENT_REMOVED: _removed,
+    Kind.REQUEST_OPENED: _opened,
+    Kind.REQUEST_CLOSED: _closed,
+    Kind.SURFACE_BATCH: _batch,
+}
+
+
+def apply(state, kind, data):
+    """The state after one event; transient and unknown kinds return ``state`` itself."""
+    reducer = _REDUCERS.get(kind)
+    return state if reducer is None else reducer(state, data)
+
+
+def fold(state, events):
+    """``apply`` over ``[(kind, data)]`` in order."""
+    for kind, data in events:
+        state = apply(state, kind, data)
+    return state
+
+
+def snapshot(state):
+    """``{"components", "requests", "surfaces"}`` shaped like ``services.sessions.snapshot()``."""
+    return {
+        "components": [
+            {"component_id": cid, **component, "expires_at": None}
+            for cid, component in state.components.items()
+        ],
+        "requests": list(state.requests.values()),
+        "surfaces": [surface.to_dict() for surface in state.surfaces.values()],
+    }
+
+
+def from_snapshot(snap, registry=None):
+    """The state a snapshot shows (a ``services.sessions.Snapshot`` or a ``snapshot()`` dict)."""
+    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name)
+    components = {
+        c["component_id"]: {"component_type": c["component_type"], "data": c["data"],
+                            "metadata": c.get("metadata") or {}}
+        for c in get("components")
+    }
+    requests = {r["params"]["request_id"]: {"kind": r["kind"], "params": r["params"]}
+                for r in get("requests")}
+    surfaces = {}
+    for stored in get("surfaces"):
+        surface = SurfaceState.from_dict(stored, registry)
+        surfaces[surface.surface_id] = surface
+    return SessionState(components, requests, surfaces, registry)
+
+
+def comparable(snap):
+    """A snapshot as plain JSON data without time or undefined order, for equality.
+
+    Components keep their render order; ``expires_at`` and each request's ``timeout_seconds``
+    are left out; requests are sorted by id and surfaces by id.
+    """
+    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name)
+    components = [{k: v for k, v in c.items() if k != "expires_at"} for c in get("components")]
+    requests = sorted(
+        ({"kind": r["kind"],
+          "params": {k: v for k, v in r["params"].items() if k != "timeout_seconds"}}
+         for r in get("requests")),
+        key=lambda r: r["params"]["request_id"],
+    )
+    surfaces = sorted(get("surfaces"), key=lambda s: s["surfaceId"])
+    return json.loads(json.dumps(
+        {"components": components, "requests": requests, "surfaces": surfaces}))

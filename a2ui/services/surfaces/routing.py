@@ -1,0 +1,136 @@
+"""A person's messages to the agent, and the session of a v0.9 client (attach, stream checks)."""
+
+from channels.db import database_sync_to_async
+
+from ...core.errors import DomainError, Fault
+from ...models import A2UISessionLog, Surface
+from ...protocol.sanitize import clean_string
+from ...v09 import PROTOCOL_VERSION, ValidationFailed, validate_client_message
+from .. import consent, groups, sessions, shared
+from ..metrics import buffer
+from .cleaning import SurfaceValidationError, TooDeep, _depth_ok, _failed, clean_json
+
+MAX_CLIENT_BATCH = 50  # actions/errors per client frame
+MAX_DATA_MODEL_DEPTH = 48
+
+
+# Client messages back to the agent -------------------------------------------------------------
+
+
+def _client_targets(session_id, surface_ids):
+    agent_id = (
+        A2UISessionLog.objects.filter(pk=session_id).values_list("agent_id", flat=True).first()
+    )
+    states = {
+        state["surfaceId"]: state
+        for state in Surface.objects.filter(
+            session_id=session_id, surface_id__in=surface_ids
+        ).values_list("state", flat=True)
+    }
+    return agent_id, states
+
+
+def _check_data_model(data_model):
+    """The optional client data model ``{"version": "v0.9", "surfaces": {id: {...}}}``."""
+    if data_model is None:
+        return {}
+    if not isinstance(data_model, dict) or set(data_model) - {"version", "surfaces"} or \
+            data_model.get("version") not in ("v0.9", "v0.9.1") or \
+            not isinstance(data_model.get("surfaces"), dict):
+        raise _failed("The client data model must be {\"version\": \"v0.9\", \"surfaces\": "
+                      "{surfaceId: {...}}}.", "/dataModel")
+    for sid, model in data_model["surfaces"].items():
+        if not isinstance(model, dict):
+            raise _failed("Expected an object.", f"/dataModel/surfaces/{sid}", sid)
+        if not _depth_ok(model, MAX_DATA_MODEL_DEPTH):
+            raise _failed(f"Nested deeper than {MAX_DATA_MODEL_DEPTH} levels.",
+                          f"/dataModel/surfaces/{sid}", sid)
+    return data_model["surfaces"]
+
+
+async def aclient_messages(session_id, messages, data_model=None):
+    """Validate a person's ``action`` / ``error`` messages and send them to the agent.
+
+    The agent's sockets get ``a2ui.v09`` ``{"session_id", "messages", "dataModel"?}``;
+    ``dataModel`` (the official client data model form) holds the model of each
+    ``sendDataModel`` surface the messages concern: the client's copy when it sent one, else
+    the server's. Returns the number of messages delivered.
+    """
+    if not isinstance(messages, list) or not messages:
+        raise _failed("messages must be a non-empty array of A2UI v0.9 client messages.",
+                      "/messages")
+    if len(messages) > MAX_CLIENT_BATCH:
+        raise _failed(f"At most {MAX_CLIENT_BATCH} messages at once.", "/messages")
+    normalized = []
+    for index, message in enumerate(messages):
+        try:
+            normalized.append(validate_client_message(clean_json(message, text=clean_string)))
+        except ValidationFailed as exc:
+            exc.index = index
+            raise SurfaceValidationError(exc) from None
+        except TooDeep as exc:
+            raise _failed(exc.reason, exc.pointer, None, index) from None
+    try:
+        client_models = _check_data_model(clean_json(data_model, text=clean_string))
+    except TooDeep as exc:
+        raise _failed(exc.reason, "/dataModel" + exc.pointer) from None
+    wanted = {next(v for k, v in m.items() if k != "version")["surfaceId"] for m in normalized}
+    agent_id, states = await database_sync_to_async(_client_targets)(session_id, wanted)
+    models = {}
+    for index, message in enumerate(normalized):
+        action = message.get("action")
+        if action is None:
+            continue
+        state = states.get(action["surfaceId"])
+        if state is None:
+            raise _failed(f"Unknown surface '{action['surfaceId']}'.", "/action/surfaceId",
+                          action["surfaceId"], index)
+        if action["sourceComponentId"] not in state.get("components", {}):
+            raise _failed(
+                f"Surface '{action['surfaceId']}' has no component "
+                f"'{action['sourceComponentId']}'.", "/action/sourceComponentId",
+                action["surfaceId"], index)
+        if state.get("sendDataModel"):
+            sid = action["surfaceId"]
+            models[sid] = client_models.get(sid, state.get("dataModel", {}))
+    if any("action" in m for m in normalized):
+        await consent.aensure_session(session_id)  # user data goes to the agent: -32010 if not
+    buffer.add(session_id)
+    if agent_id:
+        params = {"session_id": str(session_id), "messages": normalized}
+        if models:
+            params["dataModel"] = {"version": PROTOCOL_VERSION, "surfaces": models}
+        await groups.send_group(groups.agent_group(agent_id),
+                                groups.agent_event("a2ui.v09", params))
+    return len(normalized)
+
+
+# The session for a v0.9 client ----------------------------------------------------------------
+
+
+async def aattach(token, session_id, capabilities):
+    """Open a session (like a2ui.init) or resume one for a /ws/v09 or SSE client."""
+    if session_id:
+        session = await sessions.aresume_session(token, session_id)
+        return session, True
+    session = await sessions.aopen_session(token, {"name": "a2ui-v0.9"}, capabilities)
+    return session, False
+
+
+def check_stream_session(token, session_id):
+    """The live session ``session_id`` of the token's user and agent, or -32000."""
+    sid = sessions._parse_uuid(session_id)
+    session = A2UISessionLog.objects.filter(
+        pk=sid, user_id=token.user_id, agent_id=token.agent_id,
+        state__in=A2UISessionLog.LIVE_STATES,
+    ).first()
+    if session is None:
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+    return session
+
+
+acheck_stream_session = database_sync_to_async(check_stream_session)
+
+
+async def aremember(session):
+    await shared.cache_session(session.session_id.hex, session.agent_id, session.user_id)

@@ -1,0 +1,73 @@
+"""The adapter registry (a2ui.core.adapters): one line of settings per protocol."""
+
+import sys
+import types
+
+import pytest
+
+from a2ui.core import adapters
+from a2ui.core.adapters import Adapter
+
+
+def _module(name, adapter):
+    module = types.ModuleType(name)
+    module.ADAPTER = adapter
+    sys.modules[name] = module
+    return name
+
+
+def test_the_shipped_protocols_are_registered_and_routed():
+    names = [a.name for a in adapters.registered()]
+    assert names[:2] == ["jsonrpc", "v09"]
+    routes = {str(r.pattern) for r in adapters.websocket_urls()}
+    assert {"ws/v4/a2ui", "ws/v4/a2ui/agent", "ws/v09/a2ui"} <= routes
+    assert any("surfaces/stream" in str(r.pattern) for r in adapters.http_urls())
+
+
+def test_a_new_protocol_is_one_registration(settings):
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"mounted"})
+
+    started = []
+    name = _module("tests_fake_protocol", Adapter(
+        name="fake", asgi_mounts=lambda: [("/fake", lambda: app)],
+        on_start=lambda: started.append(True)))
+    settings.A2UI = {"ADAPTERS": ["a2ui.adapters.jsonrpc", name]}
+    try:
+        assert [a.name for a in adapters.registered()] == ["jsonrpc", "fake"]
+        assert adapters.get("fake").asgi_mounts()[0][0] == "/fake"
+        assert adapters.get("v09") is None
+    finally:
+        del sys.modules[name]
+
+
+async def test_asgi_mounts_take_their_prefix_and_leave_the_rest_to_django():
+    from a2ui.asgi import _Mounts
+
+    seen = []
+
+    async def django(scope, receive, send):
+        seen.append(("django", scope["path"]))
+
+    async def mounted(scope, receive, send):
+        seen.append(("mounted", scope["path"]))
+
+    app = _Mounts(django, [("/mcp", lambda: mounted)])
+    for path in ("/mcp", "/mcp/x", "/mcpx", "/api/v4/"):
+        await app({"type": "http", "path": path}, None, None)
+    assert seen == [("mounted", "/mcp"), ("mounted", "/mcp/x"), ("django", "/mcpx"),
+                    ("django", "/api/v4/")]
+
+
+def test_bad_registrations_are_refused(settings):
+    name = _module("tests_not_an_adapter", object())
+    settings.A2UI = {"ADAPTERS": [name]}
+    try:
+        with pytest.raises(TypeError):
+            adapters.registered()
+    finally:
+        del sys.modules[name]
+    settings.A2UI = {"ADAPTERS": ["a2ui.adapters.v09", "a2ui.adapters.v09"]}
+    with pytest.raises(ValueError):
+        adapters.registered()

@@ -1,0 +1,220 @@
+"""The snapshot invariant against the real services (issue 11, "Pure reducers and the invariant").
+
+A session is driven through the services (``delivery.apush``, ``pending.aanswer`` /
+``pending.areap``, ``surfaces.apush``) on the test database; ``sessions.snapshot()`` is taken at
+some point, every message the services send to the session's group after it is recorded, and
+those events folded into the snapshot by the pure reducer (``a2ui.core.state``) must give a
+fresh ``sessions.snapshot()`` (up to time: ``state.comparable``).
+
+The recorder reads the channel layer itself (``group_send``), so it sees whatever the services
+emit however they build it: ``a2ui.event`` messages (``a2ui.core.events.to_message``) as they
+are, and the older wire shapes (``a2ui.push`` carrying JSON-RPC text, ``a2ui.surfaces``)
+translated to the same events.
+"""
+
+import json
+import random
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+from a2ui import tokens
+from a2ui.core import state as S
+from a2ui.core.events import MESSAGE_TYPE, Kind
+from a2ui.models import PendingRequest, RenderedComponent
+from a2ui.services import delivery, groups, housekeeping, pending, sessions
+from a2ui.services import surfaces as surface_service
+from tests.sessionops import Ops, surface_create
+from tests.surfaces.helpers import V09_CAPS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+V = "v0.9"
+#: The JSON-RPC methods the session group carried before ``a2ui.event``, as event kinds.
+OLD_METHODS = {
+    "ui.render": Kind.COMPONENT_RENDERED,
+    "ui.update": Kind.COMPONENT_UPDATED,
+    "ui.progress": Kind.PROGRESS,
+    "ui.navigate": Kind.NAVIGATE,
+    "ui.notify": Kind.NOTIFY,
+    "a2ui.request_closed": Kind.REQUEST_CLOSED,
+}
+REQUEST_KINDS = {"ui.request_input": "input", "ui.confirm": "confirm"}
+
+
+def as_events(message):
+    """The session events one channel-layer message of a session group carries."""
+    if message["type"] == MESSAGE_TYPE:
+        return [(message["kind"], message["data"])]
+    if message["type"] == surface_service.EVENT_TYPE:
+        return [(Kind.SURFACE_BATCH, {"first_seq": message["seq"],
+                                      "messages": message["messages"]})]
+    if message["type"] == "a2ui.push" and "text" in message:
+        body = json.loads(message["text"])
+        method, params = body["method"], body["params"]
+        if method in REQUEST_KINDS:
+            return [(Kind.REQUEST_OPENED, {"kind": REQUEST_KINDS[method], "params": params})]
+        assert method in OLD_METHODS, f"a session push this test cannot translate: {method}"
+        return [(OLD_METHODS[method], params)]
+    return []  # resync and close orders: not session events
+
+
+class Recorder:
+    """Every message sent to one session group while ``on``."""
+
+    def __init__(self, monkeypatch, session_id):
+        self.group = groups.session_group(session_id)
+        self.messages = []
+        self.on = False
+        layer = get_channel_layer()
+        real = layer.group_send
+
+        async def group_send(group, message):
+            if self.on and group == self.group:
+                self.messages.append(message)
+            await real(group, message)
+
+        monkeypatch.setattr(layer, "group_send", group_send)
+
+    def start(self):
+        self.messages, self.on = [], True
+
+    def events(self):
+        return [event for message in self.messages for event in as_events(message)]
+
+
+@pytest.fixture
+def session(user, agent):
+    record = tokens.issue_stream_token(user, agent).record
+    return sessions.open_session(record, {}, V09_CAPS)
+
+
+async def run(session, op):
+    sid, agent_id = session.session_id, session.agent_id
+    if op[0] == "push":
+        _, params = delivery.validate(op[1], {**op[2], "session_id": str(sid)})
+        await delivery.apush(agent_id, sid, op[1], params)
+    elif op[0] == "answer":
+        await pending.aanswer(sid, op[1], op[2], op[3])
+    elif op[0] == "surfaces":
+        await surface_service.apush(agent_id, sid, op[1])
+    elif op[0] == "expire":  # the request's deadline passes and the sweep times it out
+        await database_sync_to_async(PendingRequest.objects.filter(
+            session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
+        await housekeeping.sweep()
+    elif op[0] == "close":
+        await sessions.aclose_session(sid, reason="done")
+    elif op[0] == "ttl":  # the component's ttl_seconds run out; the sweep runs
+        await database_sync_to_async(RenderedComponent.objects.filter(
+            session_id=sid, component_id=op[1]).update)(expires_at=timezone.now())
+        await housekeeping.sweep()
+    else:
+        raise AssertionError(op)
+
+
+async def check(monkeypatch, session, before, after):
+    """Run ``before``, snapshot, run ``after``: the snapshot plus the events is a fresh one."""
+    recorder = Recorder(monkeypatch, session.session_id)
+    for op in before:
+        await run(session, op)
+    snap = await sessions.asnapshot(session.session_id)
+    recorder.start()
+    for op in after:
+        await run(session, op)
+    fresh = await sessions.asnapshot(session.session_id)
+    events = recorder.events()
+    folded = S.fold(S.from_snapshot(snap, surface_service.catalog_registry()), events)
+    assert S.comparable(S.snapshot(folded)) == S.comparable(fresh), events
+    return events, fresh
+
+
+def push(method, **params):
+    return ("push", method, params)
+
+
+def render(cid, kind="card", data=None, **extra):
+    return push("ui.render", component_id=cid, component_type=kind,
+                data=data or {"title": f"<b>{cid}</b>"}, **extra)
+
+
+TABLE = {"headers": [{"key": "n", "label": "N"}], "rows": [{"n": 1}]}
+ASK = push("ui.request_input", request_id="r1", input_type="text", prompt="Name?")
+CONFIRM = push("ui.confirm", request_id="r2", title="Go?", timeout_seconds=60)
+TEXT = {"version": V, "updateComponents": {"surfaceId": "s1", "components": [
+    {"id": "title", "component": "Text", "text": "<b>New</b> title"}]}}
+SCENARIOS = {
+    "component.rendered": ([render("c1"), render("c2", metadata={"priority": "high"})],
+                           [render("c3"), render("c1", "table", TABLE), render("c2")]),
+    "component.updated": ([render("t", "table", TABLE), render("c")], [
+        push("ui.update", component_id="t", operation="append", data={"rows": [{"n": 2}]}),
+        push("ui.update", component_id="t", operation="merge", data={"caption": "<i>x</i>"}),
+        push("ui.update", component_id="c", operation="merge", data={"description": "d"}),
+        push("ui.update", component_id="t", operation="replace", data=TABLE)]),
+    "request.opened": ([render("c")], [ASK, CONFIRM]),
+    "request.closed answered": ([ASK, CONFIRM], [
+        ("answer", "r1", "input", "Ada"),
+        ("answer", "r2", "confirm", {"approved": False, "reason": "no"})]),
+    "request.closed timed_out": ([ASK, CONFIRM], [("expire", "r2")]),
+    "transient": ([render("c")], [
+        push("ui.progress", task_id="t", progress_type="determinate", value=1, total=3),
+        push("ui.notify", title="Saved", level="info"), push("ui.navigate", url="https://example.com/", new_tab=False)]),
+    "surface.batch": ([("surfaces", surface_create("s1", 1))], [
+        ("surfaces", [{"version": V, "updateDataModel": {"surfaceId": "s1", "path": "/name",
+                                                         "value": "Ada"}}, TEXT]),
+        ("surfaces", surface_create("s2", 2)),
+        ("surfaces", [{"version": V, "deleteSurface": {"surfaceId": "s1"}}])]),
+}
+EXPECTED_KINDS = {
+    "component.rendered": {Kind.COMPONENT_RENDERED}, "component.updated": {Kind.COMPONENT_UPDATED},
+    "request.opened": {Kind.REQUEST_OPENED}, "request.closed answered": {Kind.REQUEST_CLOSED},
+    "request.closed timed_out": {Kind.REQUEST_CLOSED},
+    "transient": {Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE},
+    "surface.batch": {Kind.SURFACE_BATCH},
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+async def test_each_event_kind_keeps_the_invariant(monkeypatch, session, name):
+    before, after = SCENARIOS[name]
+    events, fresh = await check(monkeypatch, session, before, after)
+    assert {kind for kind, _ in events} == EXPECTED_KINDS[name]  # the change was emitted
+
+
+async def test_the_check_notices_a_change_that_emits_nothing(monkeypatch, session):
+    """A row changed behind the services' back is caught (the check can fail)."""
+    recorder = Recorder(monkeypatch, session.session_id)
+    await run(session, render("c1"))
+    snap = await sessions.asnapshot(session.session_id)
+    recorder.start()
+    await database_sync_to_async(RenderedComponent.objects.filter(
+        session_id=session.session_id).update)(data={"title": "changed silently"})
+    fresh = await sessions.asnapshot(session.session_id)
+    folded = S.fold(S.from_snapshot(snap), recorder.events())
+    assert recorder.events() == []
+    assert S.comparable(S.snapshot(folded)) != S.comparable(fresh)
+
+
+async def test_an_expired_component_is_removed_by_an_event(monkeypatch, session):
+    await check(monkeypatch, session, [render("c1", metadata={"ttl_seconds": 60}), render("c2")],
+                [("ttl", "c1")])
+
+
+async def test_closing_a_session_closes_its_requests_by_an_event(monkeypatch, session):
+    await check(monkeypatch, session, [render("c1"), ASK], [("close",)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_random_sequences_keep_the_invariant(monkeypatch, session, seed):
+    ops = Ops(seed).many(24)
+    cut = random.Random(seed).randrange(len(ops) + 1)
+    await check(monkeypatch, session, ops[:cut], ops[cut:])
+
+
+async def test_a_snapshot_after_everything_plus_nothing_is_itself(monkeypatch, session):
+    ops = Ops(99).many(12)
+    events, fresh = await check(monkeypatch, session, ops, [])
+    assert events == [] and S.comparable(S.snapshot(S.from_snapshot(fresh))) == \
+        S.comparable(fresh)
+
