@@ -146,3 +146,20 @@ def test_chart_text_stays_readable_at_narrow_widths(page, agent, width):
     assert legend_size >= 12
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     screenshot(page, f"chart-{width}")
+
+
+def test_replaced_charts_are_destroyed(page, agent):
+    """Chart.js keeps every chart in a registry: charts of re-rendered components are freed."""
+    sid = open_client(page)
+    agent.call("render", sid, "chart", BAR, component_id="bar")
+    bar = page.locator('[data-component-id="bar"]')
+    drawn_chart(bar)
+    for i in range(3):
+        agent.call("update", sid, "bar", {"title": f"Calls, take {i}"})
+        expect(bar.get_by_role("heading")).to_have_text(f"Calls, take {i}")
+        assert drawn_chart(bar)["labels"] == BAR["x_axis"]["values"]
+    live = page.evaluate("""async () => {
+        const { Chart } = await import('a2ui-vendor/chart');
+        return Object.values(Chart.instances).map((c) => c.canvas.isConnected);
+    }""")
+    assert live == [True]

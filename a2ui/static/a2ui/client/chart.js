@@ -76,6 +76,10 @@ async function draw(figure, canvas, spec) {
   }
   // Rendered components are attached right away; wait a few frames if this one is not yet.
   for (let i = 0; !figure.isConnected && i < 10; i += 1) await new Promise(requestAnimationFrame);
+  if (!figure.isConnected) return; // replaced or removed before it was drawn
+  // Charts of components that were removed or re-rendered since: Chart.js keeps every instance
+  // (and its canvas) in a registry until destroyed.
+  for (const old of Object.values(Chart.instances)) if (!old.canvas?.isConnected) old.destroy();
   const css = getComputedStyle(figure);
   const v = (name) => css.getPropertyValue(name).trim();
   const color = (i) => v(`--a2ui-s${i % 8}`);
