@@ -10,6 +10,8 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
 # e.g. make demo DEMO_ARGS="--port 8080"
 DEMO_ARGS ?=
+# e.g. make bench GATE_ARGS="--quick --gate" (bench/bench_gate.py, docs/performance.md)
+GATE_ARGS ?=
 
 .PHONY: demo test test-embedded install chromium lint bench clean vendor
 
@@ -50,8 +52,10 @@ test-embedded: install
 lint: install
 	$(VENV)/bin/ruff check .
 
+# Push throughput of this tree against bench/BASELINE, interleaved in one run (the issue-11 gate;
+# bench/bench_push.py remains for latency, the steady load and the bare websockets echo).
 bench: install
-	$(PY) bench/bench_push.py
+	$(PY) bench/bench_gate.py $(GATE_ARGS)
 	$(PY) bench/bench_v09_validation.py
 	$(PY) bench/bench_soak.py --quick  # the full soak: bench/bench_soak.py (docs/performance.md)
 

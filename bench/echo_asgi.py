@@ -1,7 +1,8 @@
-"""The bare Channels baseline of bench/bench_push.py: an echo consumer served by Daphne.
+"""The bare Channels baseline of bench/bench_gate.py and bench/bench_push.py: an echo consumer.
 
-``python -m daphne bench.echo_asgi:application`` with ``DJANGO_SETTINGS_MODULE`` set (the
-project's settings, so the consumer has the same channel layer a Channels app has). The echo
+``python -m daphne bench.echo_asgi:application`` with ``DJANGO_SETTINGS_MODULE`` set, or
+``python manage.py a2ui_serve bench.echo_asgi.application`` (the project's settings, so the
+consumer has the same channel layer a Channels app has). The echo
 route is ``/ws/echo``; nothing of a2ui is on the WebSocket path.
 """
 

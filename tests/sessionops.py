@@ -2,25 +2,25 @@
 
 An operation is what an agent or a person does to a session: ``("push", method, params)`` (an
 agent-to-UI message, as ``services.delivery.apush`` takes it), ``("answer", request_id, kind,
-value)`` (``services.pending.aanswer``), ``("surfaces", messages)`` (``services.surfaces.apush``).
+value)`` (``services.pending.aanswer``), ``("expire", request_id)`` (the deadline passes, the
+housekeeping sweep times it out), ``("surfaces", messages)`` (``services.surfaces.apush``).
 ``Ops`` keeps the little it needs to make only valid ones (component types, open requests,
 live surfaces), the way an agent that knows its session would.
 
 ``events(op, surfaces)`` gives the session events the operation is expected to emit, computed
-with the protocol modules alone (``a2ui.protocol.methods`` and ``a2ui.v09`` validation), so the
-pure tests need no service.
+with the protocol modules alone (``a2ui.protocol.methods`` validation and ``events.to_event``,
+``a2ui.v09`` validation), so the pure tests need no service.
 """
 
 import random
 
 from a2ui.core.events import Kind
+from a2ui.protocol import events as wire
 from a2ui.protocol import methods
 from a2ui.v09 import BASIC_CATALOG_ID, SessionSurfaces
 
 V = "v0.9"
-KIND_BY_METHOD = {"ui.request_input": "input", "ui.confirm": "confirm"}
-TRANSIENT_METHODS = {"ui.progress": Kind.PROGRESS, "ui.navigate": Kind.NAVIGATE,
-                     "ui.notify": Kind.NOTIFY}
+KIND_BY_METHOD = wire.REQUEST_KIND_BY_METHOD
 
 
 def component_data(kind, rng):
@@ -76,7 +76,7 @@ class Ops:
         if self.components:
             choices += ["render_again", "update", "update"]
         if self.requests:
-            choices += ["answer", "answer"]
+            choices += ["answer", "answer", "expire"]
         if self.surfaces:
             choices += ["surface_data", "surface_text", "surface_delete"]
         what = rng.choice(choices)
@@ -114,6 +114,10 @@ class Ops:
             kind = self.requests.pop(rid)
             value = "Ada" if kind == "input" else {"approved": True, "reason": ""}
             return ("answer", rid, kind, value)
+        if what == "expire":  # its deadline passes; the sweep times it out
+            rid = rng.choice(sorted(self.requests))
+            del self.requests[rid]
+            return ("expire", rid)
         if what == "surface_new":
             sid = self._next("s")
             self.surfaces.add(sid)
@@ -134,21 +138,14 @@ class Ops:
 
 def events(op, surfaces):
     """The events ``op`` emits; ``surfaces`` (a ``SessionSurfaces``) is advanced by it."""
-    if op[0] == "answer":
-        return [(Kind.REQUEST_CLOSED, {"request_id": op[1], "status": "answered"})]
+    if op[0] in ("answer", "expire"):
+        status = "answered" if op[0] == "answer" else "timed_out"
+        return [(Kind.REQUEST_CLOSED, {"request_id": op[1], "status": status})]
     if op[0] == "surfaces":
         changes = surfaces.apply_batch(op[1])
         return [(Kind.SURFACE_BATCH, {"first_seq": None, "messages": changes.messages})]
     _, method, params = op
-    params = methods.validate_params(method, params)
-    if method == "ui.render":
-        return [(Kind.COMPONENT_RENDERED, params)]
-    if method == "ui.update":
-        return [(Kind.COMPONENT_UPDATED, params)]
-    if method in KIND_BY_METHOD:
-        return [(Kind.REQUEST_OPENED, {"kind": KIND_BY_METHOD[method], "params": params})]
-    return [(TRANSIENT_METHODS[method], params)]
-
+    return [wire.to_event(method, methods.validate_params(method, params))]
 
 def all_events(ops):
     surfaces = SessionSurfaces()

@@ -1,6 +1,7 @@
 """What every REST view of the app shares: a JSON parser that cannot be made to 500, and the
 app's exception handler, so the views behave the same whatever the project's DRF settings."""
 
+from adrf.views import APIView as AsyncAPIView
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
@@ -73,7 +74,7 @@ def app_authenticators():
     return [cls() for cls in classes]
 
 
-class A2UIAPIView(APIView):
+class A2UIViewMixin:
     parser_classes = [SafeJSONParser]
     renderer_classes = [SafeJSONRenderer, BrowsableAPIRenderer]
 
@@ -89,3 +90,13 @@ class A2UIAPIView(APIView):
         if isinstance(exc, RequestDataTooBig):
             exc = PayloadTooLarge()
         return super().handle_exception(exc)
+
+
+class A2UIAPIView(A2UIViewMixin, APIView):
+    """A sync view of the app (no await inside: reads and writes of the request's own)."""
+
+
+class A2UIAsyncAPIView(A2UIViewMixin, AsyncAPIView):
+    """An async view (adrf): authentication and permissions run once on a thread (their
+    database lookups), then the handler awaits the services on the server's event loop, with
+    no thread -> loop -> thread bouncing per call."""

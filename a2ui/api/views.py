@@ -1,6 +1,5 @@
 """REST views. Thin: validate the request shape, call the service layer, shape the answer."""
 
-from asgiref.sync import async_to_sync
 from django.db.models import Q
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -14,7 +13,7 @@ from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import audit, delivery, pending, sessions
 from ..services import surfaces as surface_service
-from .base import A2UIAPIView
+from .base import A2UIAPIView, A2UIAsyncAPIView
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
 
@@ -60,7 +59,7 @@ class StreamTokenView(A2UIAPIView):
         )
 
 
-class SessionMessagesView(A2UIAPIView):
+class SessionMessagesView(A2UIAsyncAPIView):
     """Agents push fire-and-forget JSON-RPC notifications (one object or a list) to a session.
 
     The whole list is validated before anything is delivered: a bad item changes nothing.
@@ -71,7 +70,7 @@ class SessionMessagesView(A2UIAPIView):
     permission_classes = [IsAgent]
 
     @extend_schema(request=dict, responses={202: dict})
-    def post(self, request, session_id):
+    async def post(self, request, session_id):
         items = request.data if isinstance(request.data, list) else [request.data]
         if not items:
             raise ValidationError({"detail": "Send one JSON-RPC notification or a non-empty list."})
@@ -80,7 +79,7 @@ class SessionMessagesView(A2UIAPIView):
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
         delivered = []
         for method, params in batch:
-            seq, _ = async_to_sync(delivery.apush)(request.auth.id, session_id, method, params)
+            seq, _ = await delivery.apush(request.auth.id, session_id, method, params)
             delivered.append({"method": method, "seq": seq})
         return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
 
@@ -109,7 +108,7 @@ class SessionMessagesView(A2UIAPIView):
             raise
 
 
-class SessionSurfacesView(A2UIAPIView):
+class SessionSurfacesView(A2UIAsyncAPIView):
     """Agents push a batch of A2UI v0.9 server messages (a JSON array) to a session.
 
     The batch is validated as a whole before anything is stored or sent: an invalid one changes
@@ -121,12 +120,12 @@ class SessionSurfacesView(A2UIAPIView):
     v09_errors = True  # refused JSON values answer 422 in the v0.9 error shape (exceptions.py)
 
     @extend_schema(request=list, responses={202: dict, 422: dict})
-    def post(self, request, session_id):
+    async def post(self, request, session_id):
         messages = request.data
         if not isinstance(messages, list) or not messages:
             raise ValidationError({"detail": "Send a non-empty JSON array of A2UI v0.9 messages."})
         try:
-            result = async_to_sync(surface_service.apush)(request.auth.id, session_id, messages)
+            result = await surface_service.apush(request.auth.id, session_id, messages)
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(result, status=status.HTTP_202_ACCEPTED)

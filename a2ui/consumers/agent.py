@@ -100,6 +100,10 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
         async def expire():
             await asyncio.sleep(delay)
+            # Firing: no longer a timer to cancel. The outcome reaches this socket (a2ui_answer
+            # cancels the timer it finds) while aexpire still tells the person's sockets.
+            if self.timers.get(key) is asyncio.current_task():
+                del self.timers[key]
             await pending.aexpire(request.session_id, request.request_id)
 
         old = self.timers.pop(key, None)

@@ -1,11 +1,14 @@
-"""Catalogs: compile a catalog definition once into per-component checkers.
+"""Catalogs: build a catalog definition once into per-component validators.
 
 A catalog definition has the shape of the official basic catalog:
 ``{catalogId, components: {Name: schema}, functions: {name: schema},
 $defs: {theme: schema, ...}}``; component schemas may ``$ref`` the official
 common types (``https://a2ui.org/specification/v0_9/common_types.json``) and,
-for reuse, the basic catalog. :class:`CatalogRegistry` maps catalogId to the
-compiled form; the basic catalog is pre-registered.
+for reuse, the basic catalog. Each component (and the theme) gets a
+jsonschema-rs validator (:mod:`a2ui.v09.schema`) and a plan of where the common
+types sit (:mod:`a2ui.v09.locate`) for the post-checks (:mod:`a2ui.v09.dynamic`).
+:class:`CatalogRegistry` maps catalogId to the built form; the basic catalog is
+pre-registered.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from .compiler import Checker, Ctx, SchemaCompiler, check_any
-from .dynamic import COMMON_URI, FunctionSpec, Natives, check_free
+from .dynamic import Check, Ctx, FunctionSpec, PostChecks
 from .errors import CatalogError, Invalid
+from .locate import Locator, Plan, Shape
+from .schema import BASIC_CATALOG_ID, CatalogSchemas, SchemaCheck
 from .urls import url_problem
 
-BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
-_PLACEHOLDER_URI = "https://a2ui.org/specification/v0_9/catalog.json"
+__all__ = ["BASIC_CATALOG_ID", "CatalogRegistry", "CompiledCatalog", "basic_catalog",
+           "basic_catalog_definition", "common_types_schema", "default_registry"]
 _URL_PROPS = ("url",)
+_OWN_KEYS = ("id", "component")  # the component's own id is no child reference
 
 
 @cache
@@ -42,7 +47,7 @@ def common_types_schema() -> dict[str, Any]:
 
 
 class CompiledCatalog:
-    """One catalog, ready to check components, function calls and themes."""
+    """One catalog, ready to check components and themes (function calls inside them)."""
 
     def __init__(self, definition: dict[str, Any], catalog_id: str | None = None) -> None:
         if not isinstance(definition, dict) or not isinstance(definition.get("components"), dict):
@@ -50,27 +55,26 @@ class CompiledCatalog:
         self.catalog_id = catalog_id or definition.get("catalogId") or definition.get("$id")
         if not isinstance(self.catalog_id, str) or not self.catalog_id:
             raise CatalogError("A catalog needs a catalogId.")
+        functions = definition.get("functions") or {}
+        if not isinstance(functions, dict):
+            raise CatalogError("A catalog's 'functions' must be an object.")
         self.definition = definition
-        self.functions: dict[str, FunctionSpec] = {}
-        self.natives = Natives(self.functions)
         base = definition.get("$id") or f"urn:a2ui:catalog:{self.catalog_id}"
-        compiler = SchemaCompiler(self._documents(definition, base), self.natives.by_uri())
-        overrides: dict[str, Checker | None] = {"id": _check_id, "component": None}
-        self.components: dict[str, Checker] = {
-            name: compiler.compile(schema, base, overrides)
+        schemas = CatalogSchemas(definition, base, common_types_schema(),
+                                 basic_catalog_definition())
+        locator = Locator(schemas.documents)
+        self.functions: dict[str, FunctionSpec] = {
+            name: _function_spec(locator, name, schema, base) for name, schema in functions.items()
+        }
+        post = PostChecks(self.functions)
+        self.components: dict[str, tuple[SchemaCheck, Check | None]] = {
+            name: (schemas.check_for("components", name),
+                   post.compile(_component_plan(locator, schema, base)))
             for name, schema in definition["components"].items()
         }
-        for name, schema in (definition.get("functions") or {}).items():
-            self.functions[name] = _function_spec(compiler, name, schema, base)
         theme = (definition.get("$defs") or {}).get("theme")
-        self.theme: Checker = compiler.compile(theme, base) if theme is not None else check_any
-
-    @staticmethod
-    def _documents(definition: dict[str, Any], base: str) -> dict[str, Any]:
-        docs = {COMMON_URI: common_types_schema(), BASIC_CATALOG_ID: basic_catalog_definition()}
-        docs[_PLACEHOLDER_URI] = definition
-        docs[base] = definition
-        return docs
+        self.theme: SchemaCheck | None = (schemas.check_for("$defs", "theme")
+                                          if theme is not None else None)
 
     def check_component(self, comp: Any, ctx: Ctx) -> None:
         """Check one component object (dispatching on its ``component`` name)."""
@@ -79,10 +83,20 @@ class CompiledCatalog:
         ctype = comp.get("component")
         if ctype is None:
             raise Invalid("Missing required property 'component'.")
-        checker = self.components.get(ctype) if type(ctype) is str else None
-        if checker is None:
+        entry = self.components.get(ctype) if type(ctype) is str else None
+        if entry is None:
             raise Invalid(f"Unknown component type {ctype!r} for this catalog.", ["component"])
-        checker(comp, ctx)
+        schema, post = entry
+        try:
+            valid = schema.is_valid(comp)
+        except ValueError:  # not JSON data: check() words it
+            valid = False
+        if not valid:
+            schema.check(comp)  # raises the chosen error
+        if comp.get("id") == "":
+            raise Invalid("A component id must not be empty.", ["id"])
+        if post is not None:
+            post(comp, ctx)
         if ctx.check_urls:
             for prop in _URL_PROPS:
                 url = comp.get(prop)
@@ -91,52 +105,40 @@ class CompiledCatalog:
                     raise Invalid(f"Only http, https and relative URLs are allowed: {problem}.",
                                   [prop])
 
-
-def _check_id(v: Any, ctx: Ctx) -> None:
-    if type(v) is not str:
-        raise Invalid("Expected a string.")
-    if not v:
-        raise Invalid("A component id must not be empty.")
+    def check_theme(self, theme: Any) -> None:
+        """Check a createSurface theme against the catalog's ``$defs/theme``."""
+        if self.theme is not None:
+            self.theme.check(theme)
 
 
-def _function_spec(compiler: SchemaCompiler, name: str, schema: Any, base: str) -> FunctionSpec:
-    """Compile one catalog function; note its declared return type and URI args."""
+def _component_plan(locator: Locator, schema: Any, base: str) -> Plan:
+    plan = locator.locate(schema, base)
+    if isinstance(plan, Shape):
+        own = Shape()
+        own.props = {k: v for k, v in plan.props.items() if k not in _OWN_KEYS}
+        own.items, own.extra = plan.items, plan.extra
+        return None if own.empty() else own
+    return plan
+
+
+def _function_spec(locator: Locator, name: str, schema: Any, base: str) -> FunctionSpec:
+    """Note where a catalog function's args hold common types, its return type, URI args."""
     if not isinstance(schema, dict):
         raise CatalogError(f"Function {name!r} must be described by a schema object.")
-    props = schema.get("properties", {})
+    props = schema.get("properties") or {}
     returns = (props.get("returnType") or {}).get("const")
-    args = (props.get("args") or {}).get("properties", {})
+    args = (props.get("args") or {}).get("properties") or {}
     url_args = tuple(k for k, s in args.items() if isinstance(s, dict) and s.get("format") == "uri")
-    loose = {k for k, s in args.items() if s is True or (isinstance(s, dict) and not
-             set(s) - {"description", "title"})}
-    check = compiler.compile(schema, base)
-    if loose:
-        check = _with_loose_args(check, loose)
-    return FunctionSpec(name=name, check=check, returns=returns, url_args=url_args)
-
-
-def _with_loose_args(check: Checker, loose: set[str]) -> Checker:
-    """Arguments typed 'anything' still get the depth limit."""
-
-    def check_with_depth(v: Any, ctx: Ctx) -> None:
-        check(v, ctx)
-        args = v.get("args")
-        if type(args) is dict:
-            for k in loose:
-                if k in args:
-                    try:
-                        check_free(args[k], ctx)
-                    except Invalid as e:
-                        e.parts.extend((k, "args"))
-                        raise
-
-    return check_with_depth
+    plan = locator.locate(schema, base)
+    arg_plan = plan.props.get("args") if isinstance(plan, Shape) else None
+    return FunctionSpec(name=name, args=dict(arg_plan.props) if isinstance(arg_plan, Shape)
+                        else {}, returns=returns, url_args=url_args)
 
 
 class CatalogRegistry:
     """catalogId -> :class:`CompiledCatalog`; the basic catalog is pre-registered.
 
-    Compiling happens in :meth:`register`, so lookups on the hot path are a dict
+    Building validators happens in :meth:`register`, so lookups on the hot path are a dict
     access. Registration is thread-safe; compiled catalogs are immutable.
     """
 
@@ -148,7 +150,7 @@ class CatalogRegistry:
 
     def register(self, definition: dict[str, Any], catalog_id: str | None = None
                  ) -> CompiledCatalog:
-        """Compile and register a catalog; raises CatalogError if it cannot be compiled."""
+        """Build and register a catalog; raises CatalogError if it cannot be built."""
         compiled = CompiledCatalog(definition, catalog_id)
         with self._lock:
             self._catalogs = {**self._catalogs, compiled.catalog_id: compiled}

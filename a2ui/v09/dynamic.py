@@ -1,12 +1,19 @@
-"""Hand-written checkers for the A2UI common types (common_types.json).
+"""Post-checks on values the schema already accepted: what JSON Schema cannot say.
 
-These are the hot spots of every component (DynamicString, bindings, function
-calls, child lists, actions), so they are native instead of compiled: a
-literal string is accepted with one ``type()`` test, and each failure names the
-shape that was expected rather than "does not match oneOf".
+After jsonschema-rs accepted a component (:mod:`a2ui.v09.schema`), :class:`PostChecks`
+visits only the places a :mod:`~a2ui.v09.locate` plan names (child lists,
+bindings, function calls, actions; each plan is turned into one closure per
+catalog) and
 
-They also feed :class:`~a2ui.v09.compiler.Ctx`: child and template references,
-relative paths, FunctionCall nesting depth, and the URL policy for ``uri`` args.
+* collects what the graph rules need into :class:`Ctx`: child and template
+  references, and whether a relative data path was used;
+* enforces our own rules: RFC 6901 syntax of binding paths, at most
+  ``MAX_FUNC_DEPTH`` nested function calls, the return type a call declares
+  (or its catalog function has) must be the one the property needs, free-form
+  JSON (array literals, untyped function arguments) nests at most
+  ``MAX_VALUE_DEPTH`` levels, and the URL policy for ``format: uri`` arguments.
+
+It validates no shapes: every value it meets has passed the schema.
 """
 
 from __future__ import annotations
@@ -16,27 +23,48 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.jsonvalue import MAX_DEPTH
-from .compiler import Checker, Ctx
 from .errors import Invalid
+from .locate import Plan
 from .pointer import is_valid_path
 from .urls import url_problem
 
-COMMON_URI = "https://a2ui.org/specification/v0_9/common_types.json"
 MAX_FUNC_DEPTH = 5
 MAX_VALUE_DEPTH = MAX_DEPTH  # the one free-form JSON limit (a2ui.protocol.jsonvalue)
-RETURN_TYPES = ("string", "number", "boolean", "array", "object", "any", "void")
-_RETURN_SET = frozenset(RETURN_TYPES)
-_NUM = (int, float)
+Check = Callable[[Any, "Ctx"], None]
+_EXPECTED = {"DynamicString": "string", "DynamicNumber": "number",
+             "DynamicBoolean": "boolean", "DynamicStringList": "array"}
+
+
+class Ctx:
+    """Per-component scratch pad filled by the post-checks.
+
+    refs: ids referenced as children; tmpl: ids used as ChildList templates;
+    rel: a relative data path was used; fdepth: current FunctionCall nesting;
+    check_urls: apply the URL scheme policy to literal URLs.
+    """
+
+    __slots__ = ("refs", "tmpl", "rel", "fdepth", "check_urls")
+
+    def __init__(self, check_urls: bool = True) -> None:
+        self.check_urls = check_urls
+        self.reset()
+
+    def reset(self) -> None:
+        self.refs: list[str] = []
+        self.tmpl: list[str] = []
+        self.rel = False
+        self.fdepth = 0
 
 
 @dataclass
 class FunctionSpec:
-    """A compiled catalog function: its checker, declared return type, URL args."""
+    """A catalog function: where its arguments hold common types, its return type, URL args."""
 
     name: str
-    check: Checker
+    args: dict[str, Plan] = field(default_factory=dict)
     returns: str | None = None
     url_args: tuple[str, ...] = field(default_factory=tuple)
+    checks: dict[str, Check] = field(default_factory=dict)  # compiled ``args``
 
 
 def check_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
@@ -52,225 +80,186 @@ def check_depth(value: Any, limit: int = MAX_VALUE_DEPTH) -> None:
             stack.extend((x, d + 1) for x in v)
 
 
-def check_free(value: Any, ctx: Ctx) -> None:
-    """Any JSON value, depth-limited (replaces the ``true`` schema for args)."""
-    if type(value) is dict or type(value) is list:
-        check_depth(value)
-
-
-def _check_path(path: Any, ctx: Ctx) -> None:
+def _check_path(v: dict, ctx: Ctx) -> None:
+    path = v.get("path")
     if type(path) is not str:
-        raise Invalid("Expected a string.", ["path"])
+        return
     if not is_valid_path(path):
         raise Invalid("Invalid JSON Pointer: '~' must be followed by '0' or '1'.", ["path"])
     if path and path[0] != "/":
         ctx.rel = True
 
 
-def _binding(v: dict, ctx: Ctx) -> None:
-    if len(v) != 1:
-        extra = next(k for k in v if k != "path")
-        raise Invalid(f"Unknown property '{extra}'.", [extra])
-    _check_path(v["path"], ctx)
-
-
-def check_data_binding(v: Any, ctx: Ctx) -> None:
-    if type(v) is not dict:
-        raise Invalid("Expected a {\"path\": ...} data binding.")
-    if "path" not in v:
-        raise Invalid("Missing required property 'path'.")
-    _binding(v, ctx)
-
-
-def check_component_id(v: Any, ctx: Ctx) -> None:
-    if type(v) is not str:
-        raise Invalid("Expected a component id (string).")
-    ctx.refs.append(v)
-
-
-def check_child_list(v: Any, ctx: Ctx) -> None:
-    """Static ``[ids]`` or template ``{componentId, path}`` (relative to the item)."""
-    if type(v) is list:
-        for i, x in enumerate(v):
-            if type(x) is not str:
-                raise Invalid("Expected a component id (string).", [i])
-        ctx.refs.extend(v)
-        return
-    if type(v) is not dict:
-        raise Invalid("Expected an array of component ids or a {componentId, path} template.")
-    for k in ("componentId", "path"):
-        if k not in v:
-            raise Invalid(f"Missing required property '{k}'.")
-    if len(v) != 2:
-        extra = next(k for k in v if k not in ("componentId", "path"))
-        raise Invalid(f"Unknown property '{extra}'.", [extra])
-    cid = v["componentId"]
-    if type(cid) is not str:
-        raise Invalid("Expected a component id (string).", ["componentId"])
-    _check_path(v["path"], ctx)
-    ctx.refs.append(cid)
-    ctx.tmpl.append(cid)
-
-
-class Natives:
-    """The native checkers of one catalog (function calls need its function table)."""
+class PostChecks:
+    """The post-checks of one catalog (function calls need its function table)."""
 
     def __init__(self, functions: dict[str, FunctionSpec]) -> None:
         self.functions = functions
-        self.dynamic_string = self._dynamic(_is_str, "a string", "string")
-        self.dynamic_number = self._dynamic(_is_num, "a number", "number")
-        self.dynamic_boolean = self._dynamic(_is_bool, "a boolean", "boolean")
-        self.dynamic_string_list = self._dynamic_string_list()
-        self.dynamic_value = self._dynamic_value()
-
-    def by_uri(self) -> dict[str, Checker]:
-        """Checkers keyed by the absolute $ref they replace."""
-        d = f"{COMMON_URI}#/$defs/"
-        return {
-            d + "ComponentId": check_component_id,
-            d + "ChildList": check_child_list,
-            d + "DataBinding": check_data_binding,
-            d + "DynamicValue": self.dynamic_value,
-            d + "DynamicString": self.dynamic_string,
-            d + "DynamicNumber": self.dynamic_number,
-            d + "DynamicBoolean": self.dynamic_boolean,
-            d + "DynamicStringList": self.dynamic_string_list,
-            d + "FunctionCall": self.function_call,
-            d + "Action": self.action,
+        self.kinds: dict[str, Check] = {
+            "ComponentId": _component_id,
+            "ChildList": _child_list,
+            "DataBinding": _binding,
+            "DynamicValue": self._dynamic_value,
+            "FunctionCall": self._function_call,
+            "Action": self._action,
+            **{k: self._dynamic(t) for k, t in _EXPECTED.items()},
         }
+        for spec in functions.values():
+            spec.checks = {k: c for k, p in spec.args.items()
+                           if (c := self.compile(p)) is not None}
+
+    def compile(self, plan: Plan) -> Check | None:
+        """One function applying ``plan`` to an accepted value (None: nothing to do).
+
+        Errors carry the key path below the value. Plans may be recursive
+        (a schema that refers to itself), hence the memo of forwarders.
+        """
+        return self._compile(plan, {})
+
+    def _compile(self, plan: Plan, memo: dict[int, Check]) -> Check | None:
+        if plan is None:
+            return None
+        if isinstance(plan, str):
+            return self.kinds[plan]
+        if id(plan) in memo:
+            return memo[id(plan)]
+        cell: list[Check] = []
+        memo[id(plan)] = lambda v, ctx: cell[0](v, ctx)
+        props = tuple((k, c) for k, p in plan.props.items()
+                      if (c := self._compile(p, memo)) is not None)
+        items = self._compile(plan.items, memo)
+        extra = self._compile(plan.extra, memo)
+        known = frozenset(plan.props)
+
+        def check_shape(v: Any, ctx: Ctx) -> None:
+            t = type(v)
+            if t is dict:
+                for k, check in props:
+                    if k in v:
+                        try:
+                            check(v[k], ctx)
+                        except Invalid as e:
+                            e.parts.append(k)
+                            raise
+                if extra is not None:
+                    for k, x in v.items():
+                        if k not in known:
+                            try:
+                                extra(x, ctx)
+                            except Invalid as e:
+                                e.parts.append(k)
+                                raise
+            elif t is list and items is not None:
+                for i, x in enumerate(v):
+                    try:
+                        items(x, ctx)
+                    except Invalid as e:
+                        e.parts.append(i)
+                        raise
+
+        cell.append(check_shape)
+        memo[id(plan)] = check_shape
+        return check_shape
 
     # -- function calls -------------------------------------------------
     def call(self, v: dict, ctx: Ctx, expected: str | None) -> None:
-        """Check a FunctionCall object against the catalog function it names."""
         name = v.get("call")
-        if name is None:
-            raise Invalid("Missing required property 'call'.")
-        if type(name) is not str:
-            raise Invalid("Expected a string.", ["call"])
-        spec = self.functions.get(name)
+        spec = self.functions.get(name) if type(name) is str else None
         if spec is None:
             raise Invalid(f"Unknown function '{name}'.", ["call"])
-        rt = v.get("returnType")
-        if rt is not None and (type(rt) is not str or rt not in _RETURN_SET):
-            raise Invalid("Must be one of " + ", ".join(RETURN_TYPES) + ".", ["returnType"])
         if expected is not None:
-            _check_return(name, rt, spec.returns, expected)
+            _check_return(name, v.get("returnType"), spec.returns, expected)
         if ctx.fdepth >= MAX_FUNC_DEPTH:
             raise Invalid(f"Function calls may nest at most {MAX_FUNC_DEPTH} levels deep.")
+        args = v.get("args")
+        if type(args) is not dict:
+            return
         ctx.fdepth += 1
         try:
-            spec.check(v, ctx)
+            for k, x in args.items():
+                check = spec.checks.get(k)
+                try:
+                    if check is None:
+                        if type(x) is dict or type(x) is list:
+                            check_depth(x)
+                    else:
+                        check(x, ctx)
+                except Invalid as e:
+                    e.parts.extend((k, "args"))
+                    raise
         finally:
             ctx.fdepth -= 1
         if spec.url_args and ctx.check_urls:
-            _police_url_args(v.get("args"), spec.url_args)
+            _police_url_args(args, spec.url_args)
 
-    def function_call(self, v: Any, ctx: Ctx) -> None:
-        if type(v) is not dict:
-            raise Invalid("Expected a function call object.")
-        self.call(v, ctx, None)
+    def _function_call(self, v: Any, ctx: Ctx) -> None:
+        if type(v) is dict:
+            self.call(v, ctx, None)
 
     # -- dynamic values -------------------------------------------------
-    def _dynamic(self, literal: Callable[[Any], bool], what: str, expected: str) -> Checker:
-        message = f"Expected {what}, a {{\"path\": ...}} binding or a function call."
+    def _dynamic(self, expected: str) -> Check:
         call = self.call
 
         def check_dynamic(v: Any, ctx: Ctx) -> None:
-            if literal(v):
-                return
             if type(v) is dict:
                 if "call" in v:
                     call(v, ctx, expected)
-                    return
-                if "path" in v:
-                    _binding(v, ctx)
-                    return
-            raise Invalid(message)
+                else:
+                    _check_path(v, ctx)
 
         return check_dynamic
 
-    def _dynamic_string_list(self) -> Checker:
-        base = self._dynamic(_never, "an array of strings", "array")
-
-        def check_string_list(v: Any, ctx: Ctx) -> None:
-            if type(v) is list:
-                for i, x in enumerate(v):
-                    if type(x) is not str:
-                        raise Invalid("Expected a string.", [i])
-                return
-            base(v, ctx)
-
-        return check_string_list
-
-    def _dynamic_value(self) -> Checker:
-        message = ("Expected a string, number, boolean, array, a {\"path\": ...} binding "
-                   "or a function call.")
-        call = self.call
-
-        def check_value(v: Any, ctx: Ctx) -> None:
-            t = type(v)
-            if t is str or t is bool or t in _NUM:
-                return
-            if t is list:
-                check_depth(v)
-                return
-            if t is dict:
-                if "call" in v:
-                    call(v, ctx, None)
-                    return
-                if "path" in v:
-                    _binding(v, ctx)
-                    return
-            raise Invalid(message)
-
-        return check_value
+    def _dynamic_value(self, v: Any, ctx: Ctx) -> None:
+        t = type(v)
+        if t is list:
+            check_depth(v)
+        elif t is dict:
+            if "call" in v:
+                self.call(v, ctx, None)
+            else:
+                _check_path(v, ctx)
 
     # -- actions --------------------------------------------------------
-    def action(self, v: Any, ctx: Ctx) -> None:
-        """``{"event": {name, context?}}`` or ``{"functionCall": {...}}``, nothing else."""
+    def _action(self, v: Any, ctx: Ctx) -> None:
         if type(v) is not dict:
-            raise Invalid("Expected an object.")
-        if "event" in v:
-            key = "event"
-        elif "functionCall" in v:
-            key = "functionCall"
-        else:
-            raise Invalid("An action needs exactly one of 'event' or 'functionCall'.")
-        if len(v) != 1:
-            extra = next(k for k in v if k != key)
-            raise Invalid(f"Unknown property '{extra}'.", [extra])
-        try:
-            if key == "event":
-                self._event(v["event"], ctx)
-            else:
-                self.function_call(v["functionCall"], ctx)
-        except Invalid as e:
-            e.parts.append(key)
-            raise
-
-    def _event(self, ev: Any, ctx: Ctx) -> None:
-        if type(ev) is not dict:
-            raise Invalid("Expected an object.")
-        if "name" not in ev:
-            raise Invalid("Missing required property 'name'.")
-        for k, x in ev.items():
-            if k == "name":
-                if type(x) is not str:
-                    raise Invalid("Expected a string.", ["name"])
-            elif k == "context":
-                self._context(x, ctx)
-            else:
-                raise Invalid(f"Unknown property '{k}'.", [k])
-
-    def _context(self, context: Any, ctx: Ctx) -> None:
-        if type(context) is not dict:
-            raise Invalid("Expected an object.", ["context"])
-        for k, x in context.items():
+            return
+        if "functionCall" in v:
             try:
-                self.dynamic_value(x, ctx)
+                self._function_call(v["functionCall"], ctx)
             except Invalid as e:
-                e.parts.extend((k, "context"))
+                e.parts.append("functionCall")
                 raise
+            return
+        event = v.get("event")
+        context = event.get("context") if type(event) is dict else None
+        if type(context) is dict:
+            for k, x in context.items():
+                try:
+                    self._dynamic_value(x, ctx)
+                except Invalid as e:
+                    e.parts.extend((k, "context", "event"))
+                    raise
+
+
+def _component_id(v: Any, ctx: Ctx) -> None:
+    if type(v) is str:
+        ctx.refs.append(v)
+
+
+def _child_list(v: Any, ctx: Ctx) -> None:
+    """Static ``[ids]`` or template ``{componentId, path}`` (relative to the item)."""
+    if type(v) is list:
+        ctx.refs.extend(v)
+    elif type(v) is dict:
+        _check_path(v, ctx)
+        cid = v.get("componentId")
+        ctx.refs.append(cid)
+        ctx.tmpl.append(cid)
+
+
+def _binding(v: Any, ctx: Ctx) -> None:
+    if type(v) is dict:
+        _check_path(v, ctx)
 
 
 def _check_return(name: str, given: str | None, declared: str | None, expected: str) -> None:
@@ -284,27 +273,9 @@ def _check_return(name: str, given: str | None, declared: str | None, expected: 
                       ["call"])
 
 
-def _police_url_args(args: Any, url_args: tuple[str, ...]) -> None:
-    if type(args) is not dict:
-        return
+def _police_url_args(args: dict, url_args: tuple[str, ...]) -> None:
     for arg in url_args:
         url = args.get(arg)
         problem = url_problem(url, allow_relative=False) if type(url) is str else None
         if problem is not None:
             raise Invalid(f"Only http and https URLs are allowed: {problem}.", [arg, "args"])
-
-
-def _is_str(v: Any) -> bool:
-    return type(v) is str
-
-
-def _is_num(v: Any) -> bool:
-    return type(v) in _NUM
-
-
-def _is_bool(v: Any) -> bool:
-    return type(v) is bool
-
-
-def _never(v: Any) -> bool:
-    return False

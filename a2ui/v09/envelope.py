@@ -2,7 +2,7 @@
 
 This is the part of validation that needs no surface state: the envelope
 (``version`` plus exactly one message kind, no unknown keys) and each kind's
-body. Component bodies are delegated to the surface's compiled catalog.
+body. Component bodies are delegated to the surface's catalog (jsonschema-rs).
 Functions raise :class:`~a2ui.v09.errors.Invalid` with parts relative to the
 message root (so the pointer is ``/updateComponents/components/0/text``).
 """
@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .catalog import CatalogRegistry, CompiledCatalog
-from .compiler import Ctx
-from .dynamic import check_depth
+from .dynamic import Ctx, check_depth
 from .errors import Invalid
 from .pointer import is_absolute_pointer, split_path
 from .urls import url_problem
@@ -108,7 +107,7 @@ def check_theme(theme: Any, catalog: CompiledCatalog, check_urls: bool) -> None:
     try:
         if type(theme) is not dict:
             raise Invalid("Expected an object.")
-        catalog.theme(theme, Ctx(check_urls))
+        catalog.check_theme(theme)
         icon = theme.get("iconUrl")
         problem = (url_problem(icon, allow_relative=False)
                    if check_urls and type(icon) is str else None)

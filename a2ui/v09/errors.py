@@ -23,7 +23,7 @@ def pointer_from_parts(parts: list[Any] | tuple[Any, ...]) -> str:
 
 
 class Invalid(Exception):
-    """Internal, cheap failure raised by compiled checkers.
+    """Internal, cheap failure raised by the checks (schema layer, post-checks, envelope).
 
     ``parts`` holds the reference tokens from the failing value up to the
     checker that caught it, innermost first; callers append as it bubbles up.
@@ -81,4 +81,4 @@ class ValidationFailed(Exception):
 
 
 class CatalogError(ValueError):
-    """A catalog definition uses something the compiler cannot check."""
+    """A catalog definition cannot be built (bad schema, unresolvable $ref, hidden common types)."""

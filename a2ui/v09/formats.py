@@ -1,23 +1,15 @@
-"""The JSON Schema ``format`` values the A2UI schemas use, checked by hand.
+"""Date and time formats for the hand-written client-message checks (:mod:`a2ui.v09.client`).
 
-Plain jsonschema ignores ``format`` unless asked; the official test vectors
-expect ``uri`` to be enforced (``openUrl`` with "not a uri" is invalid), so we do.
+Catalog schemas get their ``format`` checks from jsonschema-rs (:mod:`a2ui.v09.schema`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import date, datetime
 
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s\"<>\\^`{|}]*")
 _TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d(:([0-5]\d|60)(\.\d+)?)?(Z|z|[+-]([01]\d|2[0-3]):[0-5]\d)?")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def is_uri(value: str) -> bool:
-    """Absolute URI (RFC 3986): a scheme, a colon, no spaces or forbidden characters."""
-    return bool(_URI.fullmatch(value))
 
 
 def is_date(value: str) -> bool:
@@ -45,11 +37,3 @@ def is_date_time(value: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-FORMATS: dict[str, Callable[[str], bool]] = {
-    "uri": is_uri,
-    "date": is_date,
-    "time": is_time,
-    "date-time": is_date_time,
-}

@@ -6,13 +6,11 @@ some point, every message the services send to the session's group after it is r
 those events folded into the snapshot by the pure reducer (``a2ui.core.state``) must give a
 fresh ``sessions.snapshot()`` (up to time: ``state.comparable``).
 
-The recorder reads the channel layer itself (``group_send``), so it sees whatever the services
-emit however they build it: ``a2ui.event`` messages (``a2ui.core.events.to_message``) as they
-are, and the older wire shapes (``a2ui.push`` carrying JSON-RPC text, ``a2ui.surfaces``)
-translated to the same events.
+The recorder reads the channel layer itself (``group_send``), so it sees every ``a2ui.event``
+message (``a2ui.core.events.to_message``) the services send to the session group, whichever
+service sends it. (No socket is open, so nothing goes by direct delivery.)
 """
 
-import json
 import random
 
 import pytest
@@ -22,42 +20,23 @@ from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.core import state as S
+from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.models import PendingRequest, RenderedComponent
 from a2ui.services import delivery, groups, housekeeping, pending, sessions
 from a2ui.services import surfaces as surface_service
-from tests.sessionops import Ops, surface_create
+from tests.sessionops import Ops, all_events, surface_create
 from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 V = "v0.9"
-#: The JSON-RPC methods the session group carried before ``a2ui.event``, as event kinds.
-OLD_METHODS = {
-    "ui.render": Kind.COMPONENT_RENDERED,
-    "ui.update": Kind.COMPONENT_UPDATED,
-    "ui.progress": Kind.PROGRESS,
-    "ui.navigate": Kind.NAVIGATE,
-    "ui.notify": Kind.NOTIFY,
-    "a2ui.request_closed": Kind.REQUEST_CLOSED,
-}
-REQUEST_KINDS = {"ui.request_input": "input", "ui.confirm": "confirm"}
 
 
 def as_events(message):
-    """The session events one channel-layer message of a session group carries."""
-    if message["type"] == MESSAGE_TYPE:
+    """The session event one channel-layer message of a session group carries, if any."""
+    if message["type"] == MESSAGE_TYPE and "kind" in message:
         return [(message["kind"], message["data"])]
-    if message["type"] == surface_service.EVENT_TYPE:
-        return [(Kind.SURFACE_BATCH, {"first_seq": message["seq"],
-                                      "messages": message["messages"]})]
-    if message["type"] == "a2ui.push" and "text" in message:
-        body = json.loads(message["text"])
-        method, params = body["method"], body["params"]
-        if method in REQUEST_KINDS:
-            return [(Kind.REQUEST_OPENED, {"kind": REQUEST_KINDS[method], "params": params})]
-        assert method in OLD_METHODS, f"a session push this test cannot translate: {method}"
-        return [(OLD_METHODS[method], params)]
     return []  # resync and close orders: not session events
 
 
@@ -104,6 +83,9 @@ async def run(session, op):
         await database_sync_to_async(PendingRequest.objects.filter(
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
         await housekeeping.sweep()
+    elif op[0] == "refused":  # an operation the services refuse (and say why)
+        with pytest.raises(DomainError):
+            await run(session, op[1])
     elif op[0] == "close":
         await sessions.aclose_session(sid, reason="done")
     elif op[0] == "ttl":  # the component's ttl_seconds run out; the sweep runs
@@ -175,6 +157,17 @@ EXPECTED_KINDS = {
 }
 
 
+async def test_a_refused_request_prompts_for_consent_and_keeps_the_invariant(monkeypatch,
+                                                                             session):
+    """consent.required (transient) is emitted; the refused request opens nothing."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    with override_settings(A2UI={**settings.A2UI, "REQUIRED_CONSENTS": ["data_collection"]}):
+        events, fresh = await check(monkeypatch, session, [render("c")], [("refused", ASK)])
+    assert [kind for kind, _ in events] == [Kind.CONSENT_REQUIRED] and fresh.requests == []
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_each_event_kind_keeps_the_invariant(monkeypatch, session, name):
     before, after = SCENARIOS[name]
@@ -197,19 +190,27 @@ async def test_the_check_notices_a_change_that_emits_nothing(monkeypatch, sessio
 
 
 async def test_an_expired_component_is_removed_by_an_event(monkeypatch, session):
-    await check(monkeypatch, session, [render("c1", metadata={"ttl_seconds": 60}), render("c2")],
-                [("ttl", "c1")])
+    events, fresh = await check(monkeypatch, session, [
+        render("c1", metadata={"ttl_seconds": 60}), render("c2")], [("ttl", "c1")])
+    assert events == [(Kind.COMPONENT_REMOVED, {"component_id": "c1"})]
+    assert [c["component_id"] for c in fresh.components] == ["c2"]
 
 
 async def test_closing_a_session_closes_its_requests_by_an_event(monkeypatch, session):
-    await check(monkeypatch, session, [render("c1"), ASK], [("close",)])
+    events, fresh = await check(monkeypatch, session, [render("c1"), ASK, CONFIRM],
+                                [("close",)])
+    assert sorted((kind, data["request_id"], data["status"]) for kind, data in events) == [
+        (Kind.REQUEST_CLOSED, "r1", "cancelled"), (Kind.REQUEST_CLOSED, "r2", "cancelled")]
+    assert fresh.requests == []
 
 
 @pytest.mark.parametrize("seed", range(6))
 async def test_random_sequences_keep_the_invariant(monkeypatch, session, seed):
     ops = Ops(seed).many(24)
     cut = random.Random(seed).randrange(len(ops) + 1)
-    await check(monkeypatch, session, ops[:cut], ops[cut:])
+    events, _ = await check(monkeypatch, session, ops[:cut], ops[cut:])
+    # Each operation emitted the one event the protocol modules predict for it, in order.
+    assert [kind for kind, _ in events] == [kind for kind, _ in all_events(ops)][cut:]
 
 
 async def test_a_snapshot_after_everything_plus_nothing_is_itself(monkeypatch, session):

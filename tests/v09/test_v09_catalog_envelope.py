@@ -173,9 +173,18 @@ def test_surface_keeps_its_catalog() -> None:
     assert "Unknown component type" in info.value.message
 
 
+_COMMON = "https://a2ui.org/specification/v0_9/common_types.json#/$defs/"
+
+
 @pytest.mark.parametrize("bad", [
-    {"components": {"X": {"type": "object", "patternProperties": {}}}},
+    # a child reference the graph rules could not see (jsonschema-rs itself knows the keyword)
+    {"components": {"X": {"type": "object", "patternProperties": {
+        "^c": {"$ref": _COMMON + "ComponentId"}}}}},
     {"components": {"X": {"$ref": "#/nope"}}},
+    {"components": {"X": {"$ref": "https://example.com/elsewhere.json"}}},  # never fetched
+    {"components": {"X": {"type": "widget"}}},  # not a valid JSON Schema
+    {"components": {"X": {"oneOf": [{"$ref": _COMMON + "DynamicString"},
+                                    {"$ref": _COMMON + "ComponentId"}]}}},  # ambiguous
     {"components": []},
     {"components": {}},
 ])
