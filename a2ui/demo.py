@@ -79,6 +79,10 @@ COMPONENTS = [
     }, None),
 ]
 
+# The demo form's field labels by name: its result card shows "Max Price (USD)", not "max_price".
+FORM_LABELS = {field["name"]: field.get("label") or field["name"]
+               for kind, data, _ in COMPONENTS if kind == "form" for field in data["fields"]}
+
 STEPS = [{"label": "Data Collection", "status": "active"},
          {"label": "Analysis", "status": "pending"},
          {"label": "Report Generation", "status": "pending"}]
@@ -144,7 +148,8 @@ class DemoAgent:
     async def on_form(self, params):
         await self.client.render(params["session_id"], "card", {
             "title": "Form received", "sections": [
-                {"label": str(k), "value": str(v)} for k, v in (params.get("value") or {}).items()
+                {"label": FORM_LABELS.get(k, str(k)), "value": "—" if v in (None, "") else str(v)}
+                for k, v in (params.get("value") or {}).items()
             ]})
 
     async def on_v09(self, params):

@@ -1,10 +1,18 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
+
+from a2ui.web.csp import csp_protected
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/a2ui/", permanent=False)),
     path("favicon.ico", RedirectView.as_view(url="/static/a2ui/favicon.svg", permanent=True)),
+    # The example site's own login page (templates/registration/login.html), under the same
+    # strict CSP as the client page; LOGIN_URL points here.
+    path("accounts/login/", csp_protected(auth_views.LoginView.as_view(
+        redirect_authenticated_user=True)), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("a2ui.urls")),
 ]

@@ -23,6 +23,14 @@ export const ENTRIES = {
   '@lit/context': 'lit-context',
   lit: 'lit',
   'markdown-it': 'markdown-it',
+  'a2ui-vendor/chart': 'chart',
+  'a2ui-vendor/highlight': 'highlight',
+};
+// Specifiers whose entry is a module of this repository (client/vendor/) that picks the parts
+// of a package the client uses (Chart.js's bar/line/pie, highlight.js's common languages).
+const LOCAL_ENTRIES = {
+  'a2ui-vendor/chart': 'client/vendor/chart.mjs',
+  'a2ui-vendor/highlight': 'client/vendor/highlight.mjs',
 };
 
 const LICENSE_FILE = /^licen[cs]e([-.].*)?$/i; // LICENSE, LICENSE.md, LICENSE-MIT.txt, ...
@@ -32,7 +40,7 @@ mkdirSync(OUT, { recursive: true });
 
 const result = await esbuild.build({
   absWorkingDir: ROOT,
-  entryPoints: Object.entries(ENTRIES).map(([spec, name]) => ({ in: spec, out: name })),
+  entryPoints: Object.entries(ENTRIES).map(([spec, name]) => ({ in: LOCAL_ENTRIES[spec] || spec, out: name })),
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -20,6 +20,7 @@ from .common import (
     SessionFilter,
     ToDateFilter,
     revoke_consents,
+    short_id,
 )
 
 
@@ -65,14 +66,24 @@ CSV_COLUMNS = ["at", "actor", "actor_id", "action", "target_type", "target_id", 
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("at", "actor_label", "action", "target_type", "target_id", "session_id",
-                    "agent")
+    list_display = ("at", "actor_label", "action", "target", "short_session_id", "agent")
     list_filter = ("action", "agent", ActorFilter, SessionFilter, FromDateFilter, ToDateFilter,
                    "at")
     search_fields = ("actor_label", "action", "target_id")
     date_hierarchy = "at"
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
     list_select_related = ("agent",)
+
+    class Media:
+        css = {"all": ["a2ui/admin/lists.css"]}
+
+    @admin.display(description="target", ordering="target_type")
+    def target(self, obj):
+        return f"{obj.target_type} {short_id(obj.target_id)}".strip()
+
+    @admin.display(description="session", ordering="session_id")
+    def short_session_id(self, obj):
+        return short_id(obj.session_id)
 
     def has_add_permission(self, request):
         return False

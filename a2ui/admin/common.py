@@ -199,6 +199,15 @@ def revoke_consents(modeladmin, request, queryset):
                             messages.SUCCESS if revoked else messages.WARNING)
 
 
+def short_id(value):
+    """A UUID as its first 8 hex digits (as git shortens hashes) for change lists; else as is."""
+    text = "" if value is None else str(value)
+    try:
+        return str(uuid.UUID(text))[:8] if len(text) == 36 else text
+    except ValueError:
+        return text
+
+
 class NoDeleteMixin:
     """Removed only by retention (a2ui_purge), never by hand."""
 

@@ -5,7 +5,7 @@ from django.contrib.admin.utils import unquote
 
 from ..models import A2UIConsentRecord, A2UISessionLog, PendingRequest, RenderedComponent, Surface
 from ..services import timeline
-from .common import NoDeleteMixin, terminate_sessions
+from .common import NoDeleteMixin, short_id, terminate_sessions
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -40,15 +40,22 @@ class ConsentInline(ReadOnlyInline):
 
 @admin.register(A2UISessionLog)
 class A2UISessionLogAdmin(NoDeleteMixin, admin.ModelAdmin):
-    list_display = ("session_id", "state", "agent", "user", "last_activity", "message_count",
-                    "components_rendered", "inputs_requested", "created_at", "closed_at",
-                    "close_reason")
+    # Fits a 1280 px screen beside the admin's sidebars; the rest is on the session's page.
+    list_display = ("short_session_id", "state", "agent", "user", "last_activity",
+                    "message_count")
     list_filter = ("state", "agent", "created_at")
     search_fields = ("session_id", "user__username", "agent__name", "close_reason")
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in A2UISessionLog._meta.fields]
     inlines = [RenderedComponentInline, PendingRequestInline, ConsentInline]
     actions = [terminate_sessions]
+
+    class Media:
+        css = {"all": ["a2ui/admin/lists.css"]}
+
+    @admin.display(description="session", ordering="session_id")
+    def short_session_id(self, obj):
+        return short_id(obj.session_id)
 
     def has_add_permission(self, request):
         return False

@@ -201,6 +201,24 @@ def open_client(page, path="/a2ui/"):
     return page.evaluate("sessionStorage.getItem('a2ui.session_id')")
 
 
+# Chart.js's own record of a drawn chart: the instance on the component's canvas, read through
+# the page's import map (the same module instance the client loaded).
+CHART_OF = """async (canvas) => {
+  const { Chart } = await import('a2ui-vendor/chart');
+  const chart = Chart.getChart(canvas);
+  return chart && { type: chart.config.type, labels: chart.data.labels,
+                    data: chart.data.datasets.map((d) => d.data) };
+}"""
+
+
+def drawn_chart(component):
+    """Wait until the chart in ``component`` is drawn; its type, labels and data as Chart.js has them."""
+    from playwright.sync_api import expect
+
+    expect(component.locator("figure.a2ui-chart")).to_have_attribute("data-chart-state", "drawn")
+    return component.locator("canvas").evaluate(CHART_OF)
+
+
 def screenshot(page, name, **kwargs):
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), **kwargs)

@@ -7,6 +7,9 @@ import { V09Surfaces } from './v09.js';
 
 const PRIORITY_RANK = { high: 0, normal: 1, low: 2 };
 const STATE_LABELS = { idle: 'Idle', connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' };
+// After the person answers (a prompt, a form), the next new main-region component within this
+// time is taken as the agent's reply and shown where they answered, not at the end of the page.
+const REPLY_WINDOW_MS = 15000;
 const CLOSED_LABELS = { timed_out: 'timed out', answered: 'was answered', cancelled: 'was cancelled' };
 
 export class App {
@@ -27,7 +30,10 @@ export class App {
     this.components = new Map(); // component_id -> {type, data, metadata, el, ttlTimer}
     this.taskEls = new Map();
     this.sequence = 0;
-    this.prompts = new Prompts(q('[data-a2ui-prompts]'), { send: (m, p) => this.send(m, p), toast: (t) => this.toast(t), onChange: () => this.updateEmpty() });
+    this.prompts = new Prompts(q('[data-a2ui-prompts]'), {
+      send: (m, p) => this.send(m, p), toast: (t) => this.toast(t), onChange: () => this.updateEmpty(),
+      onAnswered: (slot) => this.holdReplySlot(slot),
+    });
     this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
       onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
       onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
@@ -81,6 +87,7 @@ export class App {
       for (const id of [...this.taskEls.keys()]) this.removeTask(id);
       this.prompts.clear();
       this.v09.clear();
+      this.dropReplySlot();
     } else {
       // The server re-sends pending prompts now; what it does not re-send is no longer pending.
       clearTimeout(this.staleTimer);
@@ -131,8 +138,14 @@ export class App {
     const entry = { type: p.component_type, data: isObject(p.data) ? p.data : {}, metadata, el: null, ttlTimer: null };
     entry.el = this.buildFrame(id, entry);
     const region = this.regions[metadata.position] || this.regions.main;
-    if (existing && existing.el.parentNode === region) {
+    const slot = !existing && region === this.regions.main && this.replySlot?.isConnected ? this.replySlot : null;
+    if (existing && (existing.el.parentNode === region || (existing.reply && region === this.regions.main))) {
       existing.el.replaceWith(entry.el);
+      entry.reply = existing.reply;
+    } else if (slot) {
+      slot.replaceWith(entry.el);
+      entry.reply = true;
+      this.dropReplySlot();
     } else {
       existing?.el.remove();
       this.insertByPriority(region, entry.el);
@@ -160,11 +173,31 @@ export class App {
       navigate: (url, newTab) => this.navigate(url, newTab),
       toast: (t) => this.toast(t),
       remove: () => this.removeComponent(id),
+      answered: () => {
+        const current = this.components.get(id)?.el;
+        if (current?.parentNode !== this.regions.main) return;
+        const slot = h('div', { class: 'a2ui-reply-slot', hidden: true });
+        current.after(slot);
+        this.holdReplySlot(slot);
+      },
     };
     frame.append(renderComponent(entry.type, entry.data, ctx));
     const title = frame.querySelector('h2, h3, caption, figcaption, .a2ui-alert-title');
     if (title) frame.setAttribute('aria-label', title.textContent);
     return frame;
+  }
+
+  /** Keep `slot` (placed where the person just answered) for the agent's reply for a while. */
+  holdReplySlot(slot) {
+    this.dropReplySlot();
+    this.replySlot = slot;
+    this.replyTimer = setTimeout(() => this.dropReplySlot(), REPLY_WINDOW_MS);
+  }
+
+  dropReplySlot() {
+    clearTimeout(this.replyTimer);
+    this.replySlot?.remove();
+    this.replySlot = null;
   }
 
   insertByPriority(region, el) {

@@ -1,28 +1,35 @@
-// Charts as inline SVG built with createElementNS: bar (grouped), line and pie.
-import { h, svg, text } from './dom.js';
+// Charts with Chart.js (bar, line, pie; bundled as `a2ui-vendor/chart`, see
+// client/vendor/chart.mjs), loaded on first use. Around the canvas, in HTML: the legend (text
+// stays readable on a narrow screen), and a visually hidden data table for screen readers and
+// for copying numbers; the canvas itself is an image with a one-line summary as its name.
+// Colours, fonts and grid lines come from the client's CSS custom properties, so a chart
+// follows the page's theme (and its dark mode). Chart.js sets the canvas size through the
+// CSSOM, which the strict CSP (style-src 'self') allows.
+import { h, text } from './dom.js';
 
-const W = 560;
-const H = 300;
-const PAD = { top: 16, right: 16, bottom: 44, left: 52 };
+const TYPES = ['bar', 'line', 'pie'];
+let loading = null;
+
+function load() {
+  loading ??= import('a2ui-vendor/chart').then((module) => module.Chart);
+  return loading;
+}
 
 function num(value) {
   const n = Number(value);
   return Number.isFinite(n) ? n : 0;
 }
 
-function niceMax(max) {
-  if (max <= 0) return 1;
-  const exp = 10 ** Math.floor(Math.log10(max));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * exp >= max) return step * exp;
-  return 10 * exp;
-}
-
 function fmt(n) {
   return Math.abs(n) >= 1000 ? n.toLocaleString() : String(Math.round(n * 100) / 100);
 }
 
+function percent(value, total) {
+  return total ? Math.round((value / total) * 1000) / 10 : 0;
+}
+
 export function renderChart(data) {
-  const type = ['bar', 'line', 'pie'].includes(data.chart_type) ? data.chart_type : 'bar';
+  const type = TYPES.includes(data.chart_type) ? data.chart_type : 'bar';
   const labels = (data.x_axis?.values || []).map(text);
   const series = (Array.isArray(data.series) ? data.series : []).map((s, idx) => ({
     name: text(s?.name ?? `Series ${idx + 1}`),
@@ -31,111 +38,82 @@ export function renderChart(data) {
   const count = Math.max(labels.length, ...series.map((s) => s.data.length), 0);
   while (labels.length < count) labels.push(String(labels.length + 1));
   const title = text(data.title || '');
+  const axes = { x: text(data.x_axis?.label || ''), y: text(data.y_axis?.label || '') };
   const summary = `${title || 'Chart'}: ${type} chart` +
     (series.length ? ` of ${series.map((s) => s.name).join(', ')}` : '');
-  const root = svg('svg', {
-    viewBox: `0 0 ${W} ${H}`, class: `a2ui-chart-svg a2ui-chart-${type}`, role: 'img', 'aria-label': summary,
-    preserveAspectRatio: 'xMidYMid meet',
-  }, svg('title', {}, summary));
-  if (!count || !series.length) {
-    root.append(svg('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'a2ui-chart-empty' }, 'No data'));
-  } else if (type === 'pie') {
-    drawPie(root, labels, series[0]);
-  } else {
-    drawAxes(root, data, labels, series, type);
-  }
+  const pie = type === 'pie' && series.length ? series[0].data.map((v) => Math.max(v, 0)) : [];
+  const total = pie.reduce((a, b) => a + b, 0);
+  const empty = !count || !series.length || (type === 'pie' && !total);
+
+  const canvas = h('canvas', { role: 'img', 'aria-label': summary }, summary);
+  const box = h('div', { class: `a2ui-chart-canvas a2ui-chart-${type}` },
+    empty ? h('p', { class: 'a2ui-chart-empty' }, 'No data') : canvas);
   const legendItems = type === 'pie' ? labels : series.map((s) => s.name);
   const legend = h('ul', { class: 'a2ui-chart-legend' }, legendItems.map((name, idx) =>
     h('li', {}, h('span', { class: `a2ui-swatch a2ui-series-${idx % 8}`, 'aria-hidden': 'true' }), name)));
-  // A data table for screen readers and for copying numbers.
+  const head = [h('th', { scope: 'col' }, axes.x), series.map((s) => h('th', { scope: 'col' }, s.name))];
+  if (type === 'pie') head.push(h('th', { scope: 'col' }, 'Share'));
   const table = h('table', { class: 'a2ui-visually-hidden' },
     h('caption', {}, title || 'Chart data'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, text(data.x_axis?.label || '')),
-      series.map((s) => h('th', { scope: 'col' }, s.name)))),
+    h('thead', {}, h('tr', {}, head)),
     h('tbody', {}, labels.map((label, i) => h('tr', {}, h('th', { scope: 'row' }, label),
-      series.map((s) => h('td', {}, fmt(s.data[i] ?? 0)))))));
-  return h('figure', { class: 'a2ui-chart' }, root, legend, table);
+      series.map((s) => h('td', {}, fmt(s.data[i] ?? 0))),
+      type === 'pie' ? h('td', {}, `${percent(pie[i] ?? 0, total)}%`) : null))));
+  const figure = h('figure', { class: 'a2ui-chart', dataset: { chartState: empty ? 'empty' : 'loading' } },
+    box, legend, table);
+  if (!empty) draw(figure, canvas, { type, labels, series, pie, total, axes });
+  return figure;
 }
 
-function drawAxes(root, data, labels, series, type) {
-  const iw = W - PAD.left - PAD.right;
-  const ih = H - PAD.top - PAD.bottom;
-  const values = series.flatMap((s) => s.data);
-  const min = Math.min(0, ...values);
-  const max = niceMax(Math.max(...values, 0) - min) + min;
-  const y = (v) => PAD.top + ih - ((v - min) / (max - min || 1)) * ih;
-  const ticks = 5;
-  for (let t = 0; t <= ticks; t += 1) {
-    const v = min + ((max - min) * t) / ticks;
-    root.append(svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'a2ui-chart-grid' }));
-    root.append(svg('text', { x: PAD.left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'a2ui-chart-tick' }, fmt(v)));
-  }
-  const band = iw / labels.length;
-  labels.forEach((label, i) => {
-    root.append(svg('text', {
-      x: PAD.left + band * i + band / 2, y: H - PAD.bottom + 16, 'text-anchor': 'middle', class: 'a2ui-chart-tick',
-    }, label.length > 12 ? `${label.slice(0, 11)}…` : label));
-  });
-  if (data.x_axis?.label) {
-    root.append(svg('text', { x: PAD.left + iw / 2, y: H - 6, 'text-anchor': 'middle', class: 'a2ui-chart-axis-label' }, text(data.x_axis.label)));
-  }
-  if (data.y_axis?.label) {
-    root.append(svg('text', {
-      x: 12, y: PAD.top + ih / 2, 'text-anchor': 'middle', class: 'a2ui-chart-axis-label',
-      transform: `rotate(-90 12 ${PAD.top + ih / 2})`,
-    }, text(data.y_axis.label)));
-  }
-  if (type === 'bar') {
-    const inner = band * 0.8;
-    const bw = inner / series.length;
-    series.forEach((s, si) => {
-      s.data.forEach((v, i) => {
-        const x = PAD.left + band * i + (band - inner) / 2 + bw * si;
-        const top = y(Math.max(v, 0));
-        const height = Math.abs(y(v) - y(0));
-        root.append(svg('rect', {
-          x, y: top, width: Math.max(bw - 2, 1), height: Math.max(height, 0.5), class: `a2ui-series-${si % 8}`,
-        }, svg('title', {}, `${s.name}, ${labels[i]}: ${fmt(v)}`)));
-      });
-    });
-  } else {
-    series.forEach((s, si) => {
-      const pts = s.data.map((v, i) => [PAD.left + band * i + band / 2, y(v)]);
-      root.append(svg('polyline', {
-        points: pts.map((p) => p.join(',')).join(' '), class: `a2ui-line a2ui-series-${si % 8}`, fill: 'none',
-      }));
-      pts.forEach((p, i) => root.append(svg('circle', { cx: p[0], cy: p[1], r: 3.5, class: `a2ui-series-${si % 8}` },
-        svg('title', {}, `${s.name}, ${labels[i]}: ${fmt(s.data[i])}`))));
-    });
-  }
-}
-
-function drawPie(root, labels, series) {
-  const values = series.data.map((v) => Math.max(v, 0));
-  const total = values.reduce((a, b) => a + b, 0);
-  const cx = W / 2;
-  const cy = H / 2;
-  const r = Math.min(W, H) / 2 - 16;
-  if (!total) {
-    root.append(svg('text', { x: cx, y: cy, 'text-anchor': 'middle', class: 'a2ui-chart-empty' }, 'No data'));
+async function draw(figure, canvas, spec) {
+  let Chart;
+  try {
+    Chart = await load();
+  } catch {
+    figure.dataset.chartState = 'unavailable';
+    canvas.replaceWith(h('p', { class: 'a2ui-chart-empty' }, 'The chart could not be drawn; its data is in the table.'));
     return;
   }
-  let angle = -Math.PI / 2;
-  values.forEach((v, i) => {
-    const label = `${labels[i]}: ${fmt(v)} (${Math.round((v / total) * 1000) / 10}%)`;
-    if (v === total) {
-      root.append(svg('circle', { cx, cy, r, class: `a2ui-series-${i % 8}` }, svg('title', {}, label)));
-      return;
-    }
-    const next = angle + (v / total) * Math.PI * 2;
-    const large = next - angle > Math.PI ? 1 : 0;
-    const d = [
-      `M ${cx} ${cy}`,
-      `L ${cx + r * Math.cos(angle)} ${cy + r * Math.sin(angle)}`,
-      `A ${r} ${r} 0 ${large} 1 ${cx + r * Math.cos(next)} ${cy + r * Math.sin(next)}`,
-      'Z',
-    ].join(' ');
-    if (v > 0) root.append(svg('path', { d, class: `a2ui-slice a2ui-series-${i % 8}` }, svg('title', {}, label)));
-    angle = next;
+  // Rendered components are attached right away; wait a few frames if this one is not yet.
+  for (let i = 0; !figure.isConnected && i < 10; i += 1) await new Promise(requestAnimationFrame);
+  if (!figure.isConnected) return; // replaced or removed before it was drawn
+  // Charts of components that were removed or re-rendered since: Chart.js keeps every instance
+  // (and its canvas) in a registry until destroyed.
+  for (const old of Object.values(Chart.instances)) if (!old.canvas?.isConnected) old.destroy();
+  const css = getComputedStyle(figure);
+  const v = (name) => css.getPropertyValue(name).trim();
+  const color = (i) => v(`--a2ui-s${i % 8}`);
+  const muted = v('--a2ui-muted');
+  Chart.defaults.font.family = css.fontFamily;
+  Chart.defaults.font.size = 12;
+  Chart.defaults.color = muted;
+  const { type, labels, series, pie, total, axes } = spec;
+  const datasets = type === 'pie'
+    ? [{ label: series[0].name, data: pie, backgroundColor: labels.map((_, i) => color(i)),
+      borderColor: v('--a2ui-panel'), borderWidth: 1.5 }]
+    : series.map((s, i) => ({
+      label: s.name, data: s.data, backgroundColor: color(i), borderColor: color(i),
+      borderWidth: type === 'line' ? 2.5 : 0, pointRadius: 3.5, pointHoverRadius: 5,
+    }));
+  const tooltip = type === 'pie'
+    ? (item) => `${item.label}: ${fmt(item.raw)} (${percent(item.raw, total)}%)`
+    : (item) => `${item.dataset.label}: ${fmt(item.raw)}`;
+  const axis = (label, grid) => ({
+    title: { display: Boolean(label), text: label, font: { weight: '600' } },
+    grid: grid ? { color: v('--a2ui-border') } : { display: false },
+    ticks: { autoSkip: true, maxRotation: 45, color: muted },
+    border: { color: v('--a2ui-border') },
   });
+  const chart = new Chart(canvas, {
+    type,
+    data: { labels, datasets },
+    options: {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: matchMedia('(prefers-reduced-motion: reduce)').matches ? false : { duration: 250 },
+      plugins: { legend: { display: false }, tooltip: { callbacks: { label: tooltip } } },
+      scales: type === 'pie' ? {} : { x: axis(axes.x, false), y: { ...axis(axes.y, true), beginAtZero: true } },
+    },
+  });
+  figure.dataset.chartState = chart ? 'drawn' : 'unavailable';
 }

@@ -2,7 +2,7 @@
 // component's data; every server string goes through text() and is inserted as text.
 import { renderChart } from './chart.js';
 import { h, isObject, safeUrl, text, uid } from './dom.js';
-import { highlight } from './highlight.js';
+import { highlightBlocks, highlightInto } from './highlight.js';
 import { renderMarkdown } from './markdown.js';
 
 export const COMPONENT_TYPES = ['card', 'table', 'form', 'chart', 'markdown', 'code', 'image', 'alert', 'steps'];
@@ -213,6 +213,7 @@ function form(data, ctx) {
     }
     if (ctx.send('user.respond', { request_id: ctx.componentId, value })) {
       status.textContent = 'Sent.';
+      ctx.answered?.();
     } else {
       status.textContent = 'Not connected: not sent. Try again when the connection is back.';
     }
@@ -231,7 +232,9 @@ function form(data, ctx) {
 
 // ---- markdown / code / image / alert / steps / chart ---------------------------------------
 function markdown(data) {
-  return h('div', { class: 'a2ui-markdown' }, heading(data.title), renderMarkdown(data.content ?? data.text ?? ''));
+  const el = h('div', { class: 'a2ui-markdown' }, heading(data.title), renderMarkdown(data.content ?? data.text ?? ''));
+  highlightBlocks(el);
+  return el;
 }
 
 function code(data, ctx) {
@@ -248,11 +251,13 @@ function code(data, ctx) {
     }
     setTimeout(() => { copy.textContent = 'Copy'; }, 2000);
   });
+  const el = h('code', { class: language ? `language-${language}` : null }, source);
+  highlightInto(el, source, language);
   return h('div', { class: 'a2ui-code' },
     h('div', { class: 'a2ui-code-head' },
       h('span', { class: 'a2ui-code-title' }, text(data.title || language || 'Code')),
       language && data.title ? h('span', { class: 'a2ui-code-lang' }, language) : null, copy),
-    h('pre', { tabindex: '0' }, h('code', { class: language ? `language-${language}` : null }, highlight(source, language))));
+    h('pre', { tabindex: '0' }, el));
 }
 
 function image(data) {

@@ -30,15 +30,6 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
-const SVG_NS = 'http://www.w3.org/2000/svg';
-
-export function svg(tag, attrs = {}, ...children) {
-  const node = document.createElementNS(SVG_NS, tag);
-  applyAttrs(node, attrs);
-  append(node, children);
-  return node;
-}
-
 function applyAttrs(node, attrs) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === false || value === null || value === undefined) continue;

@@ -18,11 +18,12 @@ function focusInto(el) {
 }
 
 export class Prompts {
-  constructor(container, { send, toast, onChange }) {
+  constructor(container, { send, toast, onChange, onAnswered }) {
     this.container = container;
     this.send = send;
     this.toast = toast;
     this.onChange = onChange || (() => {});
+    this.onAnswered = onAnswered || (() => {});
     this.items = new Map(); // key -> {el, kind, timer, stale}
   }
 
@@ -54,6 +55,17 @@ export class Prompts {
       (next?.querySelector('input, select, textarea, button') || document.querySelector('[data-a2ui-components="main"]'))?.focus?.();
     }
     return true;
+  }
+
+  /** Answered: the prompt closes and leaves a (hidden) slot where the agent's reply will go. */
+  answered(key) {
+    const item = this.items.get(key);
+    if (item) {
+      const slot = h('div', { class: 'a2ui-reply-slot', hidden: true });
+      item.el.before(slot);
+      this.onAnswered(slot);
+    }
+    return this.close(key);
   }
 
   /** Disconnected: prompts stay visible but are marked stale until the server re-sends them. */
@@ -138,7 +150,7 @@ export class Prompts {
         value = control.value;
       }
       submit.disabled = false;
-      if (this.send('user.respond', { request_id: requestId, value })) this.close(key);
+      if (this.send('user.respond', { request_id: requestId, value })) this.answered(key);
       else fileError('Not connected: your answer was not sent. Try again when the connection is back.');
     });
     this.open(key, el, 'input');
@@ -174,7 +186,7 @@ export class Prompts {
       const params2 = { request_id: requestId, approved };
       const why = reason.value.trim();
       if (why) params2.reason = why;
-      if (this.send('user.approve', params2)) this.close(key);
+      if (this.send('user.approve', params2)) this.answered(key);
       else this.toast({ level: 'error', title: 'Not connected', message: 'Your answer was not sent.' });
     };
     approve.addEventListener('click', () => answer(true));

@@ -17,6 +17,19 @@ function markdownToHtml(value) {
   return only.innerHTML;
 }
 
+// The page's font for the renderer's buttons and inputs (browsers give form controls their
+// own): a constructed stylesheet adopted by each surface's shadow root, as the renderer's own
+// styles are, which the strict CSP allows.
+let controlsSheet = null;
+function adoptControlsFont(root) {
+  if (!root) return;
+  if (!controlsSheet) {
+    controlsSheet = new CSSStyleSheet();
+    controlsSheet.replaceSync('button, input, select, textarea { font: inherit; }');
+  }
+  if (!root.adoptedStyleSheets.includes(controlsSheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, controlsSheet];
+}
+
 const BASIC_CATALOG_ID = 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json';
 
 export class V09Surfaces {
@@ -54,8 +67,14 @@ export class V09Surfaces {
     el.surface = surface;
     const agent = surface.theme?.agentDisplayName;
     const wrap = h('section', { class: 'a2ui-surface', dataset: { surfaceId: surface.id }, 'aria-label': agent ? `Surface from ${agent}` : 'Agent surface' }, el);
+    // A surface whose root is a Card needs no frame of ours around it (a2ui.css).
+    const markRoot = () => wrap.toggleAttribute('data-root-card', surface.componentsModel?.get('root')?.type === 'Card');
+    surface.componentsModel?.onCreated?.subscribe(markRoot);
+    surface.componentsModel?.onDeleted?.subscribe(markRoot);
     this.elements.set(surface.id, wrap);
     this.container.append(wrap);
+    adoptControlsFont(el.shadowRoot);
+    el.updateComplete?.then(() => adoptControlsFont(el.shadowRoot));
     this.onChange();
   }
 

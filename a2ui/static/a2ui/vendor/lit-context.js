@@ -1,1 +1,1 @@
-import{a,b,c,d,e,f,g}from"./chunk-R6ACMAJG.js";import"./chunk-WOT6VMZA.js";export{c as ContextConsumer,a as ContextEvent,d as ContextProvider,e as ContextRoot,g as consume,b as createContext,f as provide};
+import{a,b,c,d,e,f,g}from"./chunk-R6ACMAJG.js";import"./chunk-OOJM4CTU.js";export{c as ContextConsumer,a as ContextEvent,d as ContextProvider,e as ContextRoot,g as consume,b as createContext,f as provide};

@@ -1,0 +1,111 @@
+"""The example project's own pages (templates/ at the repository root) and its admin lists.
+
+* Signed out, /a2ui/ sends people to the site's login page (LOGIN_URL): the site's layout and
+  stylesheet, not the admin's, under the strict CSP; signing in lands on the client page, which
+  extends the same base layout. (A host project without these templates gets the app's own
+  page: tests/browser/test_host_project.py.)
+* The admin's session and audit change lists fit 1280 px without horizontal scrolling.
+"""
+
+import uuid
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import INIT_SCRIPT, PageWatch, screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def anonymous(browser, server):
+    contexts = []
+
+    def open_page(width=1280):
+        ctx = browser.new_context(base_url=server.url, viewport={"width": width, "height": 900})
+        ctx.add_init_script(INIT_SCRIPT)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.watch = PageWatch(page, server.url)
+        return page
+
+    yield open_page
+    for ctx in contexts:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_login_page_is_the_sites_and_leads_to_the_client(anonymous, person, agent, width):
+    page = anonymous(width)
+    response = page.goto("/a2ui/")
+    expect(page).to_have_url(f"{page.watch.origin}/accounts/login/?next=/a2ui/")
+    csp = response.headers["content-security-policy"]
+    assert "style-src 'self';" in csp and "unsafe-inline" not in csp
+    # The site's layout and look, not the admin's.
+    expect(page.locator("header.site-header")).to_contain_text("A2UI example")
+    expect(page.get_by_role("heading", name="Log in", level=1)).to_be_visible()
+    assert page.locator("#site-name, #branding, link[href*='admin/css']").count() == 0
+    assert page.locator("link[rel=stylesheet]").evaluate_all(
+        "links => links.map((l) => new URL(l.href).pathname)") == ["/static/site/site.css"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    card = page.locator(".site-card").bounding_box()
+    assert card["x"] >= 0 and card["x"] + card["width"] <= width
+    screenshot(page, f"login-{width}")
+
+    page.get_by_label("Username").fill(person.username)
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_contain_text("correct username and password")
+    page.get_by_label("Password").fill("pw-person-1")
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{page.watch.origin}/a2ui/")
+    expect(page.locator("[data-a2ui-client]")).to_have_attribute("data-connection", "connected")
+    # The client page extends the same base layout.
+    expect(page.locator("header.site-header")).to_contain_text(person.username)
+    expect(page.locator("main#site-content [data-a2ui-client]")).to_be_attached()
+    assert page.evaluate("window.__cspViolations") == []
+    assert page.watch.errors == []
+    assert page.watch.foreign_requests() == []
+
+    page.get_by_role("button", name="Log out").click()
+    expect(page).to_have_url(f"{page.watch.origin}/accounts/login/")
+
+
+def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
+    from django.contrib.auth import get_user_model
+
+    from a2ui import tokens
+    from a2ui.models import A2UISessionLog
+    from a2ui.services import audit
+
+    admin_user = get_user_model().objects.create_superuser(
+        "site-admin", "admin@example.com", "pw-admin-1")
+    agent, _ = tokens.create_agent("a-fairly-long-agent-name-for-the-list",
+                                   display_name="A fairly long agent display name")
+    for i in range(5):
+        log = A2UISessionLog.objects.create(
+            agent=agent, user=admin_user, state="closed", message_count=120 + i,
+            components_rendered=40, inputs_requested=3,
+            close_reason="the agent closed the session after the person answered everything")
+        audit.record("session.closed", actor=admin_user, agent=agent, target=log,
+                     session_id=log.session_id, details={"reason": "x" * 80})
+    audit.record("component.rendered", agent=agent, session_id=uuid.uuid4())
+
+    page = anonymous(1280)
+    page.goto("/admin/login/?next=/admin/")
+    page.locator("#id_username").fill("site-admin")
+    page.locator("#id_password").fill("pw-admin-1")
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{page.watch.origin}/admin/")
+    for model in ("a2uisessionlog", "auditevent"):
+        page.goto(f"/admin/a2ui/{model}/")
+        expect(page.locator("#result_list tbody tr").first).to_be_visible()
+        widths = page.evaluate("""() => ({
+            page: document.documentElement.scrollWidth,
+            results: document.querySelector('.results').scrollWidth,
+            shown: document.querySelector('.results').clientWidth,
+        })""")
+        screenshot(page, f"admin-{model}-1280")
+        assert widths["page"] <= 1280, (model, widths)
+        assert widths["results"] <= widths["shown"], (model, widths)  # no scrolling table
+        screenshot(page, f"admin-{model}-1280")
