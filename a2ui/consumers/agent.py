@@ -24,6 +24,7 @@ import asyncio
 
 from django.utils import timezone
 
+from ..core.errors import DomainError
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from ..services import agentroute, delivery, groups, housekeeping, pending, sessions, surfaces
@@ -43,7 +44,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return
         try:  # ?events=all: an observer that gets every session's events (agentroute)
             self.events = agentroute.mode_from_query(self.scope.get("query_string", b""))
-        except ProtocolError as exc:
+        except DomainError as exc:
+            exc = ProtocolError.of(exc)
             await self.reject(exc.code, exc.message)
             return
         self.agent = auth.agent

@@ -27,7 +27,7 @@ import time
 import weakref
 from urllib.parse import parse_qs
 
-from ..protocol.errors import ErrorCode, ProtocolError
+from ..core.errors import DomainError, Fault
 from . import shared
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def mode_from_query(query_string):
         query_string = query_string.decode("latin-1")
     values = parse_qs(query_string or "", keep_blank_values=True).get("events", [ONE])
     if len(values) != 1 or values[0] not in MODES:
-        raise ProtocolError(ErrorCode.INVALID_PARAMS, "events must be 'one' or 'all'",
+        raise DomainError(Fault.INVALID_INPUT, "events must be 'one' or 'all'",
                             data={"path": "events", "allowed": list(MODES)})
     return values[0]
 
