@@ -146,7 +146,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
     clients.call([("open_agents", s, a) for s, a in zip(slices, agents, strict=True)])
     inits = [t for part in clients.same("open_users") for t in part]
     t_inits = time.perf_counter() - t0
-    heard = all(clients.same("wait_opened", n, args.timeout))
+    heard = all(clients.same("wait_opened", len(inits), args.timeout))
     t_open = time.perf_counter() - t0
     peak, cpu0 = rss_mb(pid), cpu_of(pid)
     start = time.perf_counter() + 1.0

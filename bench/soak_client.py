@@ -17,7 +17,8 @@ import json
 import resource
 import time
 
-from bench_push import CONNECT_CONCURRENCY, HOST, open_many, pct
+from bench_push import CONNECT_CONCURRENCY, HOST, pct
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 ROWS = [{"id": i, "item": f"line {i}", "qty": i % 7, "price": f"{i * 1.5:.2f}"} for i in range(20)]
@@ -59,6 +60,20 @@ def message(k, sid, now):
                            "value": k, "total": 1000, "message": "working"}
 
 
+async def open_many(urls, headers=None):
+    """The sockets that opened, and how many failed to (a refused or dropped handshake)."""
+    sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def one(url):
+        async with sem:
+            return await connect(url, additional_headers=headers or {}, max_size=2**21,
+                                 compression=None, open_timeout=60, ping_interval=None)
+
+    done = await asyncio.gather(*(one(u) for u in urls), return_exceptions=True)
+    return [ws for ws in done if not isinstance(ws, BaseException)], \
+        sum(isinstance(ws, BaseException) for ws in done)
+
+
 def cpu_seconds():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -83,9 +98,11 @@ class Client:
     # Opening ---------------------------------------------------------------------------------
 
     async def open_agents(self):
-        self.agents = await open_many(
+        self.agents, failed = await open_many(
             [f"ws://{HOST}:{self.port}/ws/v4/a2ui/agent"] * self.n_agents,
             headers={"Authorization": f"Bearer {self.agent_key}"})
+        if failed:
+            self.errors["agent socket did not open"] += failed
         self.opened = [0] * len(self.agents)
         # Read the agents at once: a socket that is not read while the session.opened events
         # arrive stops answering Daphne's pings and is dropped after ping_timeout.
@@ -94,8 +111,10 @@ class Client:
 
     async def open_users(self):
         """People's sockets and ``a2ui.init``: the time each init took, in seconds."""
-        self.users = await open_many(
+        self.users, failed = await open_many(
             [f"ws://{HOST}:{self.port}/ws/v4/a2ui?token={t}" for t in self.tokens])
+        if failed:
+            self.errors["person socket did not open"] += failed
         sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
         async def init(ws):
@@ -105,12 +124,19 @@ class Client:
                     "jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
                     "params": {"client_info": {"name": "bench-soak", "version": "1"}}}))
                 reply = json.loads(await asyncio.wait_for(ws.recv(), 300))
-                return reply["result"]["session_id"], time.perf_counter() - t0
+                if "result" not in reply:
+                    raise RuntimeError(f"a2ui.init: {reply.get('error')}")
+                return ws, reply["result"]["session_id"], time.perf_counter() - t0
 
-        done = await asyncio.gather(*(init(ws) for ws in self.users))
-        self.sids = [sid for sid, _ in done]
+        done = await asyncio.gather(*(init(ws) for ws in self.users), return_exceptions=True)
+        failed = [d for d in done if isinstance(d, BaseException)]
+        if failed:
+            self.errors[f"a2ui.init failed ({type(failed[0]).__name__})"] += len(failed)
+        done = [d for d in done if not isinstance(d, BaseException)]
+        self.users = [ws for ws, _, _ in done]
+        self.sids = [sid for _, sid, _ in done]
         self.tasks += [asyncio.ensure_future(self._read_user(ws)) for ws in self.users]
-        return [t for _, t in done]
+        return [t for _, _, t in done]
 
     async def wait_opened(self, total, timeout):
         """Until every agent socket here heard ``total`` session events; False on timeout."""
