@@ -57,6 +57,13 @@ DEFAULTS = {
     # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
     "DIRECT_DELIVERY": os.environ.get("A2UI_DIRECT_DELIVERY", "1").strip().lower()
     not in ("0", "false", "no", "off"),
+    # Per-message database work (renders, updates, input requests and answers, the metrics
+    # flush: a2ui.services.dbthreads) commits without waiting for PostgreSQL's WAL flush
+    # (synchronous_commit off for those transactions only): a PostgreSQL crash may lose the
+    # last ~0.6 s of such writes, never corrupt anything. True waits for the disk each time.
+    # A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT=1 in the environment sets it too.
+    "PER_MESSAGE_SYNCHRONOUS_COMMIT": os.environ.get(
+        "A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT", "0").strip().lower() in ("1", "true", "yes", "on"),
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable

@@ -175,6 +175,11 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
             errors[k] = errors.get(k, 0) + v
     if not heard:
         errors["session.opened not heard by every agent socket"] = 1
+    if args.dump:
+        with open(args.dump, "a") as f:
+            for r in results:
+                f.writelines(f"{n},{t - start:.4f},{lat * 1000:.2f},{m}\n"
+                             for t, lat, m in r["samples"])
     sent = sum(r["sent"] for r in results)
     received = sum(r["received"] for r in results)
     return {
@@ -287,6 +292,8 @@ def main():
                         help="Redis database for the bench (flushed); 8-15 are the tests'")
     parser.add_argument("--py-spy", help="path of py-spy: profile the Daphne process per round")
     parser.add_argument("--profile-dir", default="bench/profiles")
+    parser.add_argument("--dump", help="append every push (sessions, send time from the "
+                                       "round's start, latency ms, method) to this CSV file")
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.seconds, args.rounds, args.settle = 50, 20, 2, 5.0

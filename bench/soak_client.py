@@ -88,6 +88,7 @@ class Client:
         self.opened = []  # session.opened/resumed heard, per agent socket
         self.latencies, self.lateness = [], []
         self.by_method = collections.defaultdict(list)
+        self.samples = []  # (send time, latency, method), for --dump
         self.errors = collections.Counter()
         self.sent = self.received = self.answers = self.expected_answers = 0
         self.tasks = []
@@ -163,6 +164,7 @@ class Client:
                     self.received += 1
                     self.latencies.append(now - msg["params"]["bench_t"])
                     self.by_method[method].append(self.latencies[-1])
+                    self.samples.append((msg["params"]["bench_t"], self.latencies[-1], method))
                     if method == "ui.request_input":
                         self.next_id += 1
                         await ws.send(json.dumps({
@@ -241,7 +243,7 @@ class Client:
             "sent": self.sent, "received": self.received, "answers": self.answers,
             "expected_answers": self.expected_answers, "errors": dict(self.errors),
             "latencies": self.latencies, "lateness_p99": pct(self.lateness, 99),
-            "by_method": dict(self.by_method),
+            "by_method": dict(self.by_method), "samples": self.samples,
             "cpu": cpu,
         }
 
