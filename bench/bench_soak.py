@@ -19,7 +19,8 @@ only drives them and reads the server's RSS and CPU time. Each round:
 3. the steady phase, for ``--seconds``: each session gets R pushes per second from its agent
    socket, phases spread evenly over the second, in a fixed realistic mix (``soak_client``:
    per 10 pushes 2 ``ui.render``, 2 ``ui.update``, 4 ``ui.progress``, 1 ``ui.notify``,
-   1 ``ui.request_input`` the person answers with ``user.respond``), every push a JSON-RPC
+   1 ``ui.request_input`` the person answers with ``user.respond``; each session's cycle out
+   of step with the others', so that each second carries the whole mix), every push a JSON-RPC
    request so that failures come back as errors; the RSS is sampled every second;
 4. the latency agent send -> person receive of every push (send time in an extra ``bench_t``
    param, which the server passes through), errors by code, pushes that never arrived, the

@@ -30,15 +30,24 @@ OPENED = {"session.opened", "session.resumed"}
 _request_ids = itertools.count()
 
 
-def message(k, sid, now):
+def slot_of(k, phase):
+    """Where the k-th push of session ``phase`` is in the cycle of 10 (its first two: renders).
+
+    Sessions are out of step (``phase``), as real ones are: in step, every session would send
+    its ``ui.request_input`` in the same second, a burst no real mix has.
+    """
+    return 0 if k < 2 else (k + phase) % 10
+
+
+def message(k, sid, now, phase=0):
     """The k-th push of a session (k = 0, 1, ...): method and params.
 
     Per 10 pushes: 2 ``ui.render`` (a card, a 20-row table), 2 ``ui.update`` of the card,
     4 ``ui.progress``, 1 ``ui.notify``, 1 ``ui.request_input`` the person answers.
     """
-    slot = k % 10
+    slot = slot_of(k, phase)
     t = {"session_id": sid, "bench_t": now}
-    if slot in (0, 5) or k < 2:
+    if slot in (0, 5):
         if slot == 5:
             return "ui.render", {**t, "component_id": "orders", "component_type": "table",
                                  "data": {"headers": HEADERS, "rows": ROWS}}
@@ -195,7 +204,7 @@ class Client:
         agent = self.agents[i % len(self.agents)]
         now = time.perf_counter()
         self.lateness.append(now - due)
-        method, params = message(k, self.sids[i], now)
+        method, params = message(k, self.sids[i], now, self.first + i)
         self.next_id += 1
         try:
             await agent.send(json.dumps(
@@ -212,7 +221,8 @@ class Client:
         ticks = int(seconds * rate)
         schedule = sorted((start + (k + (first + i) / total) / rate, i, k)
                           for k in range(ticks) for i in range(n))
-        self.expected_answers = sum(1 for _, _, k in schedule if k % 10 == 9)
+        self.first = first
+        self.expected_answers = sum(1 for _, i, k in schedule if slot_of(k, first + i) == 9)
         cpu0 = cpu_seconds()
         gc.collect()
         gc.disable()  # the load client's collector would stall every socket it reads
