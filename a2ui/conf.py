@@ -57,6 +57,15 @@ DEFAULTS = {
     # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
     "DIRECT_DELIVERY": os.environ.get("A2UI_DIRECT_DELIVERY", "1").strip().lower()
     not in ("0", "false", "no", "off"),
+    # True (the default): per-message database work (renders, updates, input requests and
+    # answers, the metrics flush: a2ui.services.dbthreads) commits as PostgreSQL is configured,
+    # waiting for the WAL flush, so nothing an agent was told was delivered is lost to a
+    # database crash. False commits those transactions with synchronous_commit off: much faster
+    # under load (docs/performance.md, soak), but a PostgreSQL crash may lose the last ~0.6 s of
+    # such writes (never corrupts). A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT=0 sets False.
+    "PER_MESSAGE_SYNCHRONOUS_COMMIT": os.environ.get(
+        "A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT", "1").strip().lower() not in ("0", "false", "no",
+                                                                          "off"),
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable

@@ -9,9 +9,8 @@ user sockets take a ``stream_a2ui`` token from ``?token=``, agent sockets an age
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
-
 from . import tokens
+from .services import dbthreads
 
 
 @dataclass
@@ -62,5 +61,8 @@ class A2UIAuthMiddleware:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "websocket":
-            scope = dict(scope, a2ui_auth=await database_sync_to_async(resolve)(scope))
+            # On the per-message pool, not the one thread-sensitive thread: while many sockets
+            # open at once, their handshakes must not queue behind every session's a2ui.init
+            # (Daphne drops a handshake not answered within 5 s).
+            scope = dict(scope, a2ui_auth=await dbthreads.run(resolve, scope))
         return await self.inner(scope, receive, send)

@@ -13,17 +13,28 @@ What stays on the thread-sensitive thread:
 * calls made inside ``async_to_sync`` (a sync view, a command, a sync test): the calling thread
   may hold an open transaction whose rows a connection of another thread would not see.
 
+With ``A2UI['PER_MESSAGE_SYNCHRONOUS_COMMIT']`` False (not the default) each call on the pool
+commits without waiting for the WAL flush (``synchronous_commit`` off for the call, reset
+after it): a commit that waits for the disk took 7 ms at the median and seconds under load on
+the soak's machine, and an agent socket's next push waits for its render's commit
+(docs/performance.md); but a PostgreSQL crash may then lose the last fraction of a second of
+such writes (renders, input requests and answers, metrics) that agents were told were
+delivered, so durability is the default.
+
 The per-message callers run each socket's messages one at a time, so one agent's render and
 its following update keep their order; pushes from different sockets were concurrent already.
 """
 
+import contextlib
 import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import AsyncToSync
 from channels.db import database_sync_to_async
-from django.db import connections
+from django.db import DatabaseError, connections
+
+from ..conf import a2ui_settings
 
 #: Threads for per-message work; each holds a connection of the pool while it runs a call, so
 #: keep it below the pool's ``max_size`` (DB_POOL_MAX, 10 by default).
@@ -45,10 +56,38 @@ def concurrent_ok():
             and getattr(AsyncToSync.executors, "current", None) is None)
 
 
+@contextlib.contextmanager
+def relaxed_commit(alias="default"):
+    """Commits inside do not wait for PostgreSQL's WAL flush (unless the setting says so).
+
+    Session-level, reset on the way out: the connection goes back to a pool other code shares.
+    """
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or a2ui_settings.PER_MESSAGE_SYNCHRONOUS_COMMIT:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET synchronous_commit")
+        except DatabaseError:  # a broken connection is not given back to the pool
+            pass
+
+
+def _relaxed(func, *args, **kwargs):
+    with relaxed_commit():
+        return func(*args, **kwargs)
+
+
 async def run(func, *args, **kwargs):
     """``await database_sync_to_async(func)(*args, **kwargs)``, on the pool when allowed."""
     if concurrent_ok():
-        call = database_sync_to_async(func, thread_sensitive=False, executor=_pool())
+        call = database_sync_to_async(functools.partial(_relaxed, func),
+                                      thread_sensitive=False, executor=_pool())
     else:
         call = database_sync_to_async(func)
     return await call(*args, **kwargs)

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from ..conf import a2ui_settings
 from ..models import A2UISessionLog
+from . import dbthreads
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +198,7 @@ def _write_postgresql(taken):
          "t": c.last_activity.isoformat() if c.last_activity else None}
         for session_id, c in taken.items()
     ])
-    with connection.cursor() as cursor:
+    with dbthreads.relaxed_commit(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} AS s SET "
             "message_count = s.message_count + v.m, "

@@ -182,7 +182,10 @@ def claim(session_id, request_id, channel):
     )
 
 
-aclaim = database_sync_to_async(claim)
+# On the pool: every answer is claimed by the agent socket that waits for it, and that socket's
+# next push waits for the claim; 300 answers in a row on the one thread-sensitive thread held
+# every agent socket for seconds (docs/performance.md, soak).
+aclaim = dbthreads.wrap(claim)
 
 
 def _waiting(agent_id, session_id=None):

@@ -15,6 +15,13 @@ sequence number and epoch of each of their sessions (one round trip for all) and
 socket whose epoch differs, or that still has not received a number that had been issued one
 interval before. Only with Redis: the in-memory backend loses nothing of its own.
 
+A number missing is not yet a push lost: under load the push may only be late (the event loop
+behind, the socket busy with earlier messages), and a resync of a late push costs a snapshot
+from the database and more frames, which made an overloaded process fall further behind: at
+300 sessions a soak's open storm set off resync after resync (docs/performance.md). So a socket
+is resynced only when a number stays missing for ``GRACE_CHECKS`` checks in a row and the socket
+holds no pushes still to handle.
+
 Every session socket (``consumers.session.SessionSocket``: JSON-RPC and v0.9 alike) is
 checked this way once it is registered for direct delivery.
 """
@@ -28,6 +35,8 @@ from . import direct, shared, stream
 log = logging.getLogger("a2ui.services")
 
 INTERVAL_SECONDS = 0.5
+#: Checks a number must stay missing for before the socket is resynced (about 2 s).
+GRACE_CHECKS = 4
 
 _tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
 
@@ -58,7 +67,7 @@ async def _watch():
 async def check(suspects, resyncing):
     """One round: resync sockets that are behind; returns the new ``suspects``.
 
-    ``suspects`` maps a consumer to a sequence number it had not seen at the previous round;
+    ``suspects`` maps a consumer to ``(a number it had not seen, checks it has been missing)``;
     ``resyncing`` maps a consumer to its resync task, so one is never queued twice.
     """
     loop = asyncio.get_running_loop()
@@ -78,8 +87,21 @@ async def check(suspects, resyncing):
         for consumer in consumers:
             if consumer in resyncing:
                 continue
-            if epoch != consumer.epoch or consumer.last_seq < suspects.get(consumer, 0):
+            missing, checks = suspects.get(consumer, (0, 0))
+            if epoch != consumer.epoch or (
+                    consumer.last_seq < missing and checks >= GRACE_CHECKS
+                    and not _busy(consumer)):
                 resyncing[consumer] = loop.create_task(consumer.take_direct(stream.resync_message()))
+            elif consumer.last_seq < missing:
+                found[consumer] = (missing, checks + 1)
             elif consumer.last_seq < seq:
-                found[consumer] = seq
+                found[consumer] = (seq, 1)
     return found
+
+
+def _busy(consumer):
+    """The consumer is handling a message or holds pushes it has not handled yet
+    (``DirectDeliveryMixin``): the missing number may be among them."""
+    turn = getattr(consumer, "_turn", None)
+    return bool(getattr(consumer, "_deferred", None) or getattr(consumer, "_in_hand", False)
+                or (turn is not None and turn.locked()))

@@ -19,7 +19,7 @@ from ..core.closes import CloseCode
 from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from . import audit, groups, shared, stream
+from . import audit, dbthreads, groups, shared, stream
 from .metrics import buffer
 
 State = A2UISessionLog.State
@@ -168,7 +168,7 @@ def snapshot(session_id):
     return Snapshot(components, requests, surfaces)
 
 
-asnapshot = database_sync_to_async(snapshot)
+asnapshot = dbthreads.wrap(snapshot)  # a read: on the pool, beside the per-message work
 
 
 # Lookups on the per-message path ---------------------------------------------------------------
@@ -192,7 +192,7 @@ async def aensure_agent_session(agent_id, session_id):
     sid = _parse_uuid(session_id)
     cached = await shared.cached_session(sid.hex)
     if cached is None:
-        row = await database_sync_to_async(_live_owner)(sid)
+        row = await dbthreads.run(_live_owner, sid)
         if row is None:
             raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
         await shared.cache_session(sid.hex, row[0], row[1])

@@ -100,3 +100,44 @@ async def test_calls_inside_async_to_sync_stay_on_the_calling_thread():
 
 async def _inside():
     return dbthreads.concurrent_ok()
+
+
+def _synchronous_commit():
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def _inside_and_after():
+    with dbthreads.relaxed_commit():
+        inside = _synchronous_commit()
+    return inside, _synchronous_commit()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a PostgreSQL setting")
+async def test_per_message_commits_do_not_wait_for_the_disk_and_the_connection_is_reset(
+        settings):
+    """A commit that waits for the WAL flush held each agent socket's next push (the soak);
+    turning the wait off is the operator's choice (durability first by default)."""
+    assert await dbthreads.run(_synchronous_commit) == "on"  # the default keeps the wait
+    assert await sync_to_async(_inside_and_after)() == ("on", "on")
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "PER_MESSAGE_SYNCHRONOUS_COMMIT": False}
+    assert await dbthreads.run(_synchronous_commit) == "off"
+    assert await sync_to_async(_inside_and_after)() == ("off", "on")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="per-message DB work runs on a pool only on PostgreSQL")
+async def test_a_socket_opens_while_the_thread_sensitive_thread_is_busy(stream_token):
+    """Sockets opening at once must not queue their auth lookups behind every a2ui.init (Daphne
+    drops a handshake that takes over 5 s)."""
+    release = threading.Event()
+    blocker = asyncio.ensure_future(sync_to_async(release.wait)(5))  # thread_sensitive
+    try:
+        await asyncio.sleep(0.05)
+        user = await asyncio.wait_for(connect_user(stream_token), 2)
+        assert not blocker.done()
+    finally:
+        release.set()
+        await blocker
+    await user.disconnect()
