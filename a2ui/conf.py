@@ -69,6 +69,7 @@ DEFAULTS = {
         "a2ui.adapters.jsonrpc",
         "a2ui.adapters.v09",
         "a2ui.mcp.adapter",
+        "a2ui.agui.adapter",
     ],
 }
 

@@ -23,6 +23,7 @@ surface.batch       not translated (A2UI v0.9 surfaces: /ws/v09/a2ui, SSE, /mcp)
 ==================  ==================================================================================
 """
 
+from ..core.errors import Fault
 from ..core.events import Kind
 from . import protocol as p
 
@@ -97,3 +98,32 @@ def translate(kind, data):
     if kind is Kind.CONSENT_REQUIRED:
         return [consent_required(data)]
     return []  # NOT_TRANSLATED, or a kind this version does not know
+
+
+# Domain errors (a2ui.core.errors) in the seed's codes -----------------------------------------
+
+_CODE_BY_FAULT = {
+    Fault.PARSE: p.PARSE_ERROR,
+    Fault.INVALID_REQUEST: p.INVALID_EVENT,
+    Fault.UNKNOWN_OPERATION: p.INVALID_EVENT,
+    Fault.INVALID_INPUT: p.INVALID_EVENT_DATA,
+    Fault.PAYLOAD_TOO_LARGE: p.INVALID_EVENT_DATA,
+    Fault.COMPONENT_NOT_FOUND: p.INVALID_EVENT_DATA,
+    Fault.REQUEST_TIMEOUT: p.INVALID_EVENT_DATA,
+    Fault.REQUEST_TAKEN_OVER: p.INVALID_EVENT_DATA,
+    Fault.CONSENT_REQUIRED: p.INVALID_EVENT,
+}  # the rest (session, auth, rate limit, internal) are CONNECTION_ERROR
+
+
+def fault_error(fault, message=None, data=None):
+    """An ERROR event for a domain error: the seed's code, ``details.reason`` the fault and
+    ``details.field`` the offending field when the service named one."""
+    code = _CODE_BY_FAULT.get(fault, p.CONNECTION_ERROR)
+    details = {"reason": str(fault)}
+    if isinstance(data, dict):
+        details.update({k: v for k, v in data.items() if k != "path"})
+        if isinstance(data.get("path"), str):
+            details["field"] = data["path"]
+            if data.get("reason"):
+                details["reason"] = data["reason"]
+    return p.error(code, message or str(fault).replace("_", " ").capitalize() + ".", details)
