@@ -3,6 +3,7 @@ session's events as AG-UI events, resume with the state, USER_ACTION / TEXT_MESS
 the agent (consent-gated, audited), and every refused frame answered with the seed's ERROR
 while the socket stays usable."""
 
+import asyncio
 import json
 import uuid
 
@@ -63,6 +64,17 @@ async def pair(user, agent_row, agent_key):
     assert opened["params"]["session_id"] == sid
     assert opened["params"]["capabilities"] == {"agui": {"version": "0.1.0"}}
     return bot, person, sid
+
+
+async def audited(action, sid):
+    """The action's audit event is written after the agent was told: wait for it a little."""
+    exists = database_sync_to_async(
+        lambda: AuditEvent.objects.filter(action=action, session_id=sid).exists())
+    for _ in range(100):
+        if await exists():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no {action} audit event")
 
 
 async def _issue(user, agent, kind=AGUI):
@@ -139,8 +151,7 @@ async def test_input_request_answered_with_user_action_and_resume_state(user, ag
     assert answer["result"] == "Ada", answer
     assert await event_of(person) == {"type": "STATE_DELTA", "path": "requests.r1.status",
                                       "new_value": "answered"}
-    assert await database_sync_to_async(AuditEvent.objects.filter(
-        action="agui.user_action", session_id=sid).exists)()
+    await audited("agui.user_action", sid)
 
 
 async def test_text_message_and_other_actions_reach_the_agent(user, agent, agent_key):
@@ -148,6 +159,7 @@ async def test_text_message_and_other_actions_reach_the_agent(user, agent, agent
     await send(person, frame({"type": "TEXT_MESSAGE", "sender": "me", "content": "hello",
                               "metadata": {"author_name": "Ada"}}))
     note = await recv_until(bot, lambda m: m.get("method") == "user.message")
+    await audited("agui.text_message", sid)
     assert note["params"] == {"session_id": sid, "user": user.get_username(), "sender": "me",
                               "content": "hello", "metadata": {"author_name": "Ada"}}
     await send(person, frame({"type": "USER_ACTION", "action_type": "click",
@@ -202,3 +214,23 @@ async def test_operator_close_is_announced(user, agent, agent_key):
     assert status == {"type": "CONNECTION_STATUS", "status": "DISCONNECTED",
                       "message": "Operator ended it"}
     assert (await person.receive_output(timeout=3))["code"] == 4010
+
+
+async def test_consent_gates_actions_until_granted(user, agent, agent_key, settings):
+    settings.A2UI = {**settings.A2UI, "REQUIRED_CONSENTS": ["data_collection"]}
+    bot = await connect_agent(agent_key)
+    person = await open_agui(await _issue(user, agent))
+    sid = await connected(person)
+    prompt = await event_of(person)
+    assert prompt["type"] == "TEXT_MESSAGE" and prompt["sender"] == "system"
+    assert [c["type"] for c in prompt["metadata"]["consent_required"]] == ["data_collection"]
+    await send(person, frame({"type": "TEXT_MESSAGE", "sender": "me", "content": "hi"}))
+    assert (await event_of(person))["type"] == "TEXT_MESSAGE"  # the prompt again
+    refused = await event_of(person)
+    assert refused["type"] == "ERROR" and refused["code"] == "INVALID_EVENT"
+    assert refused["details"]["reason"] == "consent_required"
+    await send(person, frame({"type": "USER_ACTION", "action_type": "consent",
+                              "payload": {"consent_type": "data_collection", "granted": True}}))
+    await send(person, frame({"type": "TEXT_MESSAGE", "sender": "me", "content": "now"}))
+    note = await recv_until(bot, lambda m: m.get("method") == "user.message")
+    assert note["params"]["content"] == "now" and note["params"]["session_id"] == sid
