@@ -105,6 +105,29 @@ async def test_a_stream_agui_token_opens_nothing_else(user, agent, agent_key):
     assert (await recv(comm))["error"]["code"] == "AUTH_FAILED"
 
 
+async def test_issued_over_rest_and_refused_by_rest_sse_and_mcp(user, agent, agent_key):
+    from django.test import AsyncClient
+
+    client = AsyncClient()
+    await database_sync_to_async(client.force_login)(user)
+    issued = await client.post("/api/v4/stream-token", {"token_type": AGUI},
+                               content_type="application/json")
+    assert issued.status_code == 201, issued.content
+    raw = issued.json()["token"]
+    assert issued.json()["token_type"] == AGUI
+    bearer = {"Authorization": f"Bearer {raw}"}
+    assert (await AsyncClient().get("/api/v4/requests", headers=bearer)).status_code in (401,
+                                                                                        403)
+    person = await open_agui(raw)
+    sid = await connected(person)
+    sse = await AsyncClient().get(f"/api/v4/sessions/{sid}/surfaces/stream?token={raw}")
+    assert sse.status_code == 401
+    from a2ui.mcp.app import authenticate
+
+    with pytest.raises(tokens.TokenError, match="stream_agui token is not valid here"):
+        await database_sync_to_async(authenticate)(raw)  # /mcp's bearer check
+
+
 async def test_agent_pushes_arrive_as_agui_events(user, agent, agent_key):
     bot, person, sid = await pair(user, agent, agent_key)
     reply = await call(bot, 1, "ui.render", session_id=sid, component_id="c1",
