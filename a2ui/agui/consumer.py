@@ -21,10 +21,10 @@ from ..conf import a2ui_settings
 from ..consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
 from ..consumers.session import SessionSocket
 from ..consumers.surfaces import _over_limit
-from ..core.errors import DomainError
+from ..core.errors import DomainError, Fault
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import admission, groups, housekeeping, sessions, shared
+from ..services import admission, consent, groups, housekeeping, sessions, shared
 from ..services.metrics import buffer
 from . import PROTOCOL_VERSION, actions, mapping
 from . import protocol as p
@@ -139,12 +139,12 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
                 raise p.AguiError(p.INVALID_EVENT_DATA, "The frame is too large.", {
                     "reason": "payload_too_large",
                     "max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
+            await self.check_rate()  # every frame counts, refused ones too
             try:
                 text = raw if isinstance(raw, str) else raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise p.AguiError(p.PARSE_ERROR, "The frame is not UTF-8 text.") from None
             event = p.parse_text(text)
-            await self.check_rate()
             if self.session_id is None:
                 raise p.AguiError(p.CONNECTION_ERROR, "No session is attached.")
             buffer.add(self.session_id)
@@ -155,7 +155,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         except p.AguiError as exc:
             await self.send_event(p.error_of(exc))
         except DomainError as exc:
-            if exc.fault == "consent_required":
+            if exc.fault is Fault.CONSENT_REQUIRED:
                 await self.show_consents()
             await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
         except Exception:
@@ -176,8 +176,6 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.send_event(mapping.request(r["kind"], r["params"]))
 
     async def show_consents(self):
-        from ..services import consent
-
         await self.send_event(mapping.consent_required(
             {"consent_types": consent.describe(self.missing_consents)}))
 

@@ -257,3 +257,13 @@ async def test_consent_gates_actions_until_granted(user, agent, agent_key, setti
     await send(person, frame({"type": "TEXT_MESSAGE", "sender": "me", "content": "now"}))
     note = await recv_until(bot, lambda m: m.get("method") == "user.message")
     assert note["params"]["content"] == "now" and note["params"]["session_id"] == sid
+
+
+async def test_rate_limit_counts_every_frame(user, agent, agent_key, settings):
+    settings.A2UI = {**settings.A2UI, "RATE_LIMIT_PER_MINUTE": 3}
+    bot, person, sid = await pair(user, agent, agent_key)
+    codes = []
+    for _ in range(4):
+        await person.send_to(text_data="{bad")
+        codes.append((await event_of(person))["code"])
+    assert codes == ["PARSE_ERROR"] * 3 + ["CONNECTION_ERROR"]
