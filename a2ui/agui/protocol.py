@@ -251,9 +251,12 @@ def envelope(event):
             "event": validate_event(event, OUT)}
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def encode(event):
-    return json.dumps(envelope(event), ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":"))
+    """The frame's text (ValueError for a value JSON cannot hold, such as NaN)."""
+    return _ENCODER.encode(envelope(event))
 
 
 # Builders ------------------------------------------------------------------------------------
