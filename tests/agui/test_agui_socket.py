@@ -267,3 +267,12 @@ async def test_rate_limit_counts_every_frame(user, agent, agent_key, settings):
         await person.send_to(text_data="{bad")
         codes.append((await event_of(person))["code"])
     assert codes == ["PARSE_ERROR"] * 3 + ["CONNECTION_ERROR"]
+
+
+async def test_resuming_an_unknown_session_is_refused(user, agent):
+    person = await open_agui(await _issue(user, agent), uuid.uuid4())
+    error = await event_of(person)
+    assert error["type"] == "ERROR" and error["code"] == "CONNECTION_ERROR"
+    assert error["details"]["reason"] == "session_not_found"
+    assert (await event_of(person))["status"] == "FAILED"
+    assert (await person.receive_output(timeout=3))["code"] == 4000  # -32000 SESSION_NOT_FOUND
