@@ -78,6 +78,7 @@ DEFAULTS = {
         "a2ui.adapters.jsonrpc",
         "a2ui.adapters.v09",
         "a2ui.mcp.adapter",
+        "a2ui.agui.adapter",
     ],
 }
 

@@ -53,7 +53,9 @@ class StreamToken(models.Model):
 
     TYPE_STREAM_A2UI = "stream_a2ui"
     TYPE_STREAM_MCP = "stream_mcp"
-    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream"), (TYPE_STREAM_MCP, "MCP (a person's UI at /mcp)")]
+    TYPE_STREAM_AGUI = "stream_agui"
+    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream"), (TYPE_STREAM_MCP, "MCP (a person's UI at /mcp)"),
+             (TYPE_STREAM_AGUI, "AG-UI WebSocket (/ws/agui)")]
 
     jti = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(

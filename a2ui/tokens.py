@@ -24,8 +24,10 @@ from .conf import a2ui_settings
 from .models import Agent, StreamToken
 
 #: Each type is signed with its own salt, so a token of one type never verifies as another:
-#: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``.
-STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP)
+#: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,
+#: ``stream_agui`` only ``/ws/agui``.
+STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP,
+                      StreamToken.TYPE_STREAM_AGUI)
 AGENT_KEY_PREFIX = "a2ui_ak_"
 #: What generate_agent_key produces; anything else (NUL, non-ASCII) never reaches the database.
 _AGENT_KEY_SHAPE = re.compile(r"a2ui_ak_[0-9a-f]{1,32}_[A-Za-z0-9_-]{1,160}")

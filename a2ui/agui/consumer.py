@@ -1,0 +1,183 @@
+"""The AG-UI socket, /ws/agui?token=<stream_agui token>[&session_id=<id>] (seed 003).
+
+On connect the token is checked (``stream_agui`` only: any other credential gets ERROR
+CONNECTION_ERROR and close 4006), a session is opened (or ``session_id`` resumed, or the
+person's detached session with the agent taken over) and CONNECTION_STATUS CONNECTED names it
+(``session_id``); a resumed session's state follows (components and open requests as
+RENDER_REQUESTs), then the live events (``a2ui.agui.mapping``). The person sends USER_ACTION
+and TEXT_MESSAGE (``a2ui.agui.actions``); a refused frame is answered with ERROR and the socket
+stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
+"""
+
+import logging
+from urllib.parse import parse_qs
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from .. import tokens
+from ..conf import a2ui_settings
+from ..consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
+from ..consumers.session import SessionSocket
+from ..consumers.surfaces import _over_limit
+from ..core.errors import DomainError, Fault
+from ..models import StreamToken
+from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
+from ..services import admission, consent, groups, housekeeping, sessions, shared
+from ..services.metrics import buffer
+from . import PROTOCOL_VERSION, actions, mapping
+from . import protocol as p
+
+log = logging.getLogger("a2ui.agui")
+CAPABILITIES = {"agui": {"version": PROTOCOL_VERSION}}
+
+
+def _verify(raw):
+    if not raw:
+        raise tokens.TokenError("No credential presented: use ?token=<stream_agui token>.")
+    kind = tokens.peek_any_stream_token(raw)
+    if kind is not None and kind != StreamToken.TYPE_STREAM_AGUI:
+        raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_agui token.")
+    return tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_AGUI)
+
+
+class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):
+    gone = False
+
+    async def dispatch_guarded(self, message):
+        # Events meant for other socket kinds in the same groups are ignored.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is not None:
+            await handler(message)
+
+    async def websocket_disconnect(self, message):
+        self.gone = True
+        await super().websocket_disconnect(message)
+
+    async def internal_error(self):
+        await self.send_event(p.error(p.CONNECTION_ERROR, "Internal error."))
+
+    async def send_event(self, event):
+        if self.gone:
+            return
+        try:
+            text = p.encode(event)
+        except (p.AguiError, ValueError, TypeError):
+            log.warning("a2ui: dropped an AG-UI event that is not valid", exc_info=True)
+            return
+        await self.send(text_data=transportable(text))
+
+    # Connection ------------------------------------------------------------------------------
+
+    async def connect(self):
+        await self.accept()
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        try:
+            self.token = await database_sync_to_async(_verify)((query.get("token") or [""])[0])
+        except tokens.TokenError as exc:
+            if exc.record is not None:
+                await sessions.arecord_rejected(exc.record, exc.reason)
+            await self.refuse(p.error(p.CONNECTION_ERROR, exc.reason, {"reason": "auth_failed"}),
+                              CLOSE_CODES[ErrorCode.AUTH_FAILED])
+            return
+        self.closing = False
+        for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
+            await self.join(group)
+        housekeeping.ensure_started()
+        requested = (query.get("session_id") or [None])[0]
+        try:
+            if requested:
+                session, resumed = await sessions.aresume_session(self.token, requested), True
+            else:
+                session, resumed = await admission.aadmit(
+                    self.token, {"protocol": "agui"}, CAPABILITIES, reuse=True)
+        except DomainError as exc:
+            await self.refuse(mapping.fault_error(exc.fault, exc.message, exc.data),
+                              ProtocolError.of(exc).close_code)
+            return
+        sid = session.session_id
+        try:
+            await self.load_consents(session)
+            await self.attach(sid, fresh=not resumed)
+            await shared.cache_session(sid.hex, session.agent_id, session.user_id)
+        except BaseException:
+            await self.unattach(sid, resumed, log)
+            raise
+        self.session_id = sid
+        buffer.add(sid)
+        await self.send_event(p.connection_status(
+            "CONNECTED", "Resumed the session." if resumed else "Connected.", str(sid)))
+        if resumed:
+            await self.send_state()
+        if self.missing_consents:
+            await self.show_consents()
+        self.start_stream()
+        await self.announce(session, resumed, CAPABILITIES)
+
+    async def refuse(self, error, code):
+        await self.send_event(error)
+        await self.send_event(p.connection_status("FAILED", error["message"]))
+        self.closing = True
+        await self.close(code=code)
+
+    async def disconnect(self, code):
+        await self.detach()
+
+    async def agent_id(self):
+        cached = await shared.cached_session(self.session_id.hex)
+        if cached is not None:
+            return cached[0] or None
+        return self.token.agent_id
+
+    # Inbound ---------------------------------------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None):
+        raw = text_data if text_data is not None else bytes_data
+        try:
+            if raw is None or _over_limit(raw, a2ui_settings.MAX_PAYLOAD_SIZE):
+                raise p.AguiError(p.INVALID_EVENT_DATA, "The frame is too large.", {
+                    "reason": "payload_too_large",
+                    "max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
+            await self.check_rate()  # every frame counts, refused ones too
+            try:
+                text = raw if isinstance(raw, str) else raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise p.AguiError(p.PARSE_ERROR, "The frame is not UTF-8 text.") from None
+            event = p.parse_text(text)
+            if self.session_id is None:
+                raise p.AguiError(p.CONNECTION_ERROR, "No session is attached.")
+            buffer.add(self.session_id)
+            if event["type"] == "USER_ACTION":
+                await actions.user_action(self, event)
+            else:
+                await actions.text_message(self, event)
+        except p.AguiError as exc:
+            await self.send_event(p.error_of(exc))
+        except DomainError as exc:
+            if exc.fault is Fault.CONSENT_REQUIRED:
+                await self.show_consents()
+            await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
+        except Exception:
+            log.exception("a2ui: unexpected error on the AG-UI socket")
+            await self.internal_error()
+
+    # Outbound --------------------------------------------------------------------------------
+
+    async def show(self, kind, message):
+        for event in mapping.translate(kind, message["data"]):
+            await self.send_event(event)
+
+    async def send_state(self):
+        snapshot = await sessions.asnapshot(self.session_id)
+        for c in snapshot.components:
+            await self.send_event(mapping.component(c))
+        for r in snapshot.requests:
+            await self.send_event(mapping.request(r["kind"], r["params"]))
+
+    async def show_consents(self):
+        await self.send_event(mapping.consent_required(
+            {"consent_types": consent.describe(self.missing_consents)}))
+
+    async def announce_close(self, code, reason):
+        await self.send_event(p.connection_status("DISCONNECTED", reason or None))

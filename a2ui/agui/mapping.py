@@ -1,0 +1,129 @@
+"""The core's session events (``a2ui.core.events``) in seed-003 AG-UI words. Sans-I/O.
+
+Each function returns a list of AG-UI events (possibly empty: a kind the seed has no word for
+is not translated; docs/protocol-agui.md lists them).
+
+==================  ==================================================================================
+session event       AG-UI event
+==================  ==================================================================================
+component.rendered  RENDER_REQUEST ``component_id``, ``schema {"type": component_type, ...data}``,
+                    ``props`` = metadata (left out when empty)
+component.updated   STATE_DELTA ``path "components.<id>.<replace|merge|append>"``, ``new_value`` = data
+component.removed   STATE_DELTA ``path "components.<id>"`` with no value (removed)
+request.opened      RENDER_REQUEST ``component_id`` = request_id, ``schema {"type": "input"|"confirm",
+                    ...params}``
+request.closed      STATE_DELTA ``path "requests.<id>.status"``, ``new_value`` = status
+progress            TOOL_CALL_STATUS ``id`` = task_id, RUNNING (COMPLETED at value >= total),
+                    ``progress`` 0..100 when a total is known, ``message``
+notify              TEXT_MESSAGE ``sender "agent"``, ``content`` = message, ``metadata {level, title,
+                    duration_ms}``
+consent.required    TEXT_MESSAGE ``sender "system"``, ``metadata {"consent_required": [...]}``
+navigate            not translated (the seed has no navigation event)
+surface.batch       not translated (A2UI v0.9 surfaces: /ws/v09/a2ui, SSE, /mcp)
+==================  ==================================================================================
+"""
+
+from ..core.errors import Fault
+from ..core.events import Kind
+from . import protocol as p
+
+NOT_TRANSLATED = frozenset({Kind.NAVIGATE, Kind.SURFACE_BATCH})
+
+
+def _schema(kind, data):
+    return {"type": kind, **data} if isinstance(data, dict) else {"type": kind, "data": data}
+
+
+def component(c):
+    """A component (snapshot row or component.rendered data) as a RENDER_REQUEST."""
+    return p.render_request(c["component_id"], _schema(c["component_type"], c.get("data")),
+                            c.get("metadata") or None)
+
+
+def request(kind, params):
+    """An open request (input or confirm) as a RENDER_REQUEST keyed by its request_id."""
+    params = dict(params)
+    request_id = params.pop("request_id")
+    return p.render_request(request_id, _schema(kind, params))
+
+
+def _percent(value, total):
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if isinstance(total, int | float) and not isinstance(total, bool) and total > 0:
+        return max(0, min(100, round(100 * value / total)))
+    if 0 <= value <= 100:  # a bare percentage
+        return round(value)
+    return None
+
+
+def progress(data):
+    value, total = data.get("value"), data.get("total")
+    done = (isinstance(value, int | float) and isinstance(total, int | float)
+            and total > 0 and value >= total)
+    return p.tool_call_status(str(data["task_id"]), "COMPLETED" if done else "RUNNING",
+                              _percent(value, total), data.get("message") or None)
+
+
+def notify(data):
+    metadata = {k: data[k] for k in ("level", "title", "duration_ms") if data.get(k) is not None}
+    return p.text_message("agent", data.get("message") or data.get("title") or "",
+                          metadata or None)
+
+
+def consent_required(data):
+    types = data.get("consent_types") or []
+    return p.text_message("system", "Consent is required before answering.",
+                          {"consent_required": types})
+
+
+def translate(kind, data):
+    """AG-UI events for one session event (``kind`` an ``a2ui.core.events.Kind``)."""
+    if kind is Kind.COMPONENT_RENDERED:
+        return [component(data)]
+    if kind is Kind.COMPONENT_UPDATED:
+        return [p.state_delta(f"components.{data['component_id']}.{data['operation']}",
+                              new_value=data.get("data"))]
+    if kind is Kind.COMPONENT_REMOVED:
+        return [p.state_delta(f"components.{data['component_id']}")]
+    if kind is Kind.REQUEST_OPENED:
+        return [request(data["kind"], data["params"])]
+    if kind is Kind.REQUEST_CLOSED:
+        return [p.state_delta(f"requests.{data['request_id']}.status",
+                              new_value=data["status"])]
+    if kind is Kind.PROGRESS:
+        return [progress(data)]
+    if kind is Kind.NOTIFY:
+        return [notify(data)]
+    if kind is Kind.CONSENT_REQUIRED:
+        return [consent_required(data)]
+    return []  # NOT_TRANSLATED, or a kind this version does not know
+
+
+# Domain errors (a2ui.core.errors) in the seed's codes -----------------------------------------
+
+_CODE_BY_FAULT = {
+    Fault.PARSE: p.PARSE_ERROR,
+    Fault.INVALID_REQUEST: p.INVALID_EVENT,
+    Fault.UNKNOWN_OPERATION: p.INVALID_EVENT,
+    Fault.INVALID_INPUT: p.INVALID_EVENT_DATA,
+    Fault.PAYLOAD_TOO_LARGE: p.INVALID_EVENT_DATA,
+    Fault.COMPONENT_NOT_FOUND: p.INVALID_EVENT_DATA,
+    Fault.REQUEST_TIMEOUT: p.INVALID_EVENT_DATA,
+    Fault.REQUEST_TAKEN_OVER: p.INVALID_EVENT_DATA,
+    Fault.CONSENT_REQUIRED: p.INVALID_EVENT,
+}  # the rest (session, auth, rate limit, internal) are CONNECTION_ERROR
+
+
+def fault_error(fault, message=None, data=None):
+    """An ERROR event for a domain error: the seed's code, ``details.reason`` the fault and
+    ``details.field`` the offending field when the service named one."""
+    code = _CODE_BY_FAULT.get(fault, p.CONNECTION_ERROR)
+    details = {"reason": str(fault)}
+    if isinstance(data, dict):
+        details.update({k: v for k, v in data.items() if k != "path"})
+        if isinstance(data.get("path"), str):
+            details["field"] = data["path"]
+            if data.get("reason"):
+                details["reason"] = data["reason"]
+    return p.error(code, message or str(fault).replace("_", " ").capitalize() + ".", details)
