@@ -2,7 +2,8 @@
 show the person the same prompt twice.
 
 Session events (``session.opened`` / ``resumed`` / ``closed``, ``user.cancel``, a form's
-``user.respond``, ``consent.changed``, v0.9 actions) travel to the agent's group: every socket
+``user.respond``, ``consent.changed``, v0.9 actions, AG-UI chat messages and actions) travel to
+the agent's group: every socket
 of the agent receives them. A socket in the default mode ``"one"`` passes an event on only if it
 *holds* the event's session: the first such socket that sees an event of the session takes it
 (sticky), and keeps it while it lives; when it closes (or its process dies and its liveness
@@ -39,7 +40,8 @@ LIVE_TTL = 15
 HOLD_TTL = 24 * 3600  # refreshed by every event the holder takes
 CLOSED_TTL = 60  # a closed session stays held so a slower socket does not take its last event
 ROUTED = frozenset({"session.opened", "session.resumed", "session.closed", "user.cancel",
-                    "user.respond", "consent.changed", "a2ui.v09"})
+                    "user.respond", "consent.changed", "a2ui.v09",
+                    "user.message", "user.action"})  # the last two: AG-UI clients
 
 # KEYS[1] the session's holder key; ARGV: this channel, the liveness key prefix, TTL.
 # Returns the holder after the call: this channel when it held or just took the session, else
