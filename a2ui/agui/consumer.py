@@ -12,7 +12,6 @@ stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONN
 import logging
 from urllib.parse import parse_qs
 
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -43,18 +42,6 @@ def _verify(raw):
 
 
 class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):
-    gone = False
-
-    async def dispatch_guarded(self, message):
-        # Events meant for other socket kinds in the same groups are ignored.
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is not None:
-            await handler(message)
-
-    async def websocket_disconnect(self, message):
-        self.gone = True
-        await super().websocket_disconnect(message)
-
     async def internal_error(self):
         await self.send_event(p.error(p.CONNECTION_ERROR, "Internal error."))
 

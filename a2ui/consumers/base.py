@@ -114,15 +114,10 @@ class SafeSocketMixin:
             elif message.get("type") == "websocket.receive":
                 await self.internal_error()
 
-    async def dispatch_guarded(self, message):  # pragma: no cover - overridden
-        raise NotImplementedError
+    gone = False  # the socket closed; work still finishing must not write to it
 
-    async def internal_error(self):
-        """What the peer is told when the guard caught something."""
-
-
-class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
     async def dispatch_guarded(self, message):
+        """The handler for ``message`` (no per-frame thread hop: see the module's docs)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             # A channel-layer message for another kind of socket in the same groups (or from
@@ -132,14 +127,17 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
             return
         await handler(message)
 
-    async def internal_error(self):
-        await self.send_obj(ProtocolError(ErrorCode.INTERNAL_ERROR).to_response())
-
-    gone = False  # the socket closed; work still finishing must not write to it
-
     async def websocket_disconnect(self, message):
         self.gone = True
         await super().websocket_disconnect(message)
+
+    async def internal_error(self):
+        """What the peer is told when the guard caught something."""
+
+
+class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
+    async def internal_error(self):
+        await self.send_obj(ProtocolError(ErrorCode.INTERNAL_ERROR).to_response())
 
     async def send_obj(self, obj):
         if not self.gone:

@@ -19,7 +19,6 @@ import json
 import logging
 from urllib.parse import parse_qs
 
-from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
@@ -65,18 +64,6 @@ def protocol_error_frame(exc):
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
     tracker = None
-    gone = False  # the socket closed; work still finishing must not write to it
-
-    async def dispatch_guarded(self, message):
-        # Events meant for other socket kinds in the same groups (JSON-RPC pushes, consent
-        # changes) are ignored; no per-frame thread hop (see consumers.base).
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is not None:
-            await handler(message)
-
-    async def websocket_disconnect(self, message):
-        self.gone = True
-        await super().websocket_disconnect(message)
 
     async def internal_error(self):
         await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))

@@ -137,7 +137,18 @@ async def test_max_sessions_per_agent(user, agent):
     assert reply["error"]["code"] == -32007
 
 
-async def test_rate_limit_61st_request(stream_token):
+async def test_rate_limit_61st_request(stream_token, monkeypatch):
+    # The limit counts in fixed one-minute windows: hold the clock the windows read still, so
+    # a run that crosses a minute boundary does not start a new window before the 61st request.
+    import time as time_module
+    import types
+
+    from a2ui.services import redisstate, shared
+
+    now = time_module.time()
+    frozen = types.SimpleNamespace(time=lambda: now, monotonic=time_module.monotonic)
+    monkeypatch.setattr(shared, "time", frozen)
+    monkeypatch.setattr(redisstate, "time", frozen)
     comm = await connect_user(stream_token)
     await init_session(comm)  # counted against the connection, before the session exists
     for i in range(60):
