@@ -31,9 +31,10 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from .adapters import pushes
 from .core.errors import DomainError
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from .services import agentroute, delivery, groups, pending, sessions
+from .services import agentroute, groups, pending, sessions
 from .services import surfaces as surface_service
 
 
@@ -63,12 +64,12 @@ def _agent_id(agent):
 @_seed_errors
 async def apush(agent, session_id, method, params):
     """Validate and deliver one agent-to-UI message; return its sequence number."""
-    _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
+    _, clean = pushes.validate(method, {**params, "session_id": str(session_id)})
     if method in ("ui.request_input", "ui.confirm"):
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS, f"use a{method[3:]} to wait for the answer"
         )
-    seq, _ = await delivery.apush(_agent_id(agent), session_id, method, clean)
+    seq, _ = await pushes.apush(_agent_id(agent), session_id, method, clean)
     return seq
 
 
@@ -111,8 +112,8 @@ async def anotify(agent, session_id, title, *, level="info", message=None, durat
 async def _await_answer(agent, session_id, method, params):
     layer = get_channel_layer()
     channel = await layer.new_channel()  # default prefix: see SurfaceEvents.start
-    _, clean = delivery.validate(method, {**params, "session_id": str(session_id)})
-    _, request = await delivery.apush(
+    _, clean = pushes.validate(method, {**params, "session_id": str(session_id)})
+    _, request = await pushes.apush(
         _agent_id(agent), session_id, method, clean, reply_channel=channel
     )
     delay = max(0.0, (request.deadline - timezone.now()).total_seconds())

@@ -1,7 +1,7 @@
 """Random, valid session operations for the snapshot-invariant tests (seeded, bounded).
 
 An operation is what an agent or a person does to a session: ``("push", method, params)`` (an
-agent-to-UI message, as ``services.delivery.apush`` takes it), ``("answer", request_id, kind,
+agent-to-UI message, as ``services.pushes.apush`` takes it), ``("answer", request_id, kind,
 value)`` (``services.pending.aanswer``), ``("expire", request_id)`` (the deadline passes, the
 housekeeping sweep times it out), ``("surfaces", messages)`` (``services.surfaces.apush``).
 ``Ops`` keeps the little it needs to make only valid ones (component types, open requests,

@@ -16,10 +16,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from .. import tokens
-from ..conf import a2ui_settings
 from ..consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
 from ..consumers.session import SessionSocket
-from ..consumers.surfaces import _over_limit
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
@@ -122,10 +120,10 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
     async def receive(self, text_data=None, bytes_data=None):
         raw = text_data if text_data is not None else bytes_data
         try:
-            if raw is None or _over_limit(raw, a2ui_settings.MAX_PAYLOAD_SIZE):
+            if self.oversized(raw):
                 raise p.AguiError(p.INVALID_EVENT_DATA, "The frame is too large.", {
                     "reason": "payload_too_large",
-                    "max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
+                    "max_payload_size": self.max_payload_size})
             await self.check_rate()  # every frame counts, refused ones too
             try:
                 text = raw if isinstance(raw, str) else raw.decode("utf-8")

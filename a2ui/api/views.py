@@ -7,11 +7,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from .. import tokens
+from ..adapters import pushes
 from ..core.errors import DomainError
 from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, delivery, pending, sessions
+from ..services import audit, pending, sessions
 from ..services import surfaces as surface_service
 from .base import A2UIAPIView, A2UIAsyncAPIView
 from .permissions import IsAgent, IsPerson
@@ -79,7 +80,7 @@ class SessionMessagesView(A2UIAsyncAPIView):
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
         delivered = []
         for method, params in batch:
-            seq, _ = await delivery.apush(request.auth.id, session_id, method, params)
+            seq, _ = await pushes.apush(request.auth.id, session_id, method, params)
             delivered.append({"method": method, "seq": seq})
         return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
 
@@ -100,7 +101,7 @@ class SessionMessagesView(A2UIAsyncAPIView):
             params = item.get("params")
             if not isinstance(params, dict):
                 raise ProtocolError(ErrorCode.INVALID_PARAMS, data={"path": "params"})
-            _, params = delivery.validate(method, {**params, "session_id": str(session_id)})
+            _, params = pushes.validate(method, {**params, "session_id": str(session_id)})
             return method, params
         except ProtocolError as exc:
             if isinstance(exc.data, dict):

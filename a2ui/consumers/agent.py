@@ -24,10 +24,11 @@ import asyncio
 
 from django.utils import timezone
 
+from ..adapters import pushes
 from ..core.errors import DomainError
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import agentroute, delivery, groups, housekeeping, pending, sessions, surfaces
+from ..services import agentroute, groups, housekeeping, pending, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -78,18 +79,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                     data={"path": "params.session_id"})
             return await surfaces.apush(self.agent.id, params["session_id"],
                                         params.get("messages"))
-        session_id, params = delivery.validate(msg.method, msg.params)
+        session_id, params = pushes.validate(msg.method, msg.params)
         return await self._deliver(msg, session_id, params)
 
     async def _deliver(self, msg, session_id, params):
         if msg.method in methods.AWAITING:
-            seq, request = await delivery.apush(
+            seq, request = await pushes.apush(
                 self.agent.id, session_id, msg.method, params,
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
             self._arm_timer(request)
             return NO_RESPONSE
-        seq, _ = await delivery.apush(self.agent.id, session_id, msg.method, params)
+        seq, _ = await pushes.apush(self.agent.id, session_id, msg.method, params)
         return {"delivered": True, "seq": seq}
 
     async def _take_pending(self, params):

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - another ASGI server
     class TransportClosed(Exception):
         pass
 from ..core.errors import DomainError
-from ..protocol import jsonrpc
+from ..protocol import jsonrpc, limits
 from ..protocol.errors import ErrorCode, ProtocolError
 
 log = logging.getLogger("a2ui.consumers")
@@ -116,6 +116,17 @@ class SafeSocketMixin:
 
     gone = False  # the socket closed; work still finishing must not write to it
 
+    @property
+    def max_payload_size(self):
+        """Every protocol's frame limit, in UTF-8 bytes (``A2UI['MAX_PAYLOAD_SIZE']``)."""
+        return a2ui_settings.MAX_PAYLOAD_SIZE
+
+    def oversized(self, raw):
+        """True for a frame over the limit (or none at all): each protocol answers it with its
+        own payload-too-large error before reading it. ``a2ui serve`` lets frames up to twice
+        the limit reach the app, so the client hears why (``a2ui.serving``)."""
+        return raw is None or limits.over_limit(raw, self.max_payload_size)
+
     async def dispatch_guarded(self, message):
         """The handler for ``message`` (no per-frame thread hop: see the module's docs)."""
         handler = getattr(self, get_handler_name(message), None)
@@ -159,7 +170,7 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         raw = text_data if text_data is not None else bytes_data
         try:
-            msg = jsonrpc.parse(raw or "", max_size=a2ui_settings.MAX_PAYLOAD_SIZE)
+            msg = jsonrpc.parse(raw or "", max_size=self.max_payload_size)
         except ProtocolError as exc:
             await self.send_error(exc)
             return

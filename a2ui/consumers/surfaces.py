@@ -21,7 +21,6 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from ..conf import a2ui_settings
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
@@ -41,14 +40,6 @@ CLOSE_BAD_HANDSHAKE = 1008  # policy violation: no valid capabilities message in
 
 def error_frame(code, message, **extra):
     return {"version": PROTOCOL_VERSION, "error": {"code": code, "message": message, **extra}}
-
-
-def _over_limit(raw, limit):
-    """The limit is in UTF-8 bytes, as on the JSON-RPC sockets (characters can be 4 bytes)."""
-    if len(raw) > limit:
-        return True
-    return isinstance(raw, str) and len(raw) * 4 > limit and len(
-        raw.encode("utf-8", "surrogatepass")) > limit
 
 
 def protocol_error_frame(exc):
@@ -123,9 +114,9 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
     async def receive(self, text_data=None, bytes_data=None):
         raw = text_data if text_data is not None else bytes_data
         try:
-            if raw is None or _over_limit(raw, a2ui_settings.MAX_PAYLOAD_SIZE):
+            if self.oversized(raw):
                 raise ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE,
-                                    data={"max_payload_size": a2ui_settings.MAX_PAYLOAD_SIZE})
+                                    data={"max_payload_size": self.max_payload_size})
             try:  # the JSON value policy (a2ui.protocol.jsonvalue), as on every edge
                 obj = jsonvalue.loads(raw if isinstance(raw, str) else raw.decode("utf-8"))
             except jsonvalue.JSONValueError as exc:

@@ -1,7 +1,7 @@
 """The agent's tools at /mcp (agent key): the Python API (``a2ui.agents``) behind MCP tools.
 
-Every tool goes through the same services as the agent WebSocket: ``delivery.validate`` and
-``delivery.apush`` (validation, sanitization, owner check, consent gate for requests),
+Every tool goes through the same services as the agent WebSocket: ``pushes.validate`` and
+``pushes.apush`` (validation, sanitization, owner check, consent gate for requests),
 ``surfaces.apush`` for v0.9 batches, ``pending`` for answers. ``request_input`` / ``confirm``
 wait for the person on a fresh channel-layer channel (whichever process gets the answer),
 sending MCP progress notifications while they wait when the call has a progress token; a
@@ -59,9 +59,9 @@ async def _wait(ctx, agent, session_id, name, params):
     if request_id is None:
         request_id = params["request_id"] = str(uuid.uuid4())
     method = tools.AWAITING[name]
-    from ..services import delivery
+    from ..adapters import pushes
 
-    delivery.validate(method, {**params, "session_id": session_id})  # -32602 before waiting
+    pushes.validate(method, {**params, "session_id": session_id})  # -32602 before waiting
     if name == "request_input":
         asking = agents.arequest_input(
             agent, session_id, params.pop("input_type"), params.pop("prompt"), **_kw(params))

@@ -1,7 +1,7 @@
 """Agent-to-UI delivery: one path for the agent WebSocket, the REST endpoint and the Python API.
 
-``aemit`` takes one session event (``a2ui.core.events``) already validated and sanitized
-(seed 000's ``a2ui.protocol.methods`` via ``apush``) and does, in order: the owner check
+``aemit`` takes one session event (``a2ui.core.events``) already validated and sanitized by
+the adapter that read it (seed 000's agent methods: ``a2ui.adapters.pushes``) and does, in order: the owner check
 (cached), the state change for kinds that have one (a component, a pending request), the
 per-session sequence number, the buffered metrics, and the delivery: straight to the consumers
 when every socket of the session is in this process (``a2ui.services.direct``), else one group
@@ -10,22 +10,10 @@ send. progress, notify and navigate touch no database at all.
 
 from ..core import events
 from ..core.events import Kind
-from ..protocol import events as wire
 from . import components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
 
-#: Seed 000's agent-to-UI message, read: ``(session_id, params)`` or a ProtocolError.
-validate = wire.agent_message
-
 STATELESS = frozenset({Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE})
-
-
-async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None):
-    """``aemit`` for a validated seed-000 agent message (``ui.render``, ...): the agent paths'
-    shared vocabulary (agent WebSocket, REST, Python API, MCP tools)."""
-    kind, data = wire.to_event(method, params)
-    return await aemit(agent_id, session_id, kind, data, reply_channel=reply_channel,
-                       rpc_id=rpc_id)
 
 
 async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from a2ui.services import delivery, pending
+from a2ui.adapters import pushes
+from a2ui.services import pending
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,18 +16,18 @@ async def test_agent_socket_internal_error_leaks_nothing(stream_token, agent_key
     user = await connect_user(stream_token)
     sid = await init_session(user)
     await recv_until(agent, lambda m: m.get("method") == "session.opened")
-    real = delivery.apush
+    real = pushes.apush
 
     async def broken(*args, **kwargs):
         raise RuntimeError("password=hunter2 at /srv/secret.py")
 
-    monkeypatch.setattr(delivery, "apush", broken)
+    monkeypatch.setattr(pushes, "apush", broken)
     await send(agent, {"jsonrpc": "2.0", "id": 1, "method": "ui.notify",
                        "params": {"session_id": sid, "level": "info", "title": "x"}})
     reply = await recv_until(agent, lambda m: m.get("id") == 1)
     assert reply["error"] == {"code": -32603, "message": "Internal error"}
     assert "hunter2" not in json.dumps(reply)
-    monkeypatch.setattr(delivery, "apush", real)
+    monkeypatch.setattr(pushes, "apush", real)
     await send(agent, {"jsonrpc": "2.0", "id": 2, "method": "ui.notify",
                        "params": {"session_id": sid, "level": "info", "title": "y"}})
     assert "result" in await recv_until(agent, lambda m: m.get("id") == 2)

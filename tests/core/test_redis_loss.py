@@ -11,7 +11,8 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from a2ui.services import components, delivery, seqwatch, shared
+from a2ui.adapters import pushes
+from a2ui.services import components, seqwatch, shared
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 from tests.wsutil import INIT, connect_agent, connect_user, init_session, recv, recv_until, send
 
@@ -55,7 +56,7 @@ async def test_a_burst_of_renders_all_succeed(redis_settings, stream_token, agen
     await recv(agent)  # session.opened
     agent_id = (await shared.cached_session(sid.replace("-", "")))[0]
     results = await asyncio.gather(*[
-        delivery.apush(agent_id, sid, "ui.render", {
+        pushes.apush(agent_id, sid, "ui.render", {
             "component_id": f"c{i}", "component_type": "card", "data": {"title": "x"}})
         for i in range(150)
     ], return_exceptions=True)

@@ -1,6 +1,6 @@
 """The snapshot invariant against the real services (issue 11, "Pure reducers and the invariant").
 
-A session is driven through the services (``delivery.apush``, ``pending.aanswer`` /
+A session is driven through the services (``pushes.apush``, ``pending.aanswer`` /
 ``pending.areap``, ``surfaces.apush``) on the test database; ``sessions.snapshot()`` is taken at
 some point, every message the services send to the session's group after it is recorded, and
 those events folded into the snapshot by the pure reducer (``a2ui.core.state``) must give a
@@ -19,11 +19,12 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from a2ui import tokens
+from a2ui.adapters import pushes
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import delivery, groups, housekeeping, pending, sessions
+from a2ui.services import groups, housekeeping, pending, sessions
 from a2ui.services import surfaces as surface_service
 from tests.sessionops import Ops, all_events, surface_create
 from tests.surfaces.helpers import V09_CAPS
@@ -73,8 +74,8 @@ def session(user, agent):
 async def run(session, op):
     sid, agent_id = session.session_id, session.agent_id
     if op[0] == "push":
-        _, params = delivery.validate(op[1], {**op[2], "session_id": str(sid)})
-        await delivery.apush(agent_id, sid, op[1], params)
+        _, params = pushes.validate(op[1], {**op[2], "session_id": str(sid)})
+        await pushes.apush(agent_id, sid, op[1], params)
     elif op[0] == "answer":
         await pending.aanswer(sid, op[1], op[2], op[3])
     elif op[0] == "surfaces":

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from a2ui.services import delivery
+from a2ui.adapters import pushes
 from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
@@ -48,8 +48,8 @@ async def _agent_setup(agent_id, sid, waiting_agent=None):
         ("ui.render", {"component_id": "form-1", "component_type": "form",
                        "data": templates.COMPONENTS["form"]}),
     ]:
-        _, valid = delivery.validate(method, {**params, "session_id": sid})
-        await delivery.apush(agent_id, sid, method, valid)
+        _, valid = pushes.validate(method, {**params, "session_id": sid})
+        await pushes.apush(agent_id, sid, method, valid)
     await surface_service.apush(agent_id, sid, templates.surface_batch("s1"))
 
 
