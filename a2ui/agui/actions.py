@@ -36,11 +36,6 @@ async def _audit(token, sid, action, details):
                         details=details)
 
 
-async def check_consent(missing):
-    if missing:
-        raise consent.consent_required_error(list(missing))
-
-
 def _request_id(event):
     request_id = event.get("component_id")
     if not isinstance(request_id, str) or not request_id:
@@ -69,7 +64,7 @@ async def user_action(socket, event):
             "task_id": request_id, **({"reason": reason} if reason is not None else {})})
         await _to_agent(agent_id, "user.cancel", {"session_id": str(sid), **params})
     else:
-        await check_consent(socket.missing_consents)
+        await socket.check_consent()
         if action in ANSWERS:
             value = payload.get("value", payload) if isinstance(payload, dict) else payload
             params = methods.validate_params("user.respond",
@@ -98,7 +93,7 @@ async def user_action(socket, event):
 
 async def text_message(socket, event):
     """A TEXT_MESSAGE of the person: to the agent as ``user.message``."""
-    await check_consent(socket.missing_consents)
+    await socket.check_consent()
     sid = socket.session_id
     params = {"session_id": str(sid), "user": socket.token.user.get_username(),
               "sender": event["sender"], "content": event["content"]}

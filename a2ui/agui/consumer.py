@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from .. import tokens
 from ..consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
 from ..consumers.session import SessionSocket
-from ..core.errors import DomainError, Fault
+from ..core.errors import DomainError
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import admission, consent, groups, housekeeping, sessions, shared
@@ -96,7 +96,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         if resumed:
             await self.send_state()
         if self.missing_consents:
-            await self.show_consents()
+            await self.prompt_consents()
         self.start_stream()
         await self.announce(session, resumed, CAPABILITIES)
 
@@ -139,9 +139,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
                 await actions.text_message(self, event)
         except p.AguiError as exc:
             await self.send_event(p.error_of(exc))
-        except DomainError as exc:
-            if exc.fault is Fault.CONSENT_REQUIRED:
-                await self.show_consents()
+        except DomainError as exc:  # a consent refusal was prompted by check_consent
             await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
         except Exception:
             log.exception("a2ui: unexpected error on the AG-UI socket")
@@ -160,7 +158,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         for r in snapshot.requests:
             await self.send_event(mapping.request(r["kind"], r["params"]))
 
-    async def show_consents(self):
+    async def prompt_consents(self):
         await self.send_event(mapping.consent_required(
             {"consent_types": consent.describe(self.missing_consents)}))
 

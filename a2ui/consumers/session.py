@@ -161,6 +161,16 @@ class SessionSocket:
     async def load_consents(self, session):
         self.missing_consents = await consent.amissing_types(session.user_id)
 
+    async def check_consent(self):
+        """The person-side gate, the same on every socket: while a required consent is
+        missing, the prompt again (``prompt_consents``), then -32010 (``consent.require``)."""
+        if self.missing_consents:
+            await self.prompt_consents()
+        consent.require(self.missing_consents)
+
+    async def prompt_consents(self):
+        """Hook: show the person the missing consents, in the protocol's words."""
+
     def consent_changed(self, consent_type, granted):
         missing = [t for t in self.missing_consents if t != consent_type]
         if not granted and consent_type in consent.required_types():

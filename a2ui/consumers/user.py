@@ -166,13 +166,13 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def _after_init(self, session, snapshot):
         if self.missing_consents:
-            await self._prompt_consents()
+            await self.prompt_consents()
         if snapshot is not None:
             await self.send_snapshot(snapshot)
         self.start_stream()
         await self.announce(session, snapshot is not None, session.capabilities)
 
-    async def _prompt_consents(self):
+    async def prompt_consents(self):
         await self.send(text_data=wire.encode(
             Kind.CONSENT_REQUIRED, {"consent_types": consent.describe(self.missing_consents)}
         ))
@@ -203,15 +203,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         if messages:
             await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
-    async def _check_consent(self):
-        """-32010 (and the prompt again) while a required consent is missing."""
-        if self.missing_consents:
-            await self._prompt_consents()
-            raise consent.consent_required_error(self.missing_consents)
-
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
-        await self._check_consent()
+        await self.check_consent()
         if await components.ais_form(self.session_id, params["request_id"]):
             await self._forward_form(params)
             return {"ok": True}
@@ -234,7 +228,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def on_approve(self, msg):
         params = methods.validate_params("user.approve", msg.params)
-        await self._check_consent()
+        await self.check_consent()
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
         await pending.aanswer(self.session_id, params["request_id"], "confirm", value)
         return {"ok": True}

@@ -145,12 +145,6 @@ def _result(value, embedded=None):
     return types.CallToolResult(content=content, structured_content=value)
 
 
-async def _check_consent(user_id):
-    missing = await consent.amissing_types(user_id)
-    if missing:
-        raise consent.consent_required_error(missing)
-
-
 async def call(ctx, who, name, arguments):
     from .server import invalid
 
@@ -180,7 +174,7 @@ async def call(ctx, who, name, arguments):
             await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
                 "user.cancel", {"session_id": str(sid), **params}))
         return _result({"ok": True})
-    await _check_consent(who.token.user_id)
+    await consent.arequire_person(who.token.user_id)
     if name == "approve":
         params = methods.validate_params("user.approve", rest)
         value = {"approved": params["approved"], "reason": params.get("reason", "")}

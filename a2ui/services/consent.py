@@ -61,6 +61,19 @@ def consent_required_error(missing):
     return DomainError(Fault.CONSENT_REQUIRED, data={"consent_types": list(missing)})
 
 
+def require(missing):
+    """The gate, the one check every path makes: -32010 (``Fault.CONSENT_REQUIRED``, with the
+    missing types) while ``missing`` is not empty.
+
+    Where ``missing`` comes from depends only on the caller: a person's socket keeps it in
+    memory (``consumers.session.SessionSocket.check_consent``), the agent side and the
+    socketless paths read it per session or per person (``aensure_session``,
+    ``arequire_person``).
+    """
+    if missing:
+        raise consent_required_error(missing)
+
+
 # Reading -----------------------------------------------------------------------------------------
 
 
@@ -155,11 +168,14 @@ async def aensure_session(session_id, prompt=True):
     person can answer what the agent is waiting for.
     """
     missing = await amissing_for_session(session_id)
-    if missing:
-        if prompt:
-            await stream.emit(session_id, Kind.CONSENT_REQUIRED,
-                              {"consent_types": describe(missing)})
-        raise consent_required_error(missing)
+    if missing and prompt:
+        await stream.emit(session_id, Kind.CONSENT_REQUIRED, {"consent_types": describe(missing)})
+    require(missing)
+
+
+async def arequire_person(user_id):
+    """The gate for a person's request that has no socket (MCP ``ui://`` actions)."""
+    require(await amissing_types(user_id))
 
 
 # Changing ----------------------------------------------------------------------------------------
