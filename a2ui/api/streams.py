@@ -1,8 +1,9 @@
 """GET /api/v4/sessions/<id>/surfaces/stream?token=<stream token>: A2UI v0.9 over SSE.
 
 The one HTTP endpoint that takes a stream token (an A2UI stream, like the sockets), and the
-only credential it takes: a plain async Django view outside DRF (whose authentication refuses
-stream tokens everywhere else, seed 000 section 8.3). The token comes from ``?token=``
+only credential it takes: an async Django view outside DRF (whose authentication refuses
+stream tokens everywhere else, seed 000 section 8.3), whose response runs a ``SurfaceStream``:
+the connection base every person socket has (``a2ui.consumers.session.SessionSocket``). The token comes from ``?token=``
 (``EventSource`` cannot set headers) or ``Authorization: Bearer``.
 
 Each SSE event is one A2UI v0.9 server message (``data:`` is its JSON) whose ``id:`` is its
@@ -14,13 +15,16 @@ Comment lines keep idle connections alive.
 """
 
 import asyncio
+import collections
 import json
+import logging
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
+from ..consumers.session import SessionSocket
 from ..core import events
 from ..core.errors import DomainError
 from ..core.events import Kind
@@ -28,6 +32,8 @@ from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import groups, sessions
 from ..services import surfaces as surface_service
 from .exceptions import HTTP_STATUS
+
+log = logging.getLogger("a2ui.api")
 
 KEEPALIVE_SECONDS = 15
 RETRY_MS = 2000
@@ -89,8 +95,9 @@ async def surface_stream(request, session_id):
     except DomainError as exc:
         exc = ProtocolError.of(exc)
         return _error(exc.code, exc.message, HTTP_STATUS.get(exc.code, 400), **(exc.data or {}))
+    stream = SurfaceStream(token, session.session_id, _last_event_id(request))
     response = StreamingHttpResponse(
-        _events(session.session_id, token.jti, _last_event_id(request)),
+        stream.frames(),
         content_type="text/event-stream",
     )
     response["Cache-Control"] = "no-cache"
@@ -98,51 +105,133 @@ async def surface_stream(request, session_id):
     return response
 
 
-async def _events(session_id, jti, last_id):
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    joined = [groups.session_group(session_id), groups.token_group(jti)]
-    # Counted like a socket (before joining, as SessionSocket.attach): direct delivery skips
-    # the group only when every listener of the session is a counted one of this process.
-    counted = await sessions.asocket_opened(session_id)
-    for group in joined:
-        await layer.group_add(group, channel)
-    receiving = None
-    try:
-        tracker = surface_service.Tracker()
-        seq, states = await surface_service.aload(session_id)  # after joining: nothing lost
-        yield f"retry: {RETRY_MS}\n\n".encode()
-        if last_id is not None and last_id == seq:
-            tracker.seq = seq
-        else:
-            for chunk in _snapshot(tracker, seq, states):
+class SurfaceStream(SessionSocket):
+    """One SSE stream of a session's v0.9 surfaces, on the connection base every socket shares.
+
+    ``SessionSocket`` does what it does for the sockets: counting, joining, the session's event
+    order (a gap or a new epoch resends the surfaces), direct delivery and the sequence watch,
+    consent changes and operator closes. This class is the SSE wire: ``show`` turns a
+    surface batch into ``data:`` events numbered by the surface store, ``send_state`` is the
+    ``a2ui-reset`` snapshot. It is driven by the view's response iterator (``frames``) instead
+    of a Channels dispatch loop, so it stays a Django view (URL routing, prefixes, middleware);
+    Django's ASGI handler cancels the iterator when the client goes, and ``frames`` then
+    uncounts (tests/surfaces/test_sse.py).
+    """
+
+    def __init__(self, token, session_id, last_id):
+        self.token = token
+        self.target = session_id
+        self.last_id = last_id
+        self.groups = []
+        self.tracker = surface_service.Tracker()
+        self.out = []  # SSE chunks to write, produced by show / send_state
+        self.ended = False
+        self._deferred = collections.deque()  # direct pushes and resync orders (seqwatch)
+        self._wake = asyncio.Event()
+        self._in_hand = False
+
+    # What SessionSocket and direct delivery ask of a consumer --------------------------------
+
+    async def close(self, code=None, reason=None):
+        self.ended = True  # an EventSource is told nothing more: the stream ends
+
+    async def take_direct(self, event):
+        self._deferred.append(event)
+        self._wake.set()
+
+    async def show(self, kind, message):
+        if kind is not Kind.SURFACE_BATCH:
+            return  # the other kinds are seed 000's: nothing an A2UI v0.9 stream shows
+        numbered = self.tracker.accept_numbered(surface_service.tracked(message["data"]))
+        if numbered is None:  # the surface store's own numbering has a gap
+            await self.send_state()
+            return
+        self.out.extend(sse(m, event_id) for event_id, m in numbered)
+
+    async def send_state(self):
+        seq, states = await surface_service.aload(self.session_id)
+        self.out.extend(_snapshot(self.tracker, seq, states))
+
+    # The stream ------------------------------------------------------------------------------
+
+    async def frames(self):
+        layer = self.channel_layer = get_channel_layer()
+        self.channel_name = await layer.new_channel()
+        self.loop = asyncio.get_running_loop()
+        receiving = waking = None
+        try:
+            # Counted and joined before the surfaces are read (SessionSocket.attach): an event
+            # racing the connect is in what is read or arrives after it, never neither.
+            await self.attach(self.target, fresh=False)
+            self.session_id = self.target
+            await self.join(groups.token_group(self.token.jti))
+            seq, states = await surface_service.aload(self.session_id)
+            yield f"retry: {RETRY_MS}\n\n".encode()
+            if self.last_id is not None and self.last_id == seq:
+                self.tracker.seq = seq  # a reconnect that missed nothing
+            else:
+                self.out.extend(_snapshot(self.tracker, seq, states))
+            self.start_stream()  # the snapshot is out (queued first): take direct pushes
+            for chunk in self._written():
                 yield chunk
-        while True:
-            if receiving is None:
-                receiving = asyncio.ensure_future(layer.receive(channel))
-            done, _ = await asyncio.wait({receiving}, timeout=KEEPALIVE_SECONDS)
-            if not done:
-                yield b": keepalive\n\n"
-                continue
-            event, receiving = receiving.result(), None
-            if event.get("type") == "a2ui.close":
-                return
-            if event.get("type") != events.MESSAGE_TYPE or event.get("kind") != Kind.SURFACE_BATCH:
-                continue  # other kinds are seed 000's; surface.batch numbers its own gaps
-            numbered = tracker.accept_numbered(surface_service.tracked(event["data"]))
-            if numbered is None:
-                seq, states = await surface_service.aload(session_id)
-                for chunk in _snapshot(tracker, seq, states):
+            while not self.ended:
+                if receiving is None:
+                    receiving = asyncio.ensure_future(layer.receive(self.channel_name))
+                if waking is None:
+                    waking = asyncio.ensure_future(self._wake.wait())
+                done, _ = await asyncio.wait({receiving, waking}, timeout=KEEPALIVE_SECONDS,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if not done:
+                    yield b": keepalive\n\n"
+                    continue
+                self._in_hand = True
+                try:
+                    if receiving in done:
+                        message, receiving = receiving.result(), None
+                        await self._handle(message)
+                    if waking in done:
+                        waking = None
+                        self._wake.clear()
+                    while self._deferred and not self.ended:
+                        await self.a2ui_event(self._deferred.popleft())
+                finally:
+                    self._in_hand = False
+                for chunk in self._written():
                     yield chunk
-                continue
-            for event_id, message in numbered:
-                yield sse(message, event_id)
-    finally:
-        if receiving is not None:
-            receiving.cancel()
-        for group in joined:
-            await layer.group_discard(group, channel)
-        await sessions.asocket_closed(session_id, counted)
+        finally:
+            for task in (receiving, waking):
+                if task is not None:
+                    task.cancel()
+            await self._leave()
+
+    async def _handle(self, message):
+        handler = {
+            events.MESSAGE_TYPE: self.a2ui_event,
+            "a2ui.close": self.a2ui_close,
+            "a2ui.consent_changed": self.a2ui_consent_changed,
+        }.get(message.get("type"))
+        if handler is not None:  # anything else is another kind of socket's business
+            await handler(message)
+
+    def _written(self):
+        chunks, self.out = self.out, []
+        return chunks
+
+    async def _leave(self):
+        """Stop direct pushes, leave the groups, uncount (``SessionSocket.detach``); each step
+        best-effort, and shielded: it runs when the client has gone and the task is cancelled."""
+        async def leave():
+            for group in self.groups:
+                try:
+                    await self.channel_layer.group_discard(group, self.channel_name)
+                except Exception:
+                    log.warning("a2ui: leaving %s failed", group, exc_info=True)
+            if self.session_id is not None:
+                await self.detach()
+            elif self.counted is not None:  # the attach failed half-way
+                await sessions.asocket_closed(self.target, self.counted)
+
+        await asyncio.shield(asyncio.ensure_future(leave()))
 
 
 def _snapshot(tracker, seq, states):

@@ -128,3 +128,81 @@ async def test_sse_empty_session_and_close(stream_token, agent):
     with pytest.raises(StopAsyncIteration):
         await stream.next()
     await user.disconnect()
+
+
+async def _asgi_stream(path):
+    """GET ``path`` through the project's ASGI application as a raw HTTP client would, and a
+    way to hang up: returns (the app's task, the chunks received so far, hang_up())."""
+    from a2ui_project.asgi import application
+
+    path, _, query = path.partition("?")
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "root_path": "", "headers": [(b"host", b"testserver")],
+             "client": ("127.0.0.1", 5000), "server": ("testserver", 80)}
+    gone = asyncio.Event()
+    sent = []
+    requested = [False]
+
+    async def receive():
+        if not requested[0]:
+            requested[0] = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    task = asyncio.ensure_future(application(scope, receive, send))
+    return task, sent, gone.set
+
+
+async def test_sse_counts_itself_and_uncounts_when_the_client_hangs_up(stream_token, agent):
+    """The stream counts itself in the session like a socket (so direct delivery never skips
+    it) and uncounts when the client goes; the session is then detached as with a socket."""
+    from a2ui.services import direct, shared
+
+    user, sid = await v09_user(stream_token)
+    hexid = sid.replace("-", "")
+    before = await shared.socket_count(hexid)
+    task, sent, hang_up = await _asgi_stream(url(sid, stream_token))
+    async with asyncio.timeout(5):
+        while not any(b"a2ui-reset" in m.get("body", b"") for m in sent):
+            await asyncio.sleep(0.01)
+    assert sent[0]["status"] == 200
+    assert await shared.socket_count(hexid) == before + 1
+    assert any(getattr(c, "tracker", None) is not None and hasattr(c, "frames")
+               for c in dict(direct.registered()).get(hexid, []))
+    hang_up()
+    async with asyncio.timeout(5):
+        await task
+    assert await shared.socket_count(hexid) == before
+    assert not any(hasattr(c, "frames") for c in dict(direct.registered()).get(hexid, []))
+    await user.disconnect()
+    assert not await shared.socket_count(hexid)
+
+
+async def test_sse_takes_direct_pushes_in_order(stream_token, agent):
+    """With the stream as the session's only listener here, pushes reach it directly, in
+    order, each numbered by the surface store."""
+    from a2ui.services import direct
+
+    user, sid = await v09_user(stream_token)
+    await user.disconnect()  # the stream alone shows the session now
+    resp = await AsyncClient().get(url(sid, stream_token))
+    stream = SSE(resp)
+    await stream.next()
+    assert (await stream.next())["event"] == "a2ui-reset"
+    await stream.next()
+    hexid = sid.replace("-", "")
+    assert [c for c in dict(direct.registered()).get(hexid, [])]
+    await agents.asurfaces(agent, sid, booking())
+    ids = []
+    for _ in range(len(booking())):
+        ids.append(int((await stream.next())["id"]))
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    for n in range(5):
+        await agents.asurfaces(agent, sid, [data("s1", "/name", f"n{n}")])
+    values = [(await stream.next())["data"]["updateDataModel"]["value"] for _ in range(5)]
+    assert values == [f"n{n}" for n in range(5)]
