@@ -170,3 +170,85 @@ async def test_pushes_right_after_a_restart_with_none_after_them_still_converge(
     await converged(screens, bot, max(answering, time.monotonic()))
     for screen in screens:
         await screen.close()
+
+
+class StreamScreen:
+    """What one v0.9 SSE stream shows of surface ``s1``'s ``/name`` (kept reading): a reset's
+    snapshot sets it, a live update changes it."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.name = None
+        self.resets = 0
+        self.task = asyncio.ensure_future(self._read())
+
+    async def _read(self):
+        try:
+            while True:
+                event = await self.stream.next(timeout=3600)
+                if event.get("event") == "a2ui-reset":
+                    self.resets += 1
+                update = (event.get("data") or {}).get("updateDataModel") if isinstance(
+                    event.get("data"), dict) else None
+                if update and update.get("path") == "/":
+                    self.name = (update.get("value") or {}).get("name")
+                elif update and update.get("path") == "/name":
+                    self.name = update.get("value")
+        except (EOFError, ConnectionError, asyncio.IncompleteReadError):
+            pass
+
+    async def close(self):
+        self.task.cancel()
+        self.stream.close()
+
+
+async def test_sse_streams_on_both_processes_converge_after_a_restart(
+        own_redis_servers, user, agent, stream_token, agent_key):
+    """The v0.9 SSE stream runs on the same connection base as the sockets: after Redis loses
+    everything it resyncs (new epoch) and shows the last value the agent was told was delivered,
+    on the agent's process and on the other one."""
+    from tests.live.test_live_surfaces import CAPS, SSEStream, booking, name_update, sse_url
+
+    redis_server, start = own_redis_servers
+    a, b = start(), start()
+    bot = await open_agent(a, agent_key)
+    tab = await open_user(b, stream_token)
+    sid = await init_session(tab, capabilities=CAPS)
+    await bot.recv_until(is_method("session.opened"))
+    reply = await bot.call("a2ui.v09", {"session_id": sid, "messages": booking()}, "b0")
+    assert reply["result"]["delivered"] == 3, reply
+    screens = [StreamScreen(await SSEStream.open(sse_url(server, sid, stream_token)))
+               for server in (a, b)]
+    delivered = []
+
+    async def push(value):
+        reply = await bot.call("a2ui.v09", {"session_id": sid, "messages": [name_update(value)]},
+                               f"p-{value}")
+        if "result" in reply:
+            delivered.append(value)
+        return reply
+
+    async def shown(since):
+        deadline = since + CONVERGE_SECONDS
+        while time.monotonic() < deadline:
+            if all(s.name == delivered[-1] for s in screens):
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"not converged: streams show {[s.name for s in screens]}, "
+                             f"last delivered {delivered[-1]!r}")
+
+    for i in range(3):
+        await push(f"before-{i}")
+    await shown(time.monotonic())
+    redis_server.stop()
+    await push("during")
+    await asyncio.to_thread(redis_server.start)
+    answering = time.monotonic()
+    for i in range(5):
+        assert "result" in await push(f"after-{i}")  # the first command after the restart works
+    await shown(max(answering, time.monotonic()))
+    assert all(s.resets >= 2 for s in screens), [s.resets for s in screens]  # connect, epoch
+    for screen in screens:
+        await screen.close()
+    await tab.close()
+    await bot.close()
