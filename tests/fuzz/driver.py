@@ -23,7 +23,7 @@ class SocketDied(Exception):
 
 
 class Driver:
-    """One socket under fuzz. ``protocol`` is "jsonrpc" or "v09"."""
+    """One socket under fuzz. ``protocol`` is "jsonrpc", "v09" or "agui" (seed 003)."""
 
     def __init__(self, path, *, headers=(), protocol="jsonrpc", probe=None, sessions=(),
                  error_log, failures, setup=None):
@@ -78,6 +78,12 @@ class Driver:
         probe_id = f"probe-{next(self._ids)}"
         if self.protocol == "jsonrpc":
             return probe_id, {"jsonrpc": "2.0", "id": probe_id, **self.probe_body}
+        if self.protocol == "agui":
+            # A major version of its own: the INVALID_VERSION error names it.
+            probe_id = f"9.{next(self._ids)}.0"
+            return probe_id, {"version": probe_id, "id": "00000000-0000-4000-8000-000000000000",
+                              "timestamp": "2026-01-01T00:00:00Z",
+                              "event": {"type": "TEXT_MESSAGE", "sender": "u", "content": "x"}}
         # v0.9: an action on a surface named after the probe; its refusal names the surface.
         return probe_id, {"version": "v0.9", "action": {
             "name": "probe", "surfaceId": probe_id, "sourceComponentId": "x",
@@ -86,6 +92,10 @@ class Driver:
     def _is_probe_reply(self, obj, probe_id):
         if self.protocol == "jsonrpc":
             return isinstance(obj, dict) and obj.get("id") == probe_id and "method" not in obj
+        if self.protocol == "agui":
+            event = obj.get("event") if isinstance(obj, dict) else None
+            return (isinstance(event, dict) and event.get("code") == "INVALID_VERSION"
+                    and f"Version {probe_id} " in str(event.get("message")))
         error = obj.get("error") if isinstance(obj, dict) else None
         return isinstance(error, dict) and error.get("surfaceId") == probe_id
 
@@ -110,7 +120,8 @@ class Driver:
             before.append(obj)
 
     def refused(self, objs, problems):
-        check = harness.check_rpc_error if self.protocol == "jsonrpc" else harness.check_v09_error
+        check = {"jsonrpc": harness.check_rpc_error, "agui": harness.check_agui_error}.get(
+            self.protocol, harness.check_v09_error)
         refused = False
         for obj in objs:
             if check(obj, problems):

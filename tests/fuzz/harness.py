@@ -131,6 +131,28 @@ def check_v09_error(obj, problems):
     return True
 
 
+AGUI_CODES = {"PARSE_ERROR", "INVALID_EVENT", "INVALID_VERSION", "INVALID_EVENT_DATA",
+              "MISSING_FIELD", "CONNECTION_ERROR"}
+
+
+def check_agui_error(obj, problems):
+    """True when ``obj`` is a seed-003 ERROR event (checked: the envelope, a seed code, a
+    message, no null anywhere)."""
+    event = obj.get("event") if isinstance(obj, dict) else None
+    if not isinstance(event, dict) or event.get("type") != "ERROR":
+        return False
+    if set(obj) != {"version", "id", "timestamp", "event"}:
+        problems.append(f"AG-UI envelope malformed: {json.dumps(obj)[:300]}")
+    if event.get("code") not in AGUI_CODES:
+        problems.append(f"AG-UI error code not the seed's: {json.dumps(obj)[:300]}")
+    elif not isinstance(event.get("message"), str) or not event["message"]:
+        problems.append(f"AG-UI error without a message: {json.dumps(obj)[:300]}")
+    if "null" in json.dumps(obj):
+        problems.append(f"AG-UI error with a null (optional fields are left out): "
+                        f"{json.dumps(obj)[:300]}")
+    return True
+
+
 def check_close(code, problems, allowed=()):
     """Daphne (autobahn) sends a close code only if it is exactly an int of the right range."""
     if type(code) is not int:

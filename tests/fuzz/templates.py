@@ -161,3 +161,30 @@ def known_user_killers():
         rpc("a2ui.v09", {"messages": [v09_action()], "dataModel": {
             "version": "v0.9", "surfaces": {"s1": {"name": 2**64}}}}),
     ]
+
+
+def agui_frame(event):
+    """A seed-003 client frame (``/ws/agui``) around ``event``."""
+    return {"version": "0.1.0", "id": "6f1c2a3e-8a4b-4c5d-9e6f-7a8b9c0d1e2f",
+            "timestamp": "2026-01-01T00:00:00Z", "event": event}
+
+
+def agui_client_messages():
+    """What a person's AG-UI client sends: text, answers to what ``_agent_setup`` opened,
+    consent, cancel, a custom action."""
+    return [agui_frame(e) for e in [
+        {"type": "TEXT_MESSAGE", "sender": "user_1", "content": "Hello",
+         "metadata": {"author_name": "Ann"}},
+        {"type": "USER_ACTION", "action_type": "respond", "component_id": "req-2",
+         "payload": {"value": "blue"}},
+        {"type": "USER_ACTION", "action_type": "confirm", "component_id": "conf-1",
+         "payload": {"approved": True, "reason": "ok"}},
+        {"type": "USER_ACTION", "action_type": "submit", "component_id": "form-1",
+         "payload": {"name": "Ann"}},
+        {"type": "USER_ACTION", "action_type": "consent",
+         "payload": {"consent_type": "ui_interaction", "granted": True}},
+        {"type": "USER_ACTION", "action_type": "cancel", "component_id": "t1",
+         "payload": {"reason": "later"}},
+        {"type": "USER_ACTION", "action_type": "select", "component_id": "list-1",
+         "payload": {"item": 3}},
+    ]]

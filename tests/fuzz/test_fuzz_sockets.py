@@ -1,4 +1,5 @@
-"""Hostile frames to the three sockets, in-process: /ws/v4/a2ui, /ws/v4/a2ui/agent, /ws/v09/a2ui.
+"""Hostile frames to the four sockets, in-process: /ws/v4/a2ui, /ws/v4/a2ui/agent, /ws/v09/a2ui,
+/ws/agui.
 
 See tests/fuzz/harness.py for what each case asserts.
 """
@@ -32,7 +33,7 @@ async def _rpc_reply(comm, rpc_id):
             return obj
 
 
-async def _agent_setup(agent_id, sid, waiting_agent=None):
+async def _agent_setup(agent_id, sid, waiting_agent=None, surfaces=True):
     """A session with something to answer: a pending input (awaited by ``waiting_agent``'s
     socket when given, as in issue 10's lost answer), a confirm, a form, a v0.9 surface."""
     if waiting_agent is not None:
@@ -50,7 +51,8 @@ async def _agent_setup(agent_id, sid, waiting_agent=None):
     ]:
         _, valid = pushes.validate(method, {**params, "session_id": sid})
         await pushes.apush(agent_id, sid, method, valid)
-    await surface_service.apush(agent_id, sid, templates.surface_batch("s1"))
+    if surfaces:  # for clients that declared A2UI v0.9
+        await surface_service.apush(agent_id, sid, templates.surface_batch("s1"))
 
 
 def _frames(fuzzer, messages, n, label):
@@ -140,6 +142,48 @@ async def test_v09_socket(fuzzer, error_log, stream_token, agent):
     failures.check()
 
 
+async def test_agui_socket(fuzzer, error_log, user, agent):
+    """/ws/agui (seed 003): every refused frame answered with the seed's ERROR, the socket
+    still answering, nothing stored by a refusal."""
+    from channels.db import database_sync_to_async
+
+    from a2ui import tokens
+    from a2ui.models import StreamToken
+
+    failures = harness.Failures(SEED)
+    token = await database_sync_to_async(lambda: tokens.issue_stream_token(
+        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+
+    async def setup(driver):
+        while True:
+            obj = json.loads(await driver.comm.receive_from(timeout=PROBE_TIMEOUT))
+            event = obj.get("event", {})
+            if event.get("type") == "CONNECTION_STATUS" and event.get("session_id"):
+                break
+        sid = event["session_id"]
+        if sid not in driver.sessions:
+            driver.sessions.append(sid)
+            await _agent_setup(agent.id, sid, surfaces=False)
+
+    driver = Driver(f"/ws/agui?token={token}", protocol="agui", error_log=error_log,
+                    failures=failures, setup=setup)
+    await driver.connect()
+    try:
+        messages = templates.agui_client_messages()
+        frames = []
+        for i, message in enumerate(messages[:2]):
+            fixed = fixed_frames(message, "agui")
+            frames += fixed if i == 0 else fixed[GENERIC_FIXED:]
+        for _ in range(cases(150)):
+            frames.append(fuzzer.frame(fuzzer.choice(messages), "agui", jsonrpc=False,
+                                       oversized_ok=fuzzer.rng.random() < 0.05))
+        for frame in frames:
+            await driver.case(frame)
+    finally:
+        await driver.close()
+    failures.check()
+
+
 # First frames and credentials: each case on a fresh socket ---------------------------------------
 
 CLOSE_ALLOWED = {4000, 4005, 4006, 4007, 1008}
@@ -195,7 +239,13 @@ async def _fresh_case(path, frame, probe, is_probe_reply, error_log, failures, h
     failures.add(frame or Frame("connect", path), problems)
 
 
-async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, agent, agent_key):
+async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, user, agent,
+                                            agent_key):
+    from channels.db import database_sync_to_async
+
+    from a2ui import tokens
+    from a2ui.models import StreamToken
+
     failures = harness.Failures(SEED)
     user_path = f"/ws/v4/a2ui?token={stream_token}"
     init_probe = {**templates.init_message(), "id": "probe"}
@@ -213,6 +263,14 @@ async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, age
         return "session" in obj or "already" in str(obj.get("error", {}).get("message"))
 
     v09_path = f"/ws/v09/a2ui?token={stream_token}"
+    # Another type's token opens nothing here, and a stream_agui token nothing elsewhere.
+    agui_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
+        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+    await _fresh_case(f"/ws/agui?token={stream_token}", None, None, None, error_log, failures)
+    for path in (f"/ws/v4/a2ui?token={agui_token}", f"/ws/v09/a2ui?token={agui_token}"):
+        await _fresh_case(path, None, None, None, error_log, failures)
+    await _fresh_case("/ws/v4/a2ui/agent", None, None, None, error_log, failures,
+                      headers=[(b"authorization", f"Bearer {agui_token}".encode())])
     for frame in _frames(fuzzer, [templates.v09_handshake()], 30, "v09-hello")[:cases(45)]:
         await _fresh_case(v09_path, frame, templates.v09_handshake(), v09_probe, error_log,
                           failures)
@@ -223,6 +281,7 @@ async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, age
         q = quote(value, safe="%", errors="surrogatepass")
         await _fresh_case(f"/ws/v4/a2ui?token={q}", None, None, None, error_log, failures)
         await _fresh_case(f"/ws/v09/a2ui?token={q}", None, None, None, error_log, failures)
+        await _fresh_case(f"/ws/agui?token={q}", None, None, None, error_log, failures)
         await _fresh_case(f"/ws/v09/a2ui?token={stream_token}&session_id={q}",
                           Frame("v09-resume", json.dumps(templates.v09_handshake())),
                           templates.v09_handshake(), v09_probe, error_log, failures)
