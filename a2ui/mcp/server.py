@@ -11,6 +11,7 @@ import logging
 import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from ..core.errors import DomainError
 from ..protocol.errors import ErrorCode, ProtocolError
@@ -133,6 +134,21 @@ class InitializeCapture:
         return await call_next(ctx)
 
 
+class LastResort:
+    """Middleware: an exception that escapes a handler (a bug, not the client's fault) is logged
+    once and answered -32603 "Internal error". The SDK would answer it with code 0 and the
+    exception's own text, which may say what the server should keep to itself."""
+
+    async def __call__(self, ctx, call_next):
+        try:
+            return await call_next(ctx)
+        except (MCPError, ValidationError):
+            raise  # the SDK's ladder maps these to their wire errors (-32602, ...)
+        except Exception:
+            log.exception("a2ui: MCP %s failed", getattr(ctx, "method", "request"))
+            raise MCPError(int(ErrorCode.INTERNAL_ERROR), "Internal error") from None
+
+
 class A2UIServer(Server):
     """Advertises ``resources.listChanged`` (sessions and surfaces come and go)."""
 
@@ -157,6 +173,7 @@ def build_server():
         on_unsubscribe_resource=unsubscribe,
     )
     server.middleware.append(InitializeCapture())
+    server.middleware.append(LastResort())
     # MCP Apps: the ui://sessions/<id>/apps/<component> resources (a2ui.mcp.person).
     server.extensions[uris.APPS_EXTENSION] = {"mimeTypes": [uris.APP_MIME]}
     return server

@@ -70,3 +70,37 @@ def test_transport_security_from_allowed_hosts():
     assert not host_allowed(scope("evil.test"), allowed)
     assert not host_allowed(scope("a.example.com", "https://evil.test"), allowed)
     assert not host_allowed(scope(""), allowed)
+
+
+async def test_an_escaping_exception_is_internal_error_without_its_text():
+    """The SDK would answer code 0 with the exception's text; LastResort answers -32603."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import BaseModel, ValidationError
+
+    from a2ui.mcp.server import LastResort
+
+    class Ctx:
+        method = "tools/call"
+
+    async def broken(ctx):
+        raise KeyError("password=hunter2")
+
+    with pytest.raises(MCPError) as caught:
+        await LastResort()(Ctx(), broken)
+    assert caught.value.error.code == -32603 and "hunter2" not in str(caught.value.error)
+
+    class Model(BaseModel):
+        x: int
+
+    async def invalid(ctx):
+        Model(x="no")
+
+    with pytest.raises(ValidationError):  # left to the SDK: -32602
+        await LastResort()(Ctx(), invalid)
+
+    async def refused(ctx):
+        raise MCPError(-32602, "bad")
+
+    with pytest.raises(MCPError) as caught:
+        await LastResort()(Ctx(), refused)
+    assert caught.value.error.code == -32602
