@@ -1,11 +1,12 @@
 """Fixtures of bench/bench_gate.py, made by the code of the tree under test.
 
-    python bench/gate_fixtures.py TREE N OUT.json
+    python bench/gate_fixtures.py TREE N OUT.json [--agui]
 
 Imports Django and ``a2ui`` from TREE (the current tree or the baseline's copy), with the
 environment bench_gate.py gives its servers, and writes to OUT.json a fresh bench agent's key
 (no session limit; the previous bench agent and its sessions deleted), N stream tokens of a
-bench user, and the path ``a2ui`` was imported from (bench_gate.py checks it is TREE's).
+bench user, and the path ``a2ui`` was imported from (bench_gate.py checks it is TREE's). With
+``--agui`` (bench/bench_agui_push.py), also N ``stream_agui`` tokens (``agui_tokens``).
 """
 
 import json
@@ -13,7 +14,7 @@ import os
 import sys
 
 
-def main(tree, n, out):
+def main(tree, n, out, agui=False):
     sys.path.insert(0, tree)
     os.chdir(tree)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
@@ -34,9 +35,14 @@ def main(tree, n, out):
     agent.max_concurrent_sessions = 1_000_000
     agent.save(update_fields=["max_concurrent_sessions"])
     toks = [tokens.issue_stream_token(user, agent).token for _ in range(n)]
+    data = {"agent_key": key, "tokens": toks, "a2ui": os.path.abspath(a2ui.__file__)}
+    if agui:
+        data["agui_tokens"] = [
+            tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+            for _ in range(n)]
     with open(out, "w") as f:
-        json.dump({"agent_key": key, "tokens": toks, "a2ui": os.path.abspath(a2ui.__file__)}, f)
+        json.dump(data, f)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], agui="--agui" in sys.argv[4:])

@@ -17,7 +17,10 @@ message (``pids``, from /proc).
 
 push: ``agents`` agent sockets send seed-000 ``ui.progress`` (or ``ui.render`` of a markdown
 component, ``method``) notifications round-robin to the sessions of the person sockets; a push
-counts when the person's socket receives it. echo: a message counts when its echo comes back.
+counts when the person's socket receives it. A push target's ``client`` says what the person
+sockets speak: ``jsonrpc`` (``/ws/v4/a2ui``, the default) or ``agui`` (``/ws/agui``, seed 003:
+the session is opened by the connect, ``ui.progress`` arrives as TOOL_CALL_STATUS and
+``ui.render`` as RENDER_REQUEST). echo: a message counts when its echo comes back.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import time
 PAD = "x" * 180  # a frame of about 300 bytes, as in bench/bench_push.py
 CONNECT_CONCURRENCY = 25
 PUSHED = ("ui.progress", "ui.render")
+AGUI_PUSHED = ("TOOL_CALL_STATUS", "RENDER_REQUEST")
 
 
 async def open_many(urls, headers=None):
@@ -154,6 +158,16 @@ def push_frame(method, sid, k):
     return json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
 
 
+async def agui_session(ws):
+    """/ws/agui opens a session on connect and names it in CONNECTION_STATUS."""
+    while True:
+        event = json.loads(await asyncio.wait_for(ws.recv(), 60)).get("event", {})
+        if event.get("type") == "CONNECTION_STATUS":
+            if event.get("status") != "CONNECTED":
+                raise RuntimeError(f"/ws/agui refused the bench: {event}")
+            return event["session_id"]
+
+
 async def init_session(ws):
     await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
                               "params": {"client_info": {"name": "bench", "version": "1"}}}))
@@ -166,6 +180,7 @@ async def init_session(ws):
 class PushTarget:
     def __init__(self, cfg, n_agents, method):
         self.cfg, self.n_agents, self.method = cfg, n_agents, method
+        self.agui = cfg.get("client", "jsonrpc") == "agui"
         self.agents, self.users, self.sids, self.readers = [], [], [], []
         self.counter = 0
         self.loop = Loop(self._send, cfg["pids"])
@@ -176,6 +191,11 @@ class PushTarget:
             push_frame(self.method, self.sids[i], self.counter))
 
     async def _read_user(self, i, ws):
+        if self.agui:
+            async for raw in ws:
+                if json.loads(raw).get("event", {}).get("type") in AGUI_PUSHED:
+                    self.loop.received(i)
+            return
         async for raw in ws:
             if json.loads(raw).get("method") in PUSHED:
                 self.loop.received(i)
@@ -196,7 +216,7 @@ class PushTarget:
 
         async def init(ws):
             async with sem:
-                return await init_session(ws)
+                return await (agui_session(ws) if self.agui else init_session(ws))
 
         new_sids = await asyncio.gather(*(init(ws) for ws in new))
         self.readers += [asyncio.ensure_future(self._read_user(len(self.users) + k, ws))
