@@ -25,7 +25,14 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(VENV)/.installed node_modules/.installed
+# The MCP host page of the browser tests (the official MCP client and ext-apps' AppBridge): a
+# package of its own, so its zod 4 leaves the web client's pinned versions alone.
+MCP_HOST := tests/browser/mcp_host
+$(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/package-lock.json
+	npm ci --prefix $(MCP_HOST) --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed
 
 # Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
 # wheel) with esbuild after changing package.json/package-lock.json. Development only: a host
@@ -60,4 +67,4 @@ bench: install
 	$(PY) bench/bench_soak.py --quick  # the full soak: bench/bench_soak.py (docs/performance.md)
 
 clean:
-	rm -rf $(VENV) node_modules staticfiles .pytest_cache
+	rm -rf $(VENV) node_modules $(MCP_HOST)/node_modules staticfiles .pytest_cache

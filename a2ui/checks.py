@@ -73,6 +73,12 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_consents(user)
     errors += _check_flush(user)
     errors += _check_catalogs(user)
+    if user.get("MCP_CONFORMANCE_FIXTURES") and not settings.DEBUG:
+        errors.append(Error(
+            "A2UI['MCP_CONFORMANCE_FIXTURES'] is on with DEBUG off: the MCP conformance "
+            "suite's fixture tools are for tests only.",
+            hint="Remove it (tests/live/conformance_settings.py turns it on for the suite).",
+            id="a2ui.E006"))
     return errors
 
 

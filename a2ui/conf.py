@@ -73,6 +73,9 @@ DEFAULTS = {
     "CATALOGS": [],
     # Web client.
     "SERVE_STATIC": True,
+    # Test-only: the MCP conformance suite's fixture tools, resources and prompts on /mcp
+    # (a2ui.mcp.fixtures; tests/live/test_live_mcp_conformance.py). Refused with DEBUG off.
+    "MCP_CONFORMANCE_FIXTURES": False,
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
     "ADAPTERS": [
         "a2ui.adapters.jsonrpc",

@@ -153,7 +153,8 @@ def _form(d):
                                                           "placeholder") if f.get(a) is not None)
             control = f'<input type="{html_type}" name="{name}"{extra}{required}>'
         fields.append(f"<label>{label} {control}</label>")
-    return (f"<form>{''.join(fields)}<button type=\"button\" data-a2ui-submit>"
+    title = f"<h2>{esc(d['title'])}</h2>" if d.get("title") else ""
+    return (f"{title}<form>{''.join(fields)}<button type=\"button\" data-a2ui-submit>"
             f"{esc(d.get('submit_label') or 'Submit')}</button></form>"
             '<p id="a2ui-status" role="status"></p>')
 

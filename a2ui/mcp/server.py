@@ -60,14 +60,28 @@ async def _guard(call):
         raise MCPError(int(ErrorCode.INTERNAL_ERROR), "Internal error") from None
 
 
+def fixtures_for(who):
+    """``a2ui.mcp.fixtures`` when the test-only A2UI['MCP_CONFORMANCE_FIXTURES'] is on and an
+    agent calls; else None."""
+    from ..conf import a2ui_settings
+
+    if who.kind == "agent" and a2ui_settings.MCP_CONFORMANCE_FIXTURES:
+        from . import fixtures
+
+        return fixtures
+    return None
+
+
 async def list_tools(ctx, params):
-    kind = principal(ctx).kind
+    who = principal(ctx)
+    kind = who.kind
     # The person's tools may be called by the UI itself (MCP Apps: visibility "app").
     meta = {"ui": {"visibility": ["model", "app"]}} if kind == "person" else None
-    return types.ListToolsResult(tools=[
-        types.Tool(name=name, description=description, input_schema=schema, meta=meta)
-        for name, description, schema in tools.tool_list(kind)
-    ])
+    listed = [types.Tool(name=name, description=description, input_schema=schema, meta=meta)
+              for name, description, schema in tools.tool_list(kind)]
+    if fixtures := fixtures_for(who):
+        listed += fixtures.tools()
+    return types.ListToolsResult(tools=listed)
 
 
 async def call_tool(ctx, params):
@@ -76,6 +90,8 @@ async def call_tool(ctx, params):
     if who.kind == "agent":
         from . import agent
 
+        if (fixtures := fixtures_for(who)) and params.name in fixtures.TOOLS:
+            return await _guard(fixtures.call(ctx, params.name, arguments))
         if params.name not in tools.AGENT_TOOLS:
             raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
                            {"path": "name"})
@@ -91,26 +107,42 @@ async def call_tool(ctx, params):
 async def list_resources(ctx, params):
     from . import person
 
-    return await _guard(person.list_resources(ctx, principal(ctx)))
+    who = principal(ctx)
+    listed = await _guard(person.list_resources(ctx, who))
+    if fixtures := fixtures_for(who):
+        listed.resources += fixtures.resources()
+    return listed
 
 
 async def list_resource_templates(ctx, params):
     from . import person
 
-    principal(ctx)
-    return types.ListResourceTemplatesResult(resource_templates=person.templates())
+    fixtures = fixtures_for(principal(ctx))
+    return types.ListResourceTemplatesResult(
+        resource_templates=person.templates() + (fixtures.templates() if fixtures else []))
 
 
 async def read_resource(ctx, params):
     from . import person
 
-    return await _guard(person.read_resource(ctx, principal(ctx), str(params.uri)))
+    who, uri = principal(ctx), str(params.uri)
+    if (fixtures := fixtures_for(who)) and fixtures.is_fixture(uri):
+        contents = fixtures.read(uri)
+        if contents is None:
+            raise person.not_found(uri)
+        return types.ReadResourceResult(contents=contents)
+    return await _guard(person.read_resource(ctx, who, uri))
 
 
 async def subscribe(ctx, params):
-    from . import watch
+    from . import person, watch
 
-    await _guard(watch.subscribe(ctx, principal(ctx), str(params.uri)))
+    who, uri = principal(ctx), str(params.uri)
+    if (fixtures := fixtures_for(who)) and fixtures.is_fixture(uri):
+        if fixtures.read(uri) is None:  # nothing changes them: nothing to notify
+            raise person.not_found(uri)
+        return types.EmptyResult()
+    await _guard(watch.subscribe(ctx, who, uri))
     return types.EmptyResult()
 
 
@@ -157,6 +189,44 @@ class A2UIServer(Server):
             notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
 
 
+async def list_prompts(ctx, params):
+    fixtures = fixtures_for(principal(ctx))
+    return types.ListPromptsResult(prompts=fixtures.prompts() if fixtures else [])
+
+
+async def get_prompt(ctx, params):
+    fixtures = fixtures_for(principal(ctx))
+    try:
+        found = fixtures.get_prompt(params.name, params.arguments) if fixtures else None
+    except ValueError as exc:
+        raise invalid(f"arguments.{exc}", "is required (a string)") from None
+    if found is None:
+        raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown prompt: {params.name}",
+                       {"path": "name"})
+    return found
+
+
+async def complete(ctx, params):
+    principal(ctx)
+    return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+
+
+async def set_logging_level(ctx, params):
+    principal(ctx)
+    return types.EmptyResult()
+
+
+def conformance_handlers():
+    """The handlers of the conformance fixtures' methods, only when the test-only setting is
+    on (otherwise the server does not offer prompts, completions or logging)."""
+    from ..conf import a2ui_settings
+
+    if not a2ui_settings.MCP_CONFORMANCE_FIXTURES:
+        return {}
+    return {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt,
+            "on_completion": complete, "on_set_logging_level": set_logging_level}
+
+
 def build_server():
     from importlib.metadata import version
 
@@ -171,6 +241,7 @@ def build_server():
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
+        **conformance_handlers(),
     )
     server.middleware.append(InitializeCapture())
     server.middleware.append(LastResort())

@@ -124,8 +124,10 @@ def agent(request, server, transactional_db):
     """The only active agent (so the stream-token endpoint picks it), connected and listening."""
     from a2ui import tokens
 
-    _, key = tokens.create_agent(f"browser-agent-{next(_names)}", display_name="Browser Agent")
+    record, key = tokens.create_agent(f"browser-agent-{next(_names)}",
+                                      display_name="Browser Agent")
     driver = AgentThread(server, key)
+    driver.record, driver.key = record, key  # the Agent row and its key (e.g. for /mcp)
     yield driver
     driver.close()
 

@@ -1,0 +1,188 @@
+"""/mcp end to end in Chromium against a live Daphne (PostgreSQL, Redis): a small MCP host page
+served by the test connects to /mcp with the official TypeScript client
+(``@modelcontextprotocol/client``) and a person's ``stream_mcp`` token, and shows a component:
+
+* as seed 002's ``ui://`` ``text/html`` resource in a plain ``sandbox="allow-scripts"`` iframe:
+  the form's ``MCP_UI_ACTION``/``CALL_TOOL`` becomes an MCP ``tools/call`` of ``respond``, and
+  the agent on its WebSocket receives the ``user.respond``, as from the web client;
+* as an MCP App (``text/html;profile=mcp-app``) through ``@modelcontextprotocol/ext-apps``'
+  ``AppBridge``: the app's ``tools/call`` is forwarded by the bridge, the agent receives it.
+
+And an agent that speaks only MCP (the official Python SDK's ``mcp.client``) calls
+``request_input``; the person answers in the web client; the tool result carries the answer.
+
+The host script (tests/browser/mcp_host/host.mjs, whose npm packages tests/browser/mcp_host/
+package.json pins) is bundled with the repository's esbuild into a temporary directory for the
+module (never committed).
+"""
+
+import asyncio
+import concurrent.futures
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import TIMEOUT, open_client
+from tests.live.conftest import ROOT, _require_live
+from tests.live.mcpclient import mcp_session, result_json
+
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+HOST_DIR = Path(__file__).parent / "mcp_host"  # its own package.json (make install: npm ci)
+HOST_SOURCE = HOST_DIR / "host.mjs"
+HOST_PATH = "/__test-mcp-host/"
+HOST_HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>MCP host</title>
+<script type="module" src="host.js"></script></head><body></body></html>"""
+FIELDS = [{"name": "city", "type": "text", "label": "City"},
+          {"name": "nights", "type": "number", "label": "Nights"}]
+
+
+@pytest.fixture(scope="module")
+def host_bundle():
+    if not ESBUILD.exists() or not (HOST_DIR / "node_modules" / "@modelcontextprotocol").exists():
+        message = ("the MCP host page needs `make install` (node_modules/.bin/esbuild, and "
+                   "tests/browser/mcp_host/node_modules: the MCP client and ext-apps)")
+        if _require_live():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with tempfile.TemporaryDirectory(prefix="a2ui-mcp-host-") as out:
+        target = Path(out) / "host.js"
+        done = subprocess.run(
+            [str(ESBUILD), str(HOST_SOURCE), "--bundle", "--format=esm", "--platform=browser",
+             "--log-level=error", f"--outfile={target}"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        yield target.read_text()
+
+
+@pytest.fixture
+def host_page(context, server, host_bundle):
+    """A page of the host, served by the test on the server's origin (so /mcp is same-origin
+    and the server's Origin check passes as for any host on an allowed name)."""
+
+    def serve(route):
+        if route.request.url.endswith("/host.js"):
+            route.fulfill(status=200, content_type="text/javascript", body=host_bundle)
+        else:
+            route.fulfill(status=200, content_type="text/html", body=HOST_HTML)
+
+    page = context.new_page()
+    page.route(f"{server.url}{HOST_PATH}**", serve)
+    page.goto(f"{server.url}{HOST_PATH}")
+    page.wait_for_function("window.mcpHost !== undefined")
+    return page
+
+
+def mcp_token(person, agent):
+    from a2ui import tokens
+    from a2ui.models import StreamToken
+
+    return tokens.issue_stream_token(person, agent.record, StreamToken.TYPE_STREAM_MCP).token
+
+
+def test_mcp_ui_iframe_form_click_reaches_the_agent(page, host_page, person, agent):
+    sid = open_client(page)
+    agent.call("render", sid, "form", {"title": "Trip <b>plan</b>", "fields": FIELDS},
+               component_id="f1")
+    expect(page.locator('[data-component-id="f1"]')).to_be_visible()
+    uri = f"ui://sessions/{sid}/components/f1"
+    mounted = host_page.evaluate("([t, u]) => mcpHost.mountMcpUi(t, u)",
+                                 [mcp_token(person, agent), uri])
+    assert mounted == {"mimeType": "text/html"}
+    assert host_page.locator("#ui").get_attribute("sandbox") == "allow-scripts"
+    frame = host_page.frame_locator("#ui")
+    expect(frame.get_by_role("heading")).to_have_text("Trip plan")  # sanitized at the push
+    expect(frame.locator("b")).to_have_count(0)
+    frame.get_by_label("City").fill("Oslo")
+    frame.get_by_label("Nights").fill("3")
+    frame.get_by_role("button", name="Submit").click()
+    expect(frame.locator("#a2ui-status")).to_have_text("Sent.")
+
+    got = agent.wait_note("user.respond", lambda p: p.get("request_id") == "f1")
+    assert got["session_id"] == sid
+    assert got["value"] == {"city": "Oslo", "nights": 3}
+    log = host_page.evaluate("window.hostLog")
+    calls = [e["message"] for e in log if "message" in e]
+    assert [m["type"] for m in calls] == ["MCP_UI_ACTION"]
+    assert calls[0]["action"]["type"] == "CALL_TOOL" and calls[0]["action"]["toolName"] == "respond"
+    result = next(e["toolResult"] for e in log if "toolResult" in e)
+    assert result["callbackId"] == calls[0]["action"]["callbackId"]
+    assert not result["result"].get("isError")
+    assert not page.watch.errors and not host_page.evaluate("window.__cspViolations")
+
+
+def test_mcp_app_through_app_bridge_click_reaches_the_agent(page, host_page, person, agent):
+    sid = open_client(page)
+    agent.call("render", sid, "form", {"title": "Booking", "fields": FIELDS}, component_id="f2")
+    agent.call("render", sid, "card", {"title": "Docs", "actions": [
+        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
+        component_id="c1")
+    uri = f"ui://sessions/{sid}/apps/f2"
+    mounted = host_page.evaluate("([t, u]) => mcpHost.mountApp(t, u)",
+                                 [mcp_token(person, agent), uri])
+    assert mounted["mimeType"] == "text/html;profile=mcp-app"
+    assert mounted["meta"]["ui"]["csp"]["connectDomains"] == []
+    assert [uri, "text/html;profile=mcp-app"] in mounted["listed"]  # the host declared apps
+    host_page.wait_for_function("window.hostLog.some((e) => 'appInitialized' in e)")
+    frame = host_page.frame_locator("#ui")
+    frame.get_by_label("City").fill("Bergen")
+    frame.get_by_label("Nights").fill("2")
+    frame.get_by_role("button", name="Submit").click()
+    expect(frame.locator("#a2ui-status")).to_have_text("Sent.")
+    got = agent.wait_note("user.respond", lambda p: p.get("request_id") == "f2")
+    assert got["session_id"] == sid and got["value"] == {"city": "Bergen", "nights": 2}
+    assert not host_page.evaluate("window.__cspViolations")
+
+
+def test_mcp_app_link_goes_through_the_bridge(host_page, page, person, agent):
+    sid = open_client(page)
+    agent.call("render", sid, "card", {"title": "Docs", "actions": [
+        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
+        component_id="c1")
+    host_page.evaluate("([t, u]) => mcpHost.mountApp(t, u)",
+                       [mcp_token(person, agent), f"ui://sessions/{sid}/apps/c1"])
+    host_page.wait_for_function("window.hostLog.some((e) => 'appInitialized' in e)")
+    host_page.frame_locator("#ui").get_by_role("button", name="Open").click()
+    host_page.wait_for_function("window.hostLog.some((e) => 'openLink' in e)")
+    links = [e["openLink"] for e in host_page.evaluate("window.hostLog") if "openLink" in e]
+    assert links == ["https://example.com/docs"]
+
+
+def _mcp_call(server, key, name, arguments):
+    """One tool call by an MCP-only agent (the official Python SDK's client), in a thread of
+    its own: (result, progress messages)."""
+
+    async def run():
+        progress = []
+
+        async def on_progress(value, total, message):
+            progress.append(message)
+
+        async with mcp_session(server, key) as mcp:
+            result = await mcp.call_tool(name, arguments, progress_callback=on_progress)
+        return result, progress
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    future = pool.submit(asyncio.run, run())
+    pool.shutdown(wait=False)
+    return future
+
+
+def test_request_input_through_mcp_is_answered_in_the_web_client(page, server, agent):
+    sid = open_client(page)
+    asking = _mcp_call(server, agent.key, "request_input", {
+        "session_id": sid, "input_type": "text", "prompt": "Which city?", "request_id": "q1"})
+    dialog = page.get_by_role("dialog", name="Which city?")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("textbox", name="Which city?").fill("Trondheim")
+    dialog.get_by_role("button", name="Send").click()
+    result, progress = asking.result(TIMEOUT * 2)
+    assert not result.is_error
+    assert result_json(result) == {"request_id": "q1", "status": "answered",
+                                   "value": "Trondheim"}
+    assert progress and "waiting for the person" in progress[0]
+    expect(dialog).to_have_count(0)
