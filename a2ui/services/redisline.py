@@ -95,19 +95,34 @@ class _Protocol(asyncio.Protocol):
         self.transport = None
         self.lost = None  # the exception that ended the connection
         self.watchdog = None
+        self.outbox = None  # batches of this event-loop turn, written together by _flush
 
     def connection_made(self, transport):
         self.transport = transport
 
     def send(self, data, count):
+        """Queue one batch; the batches of one event-loop turn go out in one write.
+
+        Under load many consumers send in the same turn, and a write is a system call each:
+        corked, a turn's commands cost one (the replies' order is the waiting order either way).
+        """
         if self.lost is not None:
             raise ConnectionError("Redis connection lost") from self.lost
         future = self.loop.create_future()
         self.waiting.append([count, [], future, self.loop.time()])
-        self.transport.write(data)
+        if self.outbox is None:
+            self.outbox = [data]
+            self.loop.call_soon(self._flush)
+        else:
+            self.outbox.append(data)
         if self.watchdog is None:
             self.watchdog = self.loop.call_later(self.timeout, self._check)
         return future
+
+    def _flush(self):
+        outbox, self.outbox = self.outbox, None
+        if self.lost is None and outbox:
+            self.transport.write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
 
     def data_received(self, data):
         self.reader.feed(data)

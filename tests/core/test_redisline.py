@@ -149,6 +149,26 @@ async def test_batches_are_answered_in_order_on_one_connection():
         await server.stop()
 
 
+async def test_the_batches_of_one_loop_turn_go_out_in_one_write(monkeypatch):
+    """Corked: 50 batches sent in the same event-loop turn are one write (one system call)."""
+    server = await ScriptedRedis(counter()).start()
+    line = redisline.Line(f"redis://127.0.0.1:{server.port}/0")
+    try:
+        await line.execute(("GET", "k"))  # connected
+        transport = line._protocol.transport
+        writes = []
+        real = transport.write
+        monkeypatch.setattr(transport, "write", lambda data: (writes.append(data), real(data)))
+        results = await asyncio.gather(*(line.execute(("INCR", "k")) for _ in range(50)))
+        assert sorted(r[0] for r in results) == list(range(1, 51))
+        assert len(writes) == 1 and writes[0].count(b"INCR") == 50
+        await line.execute(("GET", "k"))
+        assert len(writes) == 2
+    finally:
+        line.close()
+        await server.stop()
+
+
 async def test_an_error_reply_raises_and_the_stream_stays_in_step():
     server = await ScriptedRedis(counter()).start()
     line = redisline.Line(f"redis://127.0.0.1:{server.port}")
