@@ -25,7 +25,8 @@ ACTIVITY_EXAMPLES = {
                           "result": {"matches": 2}})],
     Kind.STATE_DELTA: [(Kind.STATE_DELTA, {"path": "user.theme", "new_value": "dark",
                                            "removed": False}),
-                       (Kind.STATE_DELTA, {"path": "a", "removed": True})],
+                       (Kind.STATE_DELTA, {"path": "a", "new_value": [1], "removed": False}),
+                       (Kind.STATE_DELTA, {"path": "a", "old_value": [1], "removed": True})],
     Kind.PLAN: [(Kind.PLAN, {"plan_id": "p1", "title": "Plan", "content": "## Steps\n1. x",
                              "status": "ACTIVE"})],
     Kind.RESOURCES: [(Kind.RESOURCES, {"root": TREE})],
@@ -44,7 +45,7 @@ class ActivityOps:
 
     def __init__(self, seed, limits=None):
         self.rng = random.Random(seed)
-        self.limits = limits or A.Limits(transcript=5, tool_calls=4, plans=3)
+        self.limits = limits or A.Limits(transcript=5, tool_calls=4, plans=3, artifacts=3)
         self.activity = A.Activity()
         self.counter = 0
 
@@ -99,6 +100,8 @@ class ActivityOps:
                                 "status": rng.choice(A.AGENT_STATUSES)} for i in range(n % 3)]}
         else:
             aid = self._pick(act.artifacts, "art")
+            if aid not in act.artifacts and len(act.artifacts) >= self.limits.artifacts:
+                aid = next(iter(act.artifacts))  # the service would refuse a new one
             if aid not in act.artifacts:
                 data = {"artifact_id": aid, "phase": "opened", "content": f"line {n}\n",
                         "title": aid}

@@ -44,11 +44,21 @@ ARTIFACT_FIELDS = ("title", "content_type", "read_only", "language")
 
 @dataclass(frozen=True)
 class Limits:
-    """What the reducer trims (the service reads these from ``A2UI['ACTIVITY_*']``)."""
+    """The bounds of a session's activity (the service reads them from ``A2UI['ACTIVITY_*']``,
+    docs/settings.md). The reducer trims by the first three; the checks
+    (``a2ui.core.activitycheck``) refuse by the others."""
 
     transcript: int = 200
     tool_calls: int = 100
     plans: int = 50
+    artifacts: int = 20
+    message_length: int = 16000
+    value_size: int = 65536
+    artifact_size: int = 262144
+    state_size: int = 262144
+    state_depth: int = 16
+    tree_nodes: int = 2000
+    roster: int = 100
 
 
 @dataclass(frozen=True)
