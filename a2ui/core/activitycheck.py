@@ -36,6 +36,9 @@ NAME_LENGTH = 200
 PATH_SEGMENT = re.compile(r"[A-Za-z0-9_\-:$@]{1,128}")
 LANGUAGE = re.compile(r"[A-Za-z0-9+#._-]{1,32}")
 MAX_PATH_LENGTH = 1024
+#: Top-level keys of the state document no agent may use: seed 003's STATE_DELTA says the
+#: changes of components and requests under them (a2ui.agui.mapping).
+RESERVED_KEYS = ("components", "requests")
 
 
 def _join(prefix, name):
@@ -132,6 +135,9 @@ def _delta(c):
     if len(path) > MAX_PATH_LENGTH or not all(PATH_SEGMENT.fullmatch(s) for s in segments):
         raise invalid_input(c.path("path"), "must be a dot path of keys of 1-128 characters "
                             "of [A-Za-z0-9_-:$@]")
+    if segments[0] in RESERVED_KEYS:
+        raise invalid_input(c.path("path"), f"{segments[0]} is reserved (the AG-UI socket says "
+                            "components' and requests' changes under it)")
     if len(segments) > c.limits.state_depth:
         raise invalid_input(c.path("path"), f"deeper than {c.limits.state_depth} levels")
     c.out["path"] = path

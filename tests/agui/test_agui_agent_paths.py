@@ -160,3 +160,39 @@ async def test_mcp_tool(session, agent):
     data = getattr(info.value, "data", None) or info.value.error.data
     assert data["path"] == "arguments.event.old_value"
     assert await snapshot_activity(session) == before
+
+
+async def test_an_agui_client_gets_each_kind_live_and_the_state_on_resume(user, agent, agent_key):
+    from tests.agui.test_agui_socket import _issue, call, connected, event_of, frame, open_agui
+
+    bot = await connect_agent(agent_key)
+    person = await open_agui(await _issue(user, agent))
+    sid = await connected(person)
+    try:
+        for i, event in enumerate(EVENTS):
+            reply = await call(bot, i, "agui.event", session_id=sid, event=event)
+            assert "result" in reply, reply
+            got = await event_of(person)
+            if got["type"] == "TEXT_MESSAGE":
+                assert got.pop("metadata")["role"] == "agent"
+            assert got == event
+        await send(person, frame({"type": "TEXT_MESSAGE", "sender": "me", "content": "hi"}))
+        echo = await event_of(person)  # the person's message is in the transcript too
+        assert echo["content"] == "hi" and echo["metadata"]["role"] == "user"
+        await recv_until(bot, lambda m: m.get("method") == "user.message")
+        await person.disconnect()
+
+        person = await open_agui(await _issue(user, agent), sid)
+        assert await connected(person) == sid
+        state = [await event_of(person) for _ in range(10)]
+        assert [e["type"] for e in state] == [
+            "TEXT_MESSAGE", "TEXT_MESSAGE", "TOOL_CALL_REQUEST", "TOOL_CALL_STATUS",
+            "TOOL_CALL_RESULT", "STATE_DELTA", "PLAN_CARD", "RESOURCE_TREE", "AGENT_ROSTER",
+            "ARTIFACT_OPEN"]
+        assert state[5] == {"type": "STATE_DELTA", "path": "user",
+                            "new_value": {"theme": "light"}}
+        assert state[9]["content"] == "fn main() {}\n// more\n"
+        assert [m["content"] for m in state[:2]] == ["Hello **there**", "hi"]
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
