@@ -196,3 +196,30 @@ async def test_an_agui_client_gets_each_kind_live_and_the_state_on_resume(user, 
     finally:
         await bot.disconnect()
         await person.disconnect()
+
+
+async def test_a_jsonrpc_client_gets_ui_activity_live_and_on_resume(user, agent, agent_key):
+    from tests.wsutil import connect_user, init_session
+
+    raw = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
+    person = await connect_user(raw.token)
+    sid = await init_session(person)
+    bot = await connect_agent(agent_key)
+    try:
+        for i, event in enumerate(EVENTS):
+            await send(bot, {"jsonrpc": "2.0", "id": i, "method": "agui.event",
+                             "params": {"session_id": sid, "event": event}})
+            await recv_until(bot, lambda m, i=i: m.get("id") == i)
+            note = await recv_until(person, lambda m: m.get("method") == "ui.activity")
+            kind, _ = inbound.to_core(event)
+            assert note["params"]["kind"] == kind
+        await person.disconnect()
+        raw = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
+        person = await connect_user(raw.token)
+        assert await init_session(person, session_id=sid) == sid
+        snap = await recv_until(person, lambda m: m.get("method") == "ui.activity")
+        assert snap["params"]["kind"] == "snapshot"
+        expect_all(snap["params"]["data"])
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
