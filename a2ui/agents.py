@@ -17,6 +17,11 @@ returns ``{"approved": False, "reason": "timeout"}``; a timed-out input raises
 ``apending`` (sync: ``pending_requests``) lists what waits for the agent and hands such
 outcomes over, once.
 
+AG-UI activity (chat messages, tool calls, state deltas, plan cards, the resource tree, the
+roster, artifacts): ``await agents.aagui_event(agent, session_id, {"type": "PLAN_CARD", ...})``
+(sync: ``agui_event``); a person's chat messages and other actions arrive through
+``agents.events(agent)`` as ``user.message`` / ``user.action``.
+
 A2UI v0.9 surfaces: ``await agents.asurfaces(agent, session_id, messages)`` (sync:
 ``surfaces``); the person's actions arrive through ``agents.surface_events(agent)``, an async
 iterator (see :class:`SurfaceEvents`). Every other notification an agent socket gets (session
@@ -191,6 +196,18 @@ async def asurfaces(agent, session_id, messages):
     return await surface_service.apush(_agent_id(agent), session_id, messages)
 
 
+@_seed_errors
+async def aagui_event(agent, session_id, event):
+    """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
+    PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*) to a session; return its sequence
+    number. Bad input is ProtocolError -32602 with ``data.path`` ``event.<field>``; a
+    STATE_DELTA whose ``old_value`` differs from the stored value is refused the same way
+    (``event.old_value``) and changes nothing."""
+    from .agui import push
+
+    return await push.apush(_agent_id(agent), session_id, event, "event")
+
+
 class AgentEvents:
     """The notifications an agent socket would get (session.opened, user.cancel, ...), as an
     async iterator of ``{"method", "params"}``, across every process (a channel-layer group)::
@@ -306,3 +323,4 @@ confirm = async_to_sync(aconfirm)
 pending_requests = async_to_sync(apending)
 push = async_to_sync(apush)
 surfaces = async_to_sync(asurfaces)
+agui_event = async_to_sync(aagui_event)

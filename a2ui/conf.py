@@ -71,6 +71,20 @@ DEFAULTS = {
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
+    # A session's activity (a2ui.core.activity: transcript, tool calls, state document, plans,
+    # resource tree, roster, artifacts; docs/settings.md). Kept: the newest messages and tool
+    # calls; refused: what goes beyond the others.
+    "ACTIVITY_TRANSCRIPT_LENGTH": 200,
+    "ACTIVITY_MAX_MESSAGE_LENGTH": 16000,
+    "ACTIVITY_MAX_TOOL_CALLS": 100,
+    "ACTIVITY_MAX_VALUE_SIZE": 64 * 1024,
+    "ACTIVITY_MAX_PLANS": 50,
+    "ACTIVITY_MAX_ARTIFACTS": 20,
+    "ACTIVITY_MAX_ARTIFACT_SIZE": 256 * 1024,
+    "ACTIVITY_MAX_STATE_SIZE": 256 * 1024,
+    "ACTIVITY_MAX_STATE_DEPTH": 16,
+    "ACTIVITY_MAX_TREE_NODES": 2000,
+    "ACTIVITY_MAX_ROSTER": 100,
     # Web client.
     "SERVE_STATIC": True,
     # Test-only: the MCP conformance suite's fixture tools, resources and prompts on /mcp
@@ -97,6 +111,17 @@ POSITIVE_INTS = (
     "RETENTION_DAYS",
     "RESUME_WINDOW_SECONDS",
     "REDIS_MAX_CONNECTIONS",
+    "ACTIVITY_TRANSCRIPT_LENGTH",
+    "ACTIVITY_MAX_MESSAGE_LENGTH",
+    "ACTIVITY_MAX_TOOL_CALLS",
+    "ACTIVITY_MAX_VALUE_SIZE",
+    "ACTIVITY_MAX_PLANS",
+    "ACTIVITY_MAX_ARTIFACTS",
+    "ACTIVITY_MAX_ARTIFACT_SIZE",
+    "ACTIVITY_MAX_STATE_SIZE",
+    "ACTIVITY_MAX_STATE_DEPTH",
+    "ACTIVITY_MAX_TREE_NODES",
+    "ACTIVITY_MAX_ROSTER",
 )
 
 

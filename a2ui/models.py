@@ -261,6 +261,31 @@ class Surface(models.Model):
         return self.surface_id
 
 
+class SessionActivity(models.Model):
+    """A session's activity (``a2ui.core.activity``): the state document, the recent
+    transcript, tool calls, plans, resource tree, roster and open artifacts, one row per
+    session, one column per part (an event rewrites only its part)."""
+
+    session = models.OneToOneField(A2UISessionLog, on_delete=models.CASCADE, primary_key=True,
+                                   related_name="activity")
+    state = models.JSONField(default=dict)
+    transcript = models.JSONField(default=list)
+    tool_calls = models.JSONField(default=list)
+    plans = models.JSONField(default=list)
+    resources = models.JSONField(null=True, blank=True)
+    roster = models.JSONField(null=True, blank=True)
+    artifacts = models.JSONField(default=list)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    PARTS = ("state", "transcript", "tool_calls", "plans", "resources", "roster", "artifacts")
+
+    class Meta:
+        verbose_name_plural = "session activities"
+
+    def __str__(self):
+        return f"activity of {self.session_id}"
+
+
 class AuditEventQuerySet(models.QuerySet):
     def update(self, **kwargs):
         raise PermissionDenied("Audit events are append-only.")

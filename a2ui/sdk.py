@@ -7,7 +7,10 @@
 
 Requests get their JSON-RPC response (the user's answer for ``request_input``/``confirm``);
 notifications from the server (session.opened, session.closed, user.cancel, consent.changed,
-user.respond for form components, a2ui.v09 actions) go to handlers registered with ``on``.
+user.respond for form components, a2ui.v09 actions, a person's chat ``user.message`` and
+``user.action``: ``on_message`` / ``on_action``) go to handlers registered with ``on``.
+AG-UI activity (chat, tool calls, state deltas, plans, tree, roster, artifacts) goes out with
+``agui_event`` (``say`` for a chat message).
 Needs the ``websockets`` package.
 
 After a reconnect (the process that held the old socket died while a request waited; the
@@ -195,6 +198,26 @@ class AgentClient:
     async def surfaces(self, session_id, messages):
         """Send A2UI v0.9 server messages for the session's surfaces."""
         return await self.call("a2ui.v09", {"session_id": session_id, "messages": messages})
+
+    async def agui_event(self, session_id, event):
+        """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
+        PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*): ``{"delivered", "seq"}``."""
+        return await self.call("agui.event", {"session_id": session_id, "event": event})
+
+    async def say(self, session_id, content, sender="agent", **extra):
+        """A chat message of the agent in the session's transcript (TEXT_MESSAGE)."""
+        return await self.agui_event(session_id, {"type": "TEXT_MESSAGE", "sender": sender,
+                                                  "content": content, **extra})
+
+    def on_message(self, handler):
+        """Call ``handler(params)`` for each chat message of a person (``user.message``:
+        ``{session_id, user, sender, content, metadata?}``)."""
+        self.on("user.message", handler)
+
+    def on_action(self, handler):
+        """Call ``handler(params)`` for each other action of a person (``user.action``:
+        ``{session_id, action_type, component_id, payload?}``)."""
+        self.on("user.action", handler)
 
     async def sessions(self):
         return (await self.call("a2ui.sessions", {}))["sessions"]

@@ -20,7 +20,7 @@ USER_ACTION ``action_type``:
 
 from ..core.errors import DomainError, Fault, invalid_input
 from ..protocol import methods
-from ..services import audit, components, consent, groups, pending
+from ..services import activity, audit, components, consent, groups, pending
 
 ANSWERS = ("submit", "respond")
 CONFIRMS = ("approve", "reject", "confirm")
@@ -92,9 +92,13 @@ async def user_action(socket, event):
 
 
 async def text_message(socket, event):
-    """A TEXT_MESSAGE of the person: to the agent as ``user.message``."""
+    """A TEXT_MESSAGE of the person: recorded in the session's transcript (role user, so
+    every client of the session shows it) and sent to the agent as ``user.message``."""
     await socket.check_consent()
     sid = socket.session_id
+    record = activity.person_message(event["sender"], event["content"], event.get("metadata"),
+                                     "event")
+    await activity.arecord_person_message(sid, record)
     params = {"session_id": str(sid), "user": socket.token.user.get_username(),
               "sender": event["sender"], "content": event["content"]}
     if event.get("metadata"):

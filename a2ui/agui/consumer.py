@@ -4,7 +4,8 @@ On connect the token is checked (``stream_agui`` only: any other credential gets
 CONNECTION_ERROR and close 4006), a session is opened (or ``session_id`` resumed, or the
 person's detached session with the agent taken over) and CONNECTION_STATUS CONNECTED names it
 (``session_id``); a resumed session's state follows (components and open requests as
-RENDER_REQUESTs), then the live events (``a2ui.agui.mapping``). The person sends USER_ACTION
+RENDER_REQUESTs, the activity: transcript, tool calls, state document, plan cards, tree,
+roster, open artifacts), then the live events (``a2ui.agui.mapping``). The person sends USER_ACTION
 and TEXT_MESSAGE (``a2ui.agui.actions``); a refused frame is answered with ERROR and the socket
 stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
 """
@@ -157,6 +158,8 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.send_event(mapping.component(c))
         for r in snapshot.requests:
             await self.send_event(mapping.request(r["kind"], r["params"]))
+        for event in mapping.activity_state(snapshot.activity):
+            await self.send_event(event)
 
     async def prompt_consents(self):
         await self.send_event(mapping.consent_required(

@@ -18,6 +18,14 @@ progress            TOOL_CALL_STATUS ``id`` = task_id, RUNNING (COMPLETED at val
 notify              TEXT_MESSAGE ``sender "agent"``, ``content`` = message, ``metadata {level, title,
                     duration_ms}``
 consent.required    TEXT_MESSAGE ``sender "system"``, ``metadata {"consent_required": [...]}``
+message             TEXT_MESSAGE ``sender``, ``content``, ``metadata {..., role, message_id}``
+tool_call           TOOL_CALL_REQUEST (requested), TOOL_CALL_STATUS (status), TOOL_CALL_RESULT
+                    (result); ``id`` = call_id
+state.delta         STATE_DELTA ``path``, ``old_value``, ``new_value`` (removed: no new_value)
+plan                PLAN_CARD ``id`` = plan_id
+resources           RESOURCE_TREE; roster: AGENT_ROSTER
+artifact            ARTIFACT_OPEN (opened; title defaults to the id, content_type to "text"),
+                    ARTIFACT_UPDATE (updated: ``content`` and ``change_type`` as the agent sent)
 navigate            not translated (the seed has no navigation event)
 surface.batch       not translated (A2UI v0.9 surfaces: /ws/v09/a2ui, SSE, /mcp)
 ==================  ==================================================================================
@@ -77,6 +85,87 @@ def consent_required(data):
                           {"consent_required": types})
 
 
+def message(data):
+    metadata = {**(data.get("metadata") or {}), "role": data["role"],
+                "message_id": data["message_id"]}
+    return p.text_message(data["sender"], data["content"], metadata)
+
+
+def tool_call(data):
+    cid = data["call_id"]
+    if data["phase"] == "requested":
+        return p.build("TOOL_CALL_REQUEST", id=cid, tool_name=data.get("tool_name") or "",
+                        parameters=data.get("parameters") or {}, agent_id=data.get("agent_id"))
+    if data["phase"] == "status":
+        return p.tool_call_status(cid, data["status"], data.get("progress"), data.get("message"))
+    return p.build("TOOL_CALL_RESULT", id=cid, result=data.get("result"),
+                    error=data.get("error"))
+
+
+def delta(data):
+    if data.get("removed"):
+        return p.state_delta(data["path"], old_value=data.get("old_value"))
+    return p.state_delta(data["path"], data.get("old_value"), data.get("new_value"))
+
+
+def plan(data):
+    return p.build("PLAN_CARD", id=data["plan_id"], title=data["title"],
+                    content=data["content"], status=data["status"])
+
+
+def artifact_open(data):
+    return p.build("ARTIFACT_OPEN", id=data["artifact_id"],
+                    title=data.get("title") or data["artifact_id"], content=data["content"],
+                    content_type=data.get("content_type") or "text",
+                    read_only=data.get("read_only"), language=data.get("language"))
+
+
+def artifact(data):
+    if data["phase"] == "opened":
+        return artifact_open(data)
+    return p.build("ARTIFACT_UPDATE", id=data["artifact_id"], content=data["content"],
+                    change_type=data["change_type"])
+
+
+_ACTIVITY = {
+    Kind.MESSAGE: message, Kind.TOOL_CALL: tool_call, Kind.STATE_DELTA: delta, Kind.PLAN: plan,
+    Kind.RESOURCES: lambda data: p.build("RESOURCE_TREE", root=data["root"]),
+    Kind.ROSTER: lambda data: p.build("AGENT_ROSTER", agents=data["agents"]),
+    Kind.ARTIFACT: artifact,
+}
+
+
+def _tool_state(call):
+    events = []
+    if call.get("tool_name"):
+        events.append(tool_call({**call, "phase": "requested"}))
+    events.append(tool_call({**call, "phase": "status"}))
+    if "result" in call or "error" in call:
+        events.append(tool_call({**call, "phase": "result"}))
+    return events
+
+
+def activity_state(activity):
+    """The AG-UI events that show a session's activity (``a2ui.core.activity.to_dict``) to a
+    resuming client: the transcript (TEXT_MESSAGE each), the tool calls (TOOL_CALL_REQUEST,
+    their latest STATUS, and RESULT once they have one), the state document (one STATE_DELTA per top-level key),
+    the plan cards, the resource tree, the roster and the open artifacts (ARTIFACT_OPEN with
+    their current content)."""
+    events = [message(m) for m in activity.get("transcript") or []]
+    for call in activity.get("tool_calls") or []:
+        events.extend(_tool_state(call))
+    for key, value in (activity.get("state") or {}).items():
+        events.append(p.state_delta(key, new_value=value) if value is not None
+                      else p.state_delta(key))
+    events.extend(plan(x) for x in activity.get("plans") or [])
+    if activity.get("resources") is not None:
+        events.append(_ACTIVITY[Kind.RESOURCES]({"root": activity["resources"]}))
+    if activity.get("roster") is not None:
+        events.append(_ACTIVITY[Kind.ROSTER]({"agents": activity["roster"]}))
+    events.extend(artifact_open(a) for a in activity.get("artifacts") or [])
+    return events
+
+
 def translate(kind, data):
     """AG-UI events for one session event (``kind`` an ``a2ui.core.events.Kind``)."""
     if kind is Kind.COMPONENT_RENDERED:
@@ -97,6 +186,8 @@ def translate(kind, data):
         return [notify(data)]
     if kind is Kind.CONSENT_REQUIRED:
         return [consent_required(data)]
+    if kind in _ACTIVITY:
+        return [_ACTIVITY[kind](data)]
     return []  # NOT_TRANSLATED, or a kind this version does not know
 
 

@@ -266,6 +266,11 @@ def _event(kind, **fields):
     return {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
 
 
+def build(kind, **fields):
+    """An event of type ``kind`` with the fields that are not None."""
+    return _event(kind, **fields)
+
+
 def error(code, message, details=None):
     return _event("ERROR", code=code, message=message, details=details or None)
 

@@ -14,6 +14,11 @@ urlpatterns = [
         views.SessionSurfacesView.as_view(),
         name="a2ui-session-surfaces",
     ),
+    path(
+        "v4/sessions/<uuid:session_id>/agui",
+        views.SessionAguiView.as_view(),
+        name="a2ui-session-agui",
+    ),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
     path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
     path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),

@@ -132,6 +132,27 @@ class SessionSurfacesView(A2UIAsyncAPIView):
         return Response(result, status=status.HTTP_202_ACCEPTED)
 
 
+class SessionAguiView(A2UIAsyncAPIView):
+    """Agents push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
+    PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*) to a session: ``{"event": {...}}``.
+
+    Checked, then stored with the session, then delivered: a refused event (400 with
+    ``path`` ``event.<field>``, e.g. a STATE_DELTA whose ``old_value`` differs) changes nothing.
+    """
+
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=dict, responses={202: dict, 400: dict})
+    async def post(self, request, session_id):
+        from ..agui import push
+
+        body = request.data
+        if not isinstance(body, dict) or not isinstance(body.get("event"), dict):
+            raise ValidationError({"event": ["Send {\"event\": <an AG-UI event object>}."]})
+        seq = await push.apush(request.auth.id, session_id, body["event"], "event")
+        return Response({"delivered": True, "seq": seq}, status=status.HTTP_202_ACCEPTED)
+
+
 class AgentRequestsView(A2UIAPIView):
     """What waits for the calling agent: open ui.request_input / ui.confirm requests of its live
     sessions, and outcomes no agent socket has received yet (the asking process died).

@@ -15,6 +15,10 @@ still open, whose answers then come here as notifications). Each answer reaches 
 A socket that connects while such answers wait is first told so: an ``a2ui.pending``
 ``{"outcomes": n}`` notification.
 
+AG-UI activity: ``agui.event`` ``{"session_id", "event": <seed-003 AG-UI event>}`` pushes
+a chat message, tool call, state delta, plan card, resource tree, roster or artifact
+(``a2ui.agui.inbound``), answered ``{"delivered": true, "seq": n}`` (docs/agents.md).
+
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
 person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
@@ -79,6 +83,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                     data={"path": "params.session_id"})
             return await surfaces.apush(self.agent.id, params["session_id"],
                                         params.get("messages"))
+        if msg.method == "agui.event":
+            return await self._agui_event(msg.params)
         session_id, params = pushes.validate(msg.method, msg.params)
         return await self._deliver(msg, session_id, params)
 
@@ -91,6 +97,16 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             self._arm_timer(request)
             return NO_RESPONSE
         seq, _ = await pushes.apush(self.agent.id, session_id, msg.method, params)
+        return {"delivered": True, "seq": seq}
+
+    async def _agui_event(self, params):
+        from ..agui import push
+
+        if not isinstance(params, dict) or "session_id" not in params:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
+                                data={"path": "params.session_id"})
+        seq = await push.apush(self.agent.id, params["session_id"], params.get("event"),
+                               "params.event")
         return {"delivered": True, "seq": seq}
 
     async def _take_pending(self, params):

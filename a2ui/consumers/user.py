@@ -191,6 +191,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             await self.send_obj(jsonrpc.notification(pending.METHOD_BY_KIND[r["kind"]], r["params"]))
         if self.v09:
             await self.send_surfaces_snapshot(snapshot.surfaces)
+        if any(snapshot.activity.values()):  # the activity, whole: replaces what the client has
+            await self.send_obj(jsonrpc.notification(
+                "ui.activity", {"kind": "snapshot", "data": snapshot.activity}))
 
     async def send_surfaces_snapshot(self, states=None):
         """v0.9 surfaces as one ``a2ui.v09`` notification: what the client has is replaced.

@@ -49,6 +49,15 @@ async def call(ctx, who, name, arguments):
         if name == "render":
             out["component_id"] = rest["component_id"]
         return text_result(out)
+    if name == "agui_event":
+        from ..agui import push
+        from ..core.errors import DomainError
+
+        try:
+            seq = await push.apush(agent.pk, session_id, rest.get("event"), "arguments.event")
+        except DomainError as exc:
+            raise ProtocolError.of(exc) from exc
+        return text_result({"delivered": True, "seq": seq})
     if name == "push_surfaces":
         return text_result(await agents.asurfaces(agent, session_id, rest.get("messages")))
     return await _wait(ctx, agent, session_id, name, rest)

@@ -88,6 +88,13 @@ AGENT_TOOLS = {
         _session_tool({"messages": {"type": "array", "minItems": 1,
                                     "items": {"type": "object"}}}, ("messages",)),
     ),
+    "agui_event": (
+        "Push one AG-UI event (seed 003) to the person's session: TEXT_MESSAGE (chat), "
+        "TOOL_CALL_REQUEST/STATUS/RESULT, STATE_DELTA (old_value must match the stored value), "
+        "PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_OPEN/UPDATE.",
+        _session_tool({"event": {"type": "object", "required": ["type"],
+                                 "properties": {"type": {"type": "string"}}}}, ("event",)),
+    ),
     "request_input": (
         "Ask the person for input and wait for the answer (progress notifications while "
         "waiting; a timeout is a tool error).",

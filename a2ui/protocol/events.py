@@ -57,8 +57,15 @@ def to_event(method, params):
     return kind, params
 
 
+#: The activity kinds (``a2ui.core.activity``): one ``ui.activity`` notification each.
+ACTIVITY_KINDS = frozenset({Kind.MESSAGE, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN,
+                            Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT})
+
+
 def notification(kind, data):
     """The JSON-RPC notification for an event, or None for a kind seed 000 does not show."""
+    if kind in ACTIVITY_KINDS:
+        return jsonrpc.notification("ui.activity", {"kind": str(kind), "data": data})
     method = METHOD_BY_KIND.get(kind)
     if method is not None:
         return jsonrpc.notification(method, data)

@@ -10,16 +10,19 @@ send. progress, notify and navigate touch no database at all.
 
 from ..core import events
 from ..core.events import Kind
-from . import components, consent, dbthreads, direct, pending, sessions, shared, stream
+from . import activity, components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
 
 STATELESS = frozenset({Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE})
 
 
-async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None):
+async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None,
+                prefix=""):
     """Apply and deliver one agent event; return (seq, PendingRequest or None).
 
     ``request.opened`` events wait for the person: ``reply_channel`` gets the outcome.
+    Activity kinds (``services.activity``) are checked against the stored activity and stored
+    (``prefix``: where the event sits in the agent's message, for the error's path).
     """
     if kind in STATELESS:
         return await _apush_stateless(agent_id, session_id, kind, data), None
@@ -29,6 +32,8 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
         await dbthreads.run(components.store_render, sid, data)
     elif kind is Kind.COMPONENT_UPDATED:
         await dbthreads.run(components.store_update, sid, data)
+    elif kind in activity.KINDS:
+        data = await dbthreads.run(activity.store, sid, kind, data, prefix)
     elif kind is Kind.REQUEST_OPENED:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
         request = await dbthreads.run(

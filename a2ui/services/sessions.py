@@ -19,7 +19,7 @@ from ..core.closes import CloseCode
 from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from . import audit, dbthreads, groups, shared, stream
+from . import activity, audit, dbthreads, groups, shared, stream
 from .metrics import buffer
 
 State = A2UISessionLog.State
@@ -28,11 +28,14 @@ LIVE = A2UISessionLog.LIVE_STATES
 
 @dataclass
 class Snapshot:
-    """What a resuming client must see again: components, open requests, surfaces."""
+    """What a resuming client must see again: components, open requests, surfaces, and the
+    activity (``a2ui.core.activity.to_dict``: state document, transcript, tool calls, plans,
+    tree, roster, artifacts)."""
 
     components: list = field(default_factory=list)
     requests: list = field(default_factory=list)
     surfaces: list = field(default_factory=list)
+    activity: dict = field(default_factory=dict)
 
 
 def parse_session_id(value):
@@ -165,7 +168,7 @@ def snapshot(session_id):
     surfaces = list(
         Surface.objects.filter(session_id=session_id).values_list("state", flat=True)
     )
-    return Snapshot(components, requests, surfaces)
+    return Snapshot(components, requests, surfaces, activity.load(session_id))
 
 
 asnapshot = dbthreads.wrap(snapshot)  # a read: on the pool, beside the per-message work

@@ -17,6 +17,7 @@ PATHS = [
     "/api/v4/stream-token",
     "/api/v4/sessions/{sid}/messages",
     "/api/v4/sessions/{sid}/surfaces",
+    "/api/v4/sessions/{sid}/agui",
     "/api/v4/sessions/not-a-uuid/messages",
     "/api/v4/consents/revoke",
 ]
