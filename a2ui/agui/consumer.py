@@ -99,6 +99,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         if self.missing_consents:
             await self.prompt_consents()
         self.start_stream()
+        self.start_watchdog()
         await self.announce(session, resumed, CAPABILITIES)
 
     async def refuse(self, error, code):
@@ -108,7 +109,14 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         await self.close(code=code)
 
     async def disconnect(self, code):
+        self.stop_watchdog()
         await self.detach()
+
+    async def announce_expiry(self):
+        await self.send_event(p.error(p.CONNECTION_ERROR, "Session inactive for too long.",
+                                      {"reason": "session_expired"}))
+        await self.send_event(p.connection_status("DISCONNECTED",
+                                                  "Session inactive for too long."))
 
     async def agent_id(self):
         cached = await shared.cached_session(self.session_id.hex)
@@ -149,8 +157,12 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
     # Outbound --------------------------------------------------------------------------------
 
     async def show(self, kind, message):
-        for event in mapping.translate(kind, message["data"]):
-            await self.send_event(event)
+        # Translated and encoded once per event and process; each socket adds its envelope.
+        for text in mapping.encoded_cached(self.session_id.hex, kind, message):
+            if text is None:
+                log.warning("a2ui: dropped an AG-UI event that is not valid")
+            elif not self.gone:
+                await self.send(text_data=transportable(p.frame(text)))
 
     async def send_state(self):
         snapshot = await sessions.asnapshot(self.session_id)

@@ -218,3 +218,30 @@ def fault_error(fault, message=None, data=None):
             if data.get("reason"):
                 details["reason"] = data["reason"]
     return p.error(code, message or str(fault).replace("_", " ").capitalize() + ".", details)
+
+
+_MAX_CACHED = 2048
+_cache = {}
+
+
+def encoded_cached(session_hex, kind, message):
+    """The encoded AG-UI events (``protocol.encode_event``) of one session event, translated
+    and encoded once per (session, epoch, seq) and process, whatever the number of sockets;
+    each socket then only wraps them in its own envelope (``protocol.frame``). An event that
+    cannot be encoded is left out (and logged once by the caller's policy: None in the list)."""
+    seq = message.get("seq")
+    key = None if seq is None else (session_hex, message.get("epoch"), seq)
+    texts = _cache.get(key) if key is not None else None
+    if texts is None:
+        texts = []
+        for event in translate(kind, message["data"]):
+            try:
+                texts.append(p.encode_event(event))
+            except (p.AguiError, ValueError, TypeError):
+                texts.append(None)
+        if key is not None:
+            if len(_cache) >= _MAX_CACHED:
+                for old in list(_cache)[: _MAX_CACHED // 4]:
+                    del _cache[old]
+            _cache[key] = texts
+    return texts

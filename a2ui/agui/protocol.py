@@ -254,9 +254,22 @@ def envelope(event):
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def encode_event(event):
+    """The text of ``event`` checked as a server event: the part of a frame that is the same
+    for every socket (ValueError for a value JSON cannot hold, such as NaN)."""
+    return _ENCODER.encode(validate_event(event, OUT))
+
+
+def frame(event_text):
+    """A server frame around an encoded event: its own UUID v4 and timestamp, the same text as
+    ``encode`` of the event (the envelope's keys in the same order)."""
+    return (f'{{"version":"{PROTOCOL_VERSION}","id":"{uuid.uuid4()}",'
+            f'"timestamp":"{now()}","event":{event_text}}}')
+
+
 def encode(event):
     """The frame's text (ValueError for a value JSON cannot hold, such as NaN)."""
-    return _ENCODER.encode(envelope(event))
+    return frame(encode_event(event))
 
 
 # Builders ------------------------------------------------------------------------------------

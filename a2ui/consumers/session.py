@@ -9,10 +9,12 @@ its wire: ``show`` (an event its clients are sent), ``send_state`` (its snapshot
 session) and ``announce_close`` (what its clients are told before an operator close).
 """
 
+import asyncio
 import time
 
 from ..conf import a2ui_settings
 from ..core import events
+from ..core.closes import CloseCode
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import consent, groups, seqwatch, sessions, shared
 from ..services import direct as direct_delivery
@@ -41,6 +43,43 @@ class SessionSocket:
                 ErrorCode.RATE_LIMITED,
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
+
+    # Idle watchdog ---------------------------------------------------------------------------
+
+    watchdog = None
+    expired = False
+
+    def start_watchdog(self):
+        """Close the session after ``SESSION_INACTIVITY_TIMEOUT_SECONDS`` with nothing from
+        the person and nothing to show them (``last_activity``), on every protocol alike."""
+        self.last_activity = time.monotonic()
+        self.watchdog = asyncio.get_running_loop().create_task(self._watch_idle())
+
+    def stop_watchdog(self):
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
+
+    async def _watch_idle(self):
+        limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
+        while True:
+            idle = time.monotonic() - self.last_activity
+            if idle >= limit:
+                break
+            await asyncio.sleep(min(limit - idle, 60) + 0.01)
+        if getattr(self, "gone", False) or self.closing:
+            return
+        await self.announce_expiry()
+        self.closing = self.expired = True  # the session's own close order is ours: not again
+        if self.session_id is not None:
+            await sessions.aclose_session(
+                self.session_id, sessions.State.TIMED_OUT, "Session inactive for too long.",
+                close_code=CloseCode.SESSION_EXPIRED,
+            )
+        await self.close(code=CloseCode.SESSION_EXPIRED)
+
+    async def announce_expiry(self):
+        """Hook: what the protocol's clients are told before an idle session is closed."""
 
     # Attaching -------------------------------------------------------------------------------
 
@@ -184,6 +223,8 @@ class SessionSocket:
 
     async def a2ui_close(self, message):
         """An operator (or the session's end) closes the socket: say why, then close."""
+        if self.expired:
+            return  # the idle watchdog closed it and said why
         self.closing = True
         reason = message.get("reason", "")
         await self.announce_close(message["code"], reason)

@@ -94,6 +94,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups.append(group)
         housekeeping.ensure_started()
+        self.start_watchdog()
         self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_timeout())
 
     async def _handshake_timeout(self):
@@ -107,7 +108,12 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         timer = getattr(self, "handshake_timer", None)
         if timer is not None:
             timer.cancel()
+        self.stop_watchdog()
         await self.detach()
+
+    async def announce_expiry(self):
+        await self.send_json(error_frame("SESSION_EXPIRED", "Session inactive for too long.",
+                                         rpcCode=int(ErrorCode.SESSION_EXPIRED)))
 
     # Inbound ---------------------------------------------------------------------------------
 

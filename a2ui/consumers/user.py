@@ -6,8 +6,6 @@ and user answers go to the services. Every push carries a sequence number; a gap
 channel layer dropped something, and the socket is resynchronised from the database.
 """
 
-import asyncio
-import time
 
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
@@ -15,7 +13,7 @@ from ..core.events import Kind
 from ..protocol import events as wire
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
-from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
+from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import (
     admission,
     components,
@@ -51,7 +49,6 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             return
         self.token = auth.token
         self.last_seq = 0
-        self.last_activity = time.monotonic()
         self.v09 = False
         self.closing = False
         self.pending_out = []
@@ -59,29 +56,14 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.join(groups.user_group(self.token.user_id))
         await self.accept()
         housekeeping.ensure_started()
-        self.watchdog = asyncio.get_running_loop().create_task(self._watch_idle())
+        self.start_watchdog()
 
     async def disconnect(self, code):
-        watchdog = getattr(self, "watchdog", None)
-        if watchdog is not None:
-            watchdog.cancel()
+        self.stop_watchdog()
         await self.detach()
 
-    async def _watch_idle(self):
-        limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
-        while True:
-            idle = time.monotonic() - self.last_activity
-            if idle >= limit:
-                break
-            await asyncio.sleep(min(limit - idle, 60) + 0.01)
+    async def announce_expiry(self):
         await self.send_error(ProtocolError(ErrorCode.SESSION_EXPIRED))
-        self.closing = True
-        if self.session_id is not None:
-            await sessions.aclose_session(
-                self.session_id, State.TIMED_OUT, "Session inactive for too long.",
-                close_code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED],
-            )
-        await self.close(code=CLOSE_CODES[ErrorCode.SESSION_EXPIRED])
 
     # Inbound ---------------------------------------------------------------------------------
 

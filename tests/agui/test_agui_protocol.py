@@ -213,3 +213,23 @@ def test_what_is_not_translated():
     assert mapping.NOT_TRANSLATED == {Kind.NAVIGATE, Kind.SURFACE_BATCH}
     assert out(Kind.NAVIGATE, {"url": "https://example.com", "new_tab": False}) == []
     assert out(Kind.SURFACE_BATCH, {"first_seq": 1, "messages": []}) == []
+
+
+def test_frame_is_the_envelope_of_encode_and_events_are_encoded_once_per_sequence_number():
+    event = p.build("TEXT_MESSAGE", sender="agent", content="héllo \ud800")
+    one, two = json.loads(p.encode(event)), json.loads(p.frame(p.encode_event(event)))
+    assert list(one) == list(two) == ["version", "id", "timestamp", "event"]
+    assert one["event"] == two["event"] and one["id"] != two["id"]
+    assert uuid.UUID(two["id"]).version == 4 and two["version"] == p.PROTOCOL_VERSION
+
+    message = {"kind": "notify", "seq": 7, "epoch": "e1",
+               "data": {"level": "info", "title": "T", "message": "M"}}
+    first = mapping.encoded_cached("s" * 32, Kind.NOTIFY, message)
+    assert first and mapping.encoded_cached("s" * 32, Kind.NOTIFY, message) is first
+    assert [json.loads(t) for t in first] == [
+        p.validate_event(e, p.OUT) for e in mapping.translate(Kind.NOTIFY, message["data"])]
+    other = mapping.encoded_cached("s" * 32, Kind.NOTIFY, {**message, "seq": 8})
+    assert other is not first
+    unnumbered = {**message, "seq": None}
+    assert mapping.encoded_cached("s" * 32, Kind.NOTIFY, unnumbered) is not \
+        mapping.encoded_cached("s" * 32, Kind.NOTIFY, unnumbered)

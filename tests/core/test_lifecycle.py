@@ -118,3 +118,46 @@ async def test_session_detaches_only_when_its_last_socket_goes(stream_token, use
     assert (await get(sid)).detached_at is None
     await second.disconnect()
     assert (await get(sid)).detached_at is not None
+
+
+async def test_idle_v09_and_agui_sessions_time_out_alike(stream_token, user, agent):
+    """The idle watchdog is the connection base's: the v0.9 and AG-UI sockets close an idle
+    session as the JSON-RPC socket does (timed out, close 4005), each saying why in its words."""
+    import json
+
+    from channels.testing import WebsocketCommunicator
+
+    from a2ui.models import StreamToken
+    from a2ui_project.asgi import application
+    from tests.surfaces.helpers import V09_CAPS
+
+    agui_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
+        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+    with override_settings(A2UI={"SESSION_INACTIVITY_TIMEOUT_SECONDS": 1}):
+        v09 = WebsocketCommunicator(application, f"/ws/v09/a2ui?token={stream_token}")
+        assert (await v09.connect())[0]
+        await v09.send_to(text_data=json.dumps({"version": "v0.9", "capabilities": V09_CAPS}))
+        v09_sid = json.loads(await v09.receive_from(timeout=5))["session"]["sessionId"]
+        agui = WebsocketCommunicator(application, f"/ws/agui?token={agui_token}")
+        assert (await agui.connect())[0]
+        agui_sid = json.loads(await agui.receive_from(timeout=5))["event"]["session_id"]
+        said = {}
+        for name, comm in (("v09", v09), ("agui", agui)):
+            frames = []
+            while True:
+                out = await comm.receive_output(timeout=5)
+                if out["type"] == "websocket.close":
+                    said[name] = (out["code"], frames)
+                    break
+                frames.append(json.loads(out["text"]))
+    code, frames = said["v09"]
+    assert code == 4005 and frames[-1]["error"]["code"] == "SESSION_EXPIRED", frames
+    code, frames = said["agui"]
+    events = [f["event"] for f in frames]
+    assert code == 4005 and events[-2]["type"] == "ERROR", events
+    assert events[-2]["details"]["reason"] == "session_expired"
+    assert events[-1] == {"type": "CONNECTION_STATUS", "status": "DISCONNECTED",
+                          "message": "Session inactive for too long."}
+    for sid in (v09_sid, agui_sid):
+        row = await get(sid)
+        assert row.state == "timed_out" and row.closed_at is not None
