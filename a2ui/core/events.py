@@ -30,6 +30,8 @@ notify                 ``level``, ``title``, ``message``, ``duration_ms`` (trans
 consent.required       ``consent_types`` (what the person is asked to grant; transient)
 surface.batch          ``first_seq`` (the surface store's number of the first message), ``messages``
                        (A2UI v0.9 server messages, validated)
+run.ended              ``run_id``, ``status`` (finished|error), ``result``, ``message``, ``code``: the
+                       agent ended a run (``a2ui.services.runs``; transient)
 =====================  =============================================================================
 
 Session-level notices (session opened/resumed/closed, consent changed) are not in a session's
@@ -53,6 +55,7 @@ class Kind(StrEnum):
     NOTIFY = "notify"
     SURFACE_BATCH = "surface.batch"
     CONSENT_REQUIRED = "consent.required"
+    RUN_ENDED = "run.ended"
 
 
 #: Kinds that change what a snapshot holds; the others are shown once and forgotten.
