@@ -32,7 +32,29 @@ surface.batch          ``first_seq`` (the surface store's number of the first me
                        (A2UI v0.9 server messages, validated)
 run.ended              ``run_id``, ``status`` (finished|error), ``result``, ``message``, ``code``: the
                        agent ended a run (``a2ui.services.runs``; transient)
+message                ``message_id``, ``role`` (agent|user|system), ``sender``, ``content``,
+                       ``metadata`` (optional): the session's transcript (the person's chat
+                       messages from any client are recorded too, role user)
+tool_call              ``call_id``, ``phase`` (requested|status|result), ``tool_name``,
+                       ``parameters``, ``agent_id``, ``status`` (PENDING|RUNNING|COMPLETED|FAILED|
+                       CANCELLED), ``progress`` (0..100), ``message``, ``result``, ``error`` (all
+                       but call_id and phase optional; ``requested`` has tool_name and
+                       parameters, every phase a status)
+state.delta            ``path`` (dot path into the session's state document), ``old_value``
+                       (optional: what was there, checked by the service), ``new_value``
+                       (optional), ``removed`` (bool: the value at path is removed)
+plan                   ``plan_id``, ``title``, ``content`` (markdown), ``status`` (ACTIVE|COMPLETED|
+                       FAILED|CANCELLED)
+resources              ``root``: a tree node ``{id, name, node_type, children?}`` (replaces the tree)
+roster                 ``agents``: ``[{id, name, status (ONLINE|BUSY|IDLE|OFFLINE), metadata?}]``
+artifact               ``artifact_id``, ``phase`` (opened|updated), ``content``, ``title``,
+                       ``content_type``, ``read_only``, ``language`` (optional), ``change_type``
+                       (updated: full_replace|partial|diff), ``full_content`` (diff only: the
+                       content after it)
 =====================  =============================================================================
+
+The last seven are the session's *activity* (``a2ui.core.activity`` says what each does to it;
+``a2ui.services.activity`` checks and stores them); all seven are kept for snapshots.
 
 Session-level notices (session opened/resumed/closed, consent changed) are not in a session's
 order: they go to the agent's and person's groups (``a2ui.services.groups``) and are listed in
@@ -56,12 +78,21 @@ class Kind(StrEnum):
     SURFACE_BATCH = "surface.batch"
     CONSENT_REQUIRED = "consent.required"
     RUN_ENDED = "run.ended"
+    MESSAGE = "message"
+    TOOL_CALL = "tool_call"
+    STATE_DELTA = "state.delta"
+    PLAN = "plan"
+    RESOURCES = "resources"
+    ROSTER = "roster"
+    ARTIFACT = "artifact"
 
 
 #: Kinds that change what a snapshot holds; the others are shown once and forgotten.
 STATEFUL = frozenset({
     Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
     Kind.REQUEST_OPENED, Kind.REQUEST_CLOSED, Kind.SURFACE_BATCH,
+    Kind.MESSAGE, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN, Kind.RESOURCES, Kind.ROSTER,
+    Kind.ARTIFACT,
 })
 TRANSIENT = frozenset(Kind) - STATEFUL
 

@@ -20,6 +20,9 @@ What each kind does, as the services do it:
   removes it whatever the status.
 * ``surface.batch``: each message through ``a2ui.v09.SurfaceState`` (createSurface starts a
   state, deleteSurface drops it, the others ``SurfaceState.apply``).
+* ``message``, ``tool_call``, ``state.delta``, ``plan``, ``resources``, ``roster``,
+  ``artifact``: the session's activity, ``a2ui.core.activity.apply`` (with the state's
+  ``limits``, the service's ``A2UI['ACTIVITY_*']`` settings).
 * ``progress``, ``navigate``, ``notify`` and kinds this version does not know: no change.
 
 Time is not modelled: a component's ``ttl_seconds`` and a request's deadline are the services'
@@ -30,11 +33,12 @@ database snapshot does not define.
 """
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..protocol.updates import apply_update
 from ..v09.state import SurfaceState
+from . import activity as A
 from .events import Kind
 
 
@@ -44,13 +48,17 @@ class SessionState:
 
     ``components``: ``{id: {"component_type", "data", "metadata"}}``; ``requests``:
     ``{request_id: {"kind", "params"}}``; ``surfaces``: ``{surface_id: SurfaceState}``.
-    ``registry``: the v0.9 catalog registry (None: the basic catalog only).
+    ``registry``: the v0.9 catalog registry (None: the basic catalog only). ``activity``:
+    the session's transcript, tool calls, state document, plans, tree, roster and artifacts
+    (``a2ui.core.activity``), trimmed by ``limits``.
     """
 
     components: dict = field(default_factory=dict)
     requests: dict = field(default_factory=dict)
     surfaces: dict = field(default_factory=dict)
     registry: Any = None
+    activity: A.Activity = field(default_factory=A.Activity)
+    limits: A.Limits = field(default_factory=A.Limits)
 
 
 def _rendered(state, data):
@@ -60,7 +68,7 @@ def _rendered(state, data):
         "data": data["data"],
         "metadata": data.get("metadata") or {},
     }
-    return SessionState(components, state.requests, state.surfaces, state.registry)
+    return replace(state, components=components)
 
 
 def _updated(state, data):
@@ -73,27 +81,27 @@ def _updated(state, data):
         "data": apply_update(current["component_type"], current["data"], data["operation"],
                              data["data"]),
     }
-    return SessionState(components, state.requests, state.surfaces, state.registry)
+    return replace(state, components=components)
 
 
 def _removed(state, data):
     if data["component_id"] not in state.components:
         return state
     components = {k: v for k, v in state.components.items() if k != data["component_id"]}
-    return SessionState(components, state.requests, state.surfaces, state.registry)
+    return replace(state, components=components)
 
 
 def _opened(state, data):
     params = data["params"]
     requests = {**state.requests, params["request_id"]: {"kind": data["kind"], "params": params}}
-    return SessionState(state.components, requests, state.surfaces, state.registry)
+    return replace(state, requests=requests)
 
 
 def _closed(state, data):
     if data["request_id"] not in state.requests:
         return state
     requests = {k: v for k, v in state.requests.items() if k != data["request_id"]}
-    return SessionState(state.components, requests, state.surfaces, state.registry)
+    return replace(state, requests=requests)
 
 
 def _batch(state, data):
@@ -116,7 +124,7 @@ def _batch(state, data):
             surfaces[sid] = surfaces[sid].copy()
             copied.add(sid)
         surfaces[sid].apply(message, state.registry)
-    return SessionState(state.components, state.requests, surfaces, state.registry)
+    return replace(state, surfaces=surfaces)
 
 
 _REDUCERS = {
@@ -129,8 +137,15 @@ _REDUCERS = {
 }
 
 
+def _activity(state, kind, data):
+    activity = A.apply(state.activity, kind, data, state.limits)
+    return state if activity is state.activity else replace(state, activity=activity)
+
+
 def apply(state, kind, data):
     """The state after one event; transient and unknown kinds return ``state`` itself."""
+    if kind in A.KINDS:
+        return _activity(state, Kind(kind), data)
     reducer = _REDUCERS.get(kind)
     return state if reducer is None else reducer(state, data)
 
@@ -143,7 +158,8 @@ def fold(state, events):
 
 
 def snapshot(state):
-    """``{"components", "requests", "surfaces"}`` shaped like ``services.sessions.snapshot()``."""
+    """``{"components", "requests", "surfaces", "activity"}`` shaped like
+    ``services.sessions.snapshot()`` (``activity``: ``a2ui.core.activity.to_dict``)."""
     return {
         "components": [
             {"component_id": cid, **component, "expires_at": None}
@@ -151,12 +167,14 @@ def snapshot(state):
         ],
         "requests": list(state.requests.values()),
         "surfaces": [surface.to_dict() for surface in state.surfaces.values()],
+        "activity": A.to_dict(state.activity),
     }
 
 
-def from_snapshot(snap, registry=None):
-    """The state a snapshot shows (a ``services.sessions.Snapshot`` or a ``snapshot()`` dict)."""
-    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name)
+def from_snapshot(snap, registry=None, limits=None):
+    """The state a snapshot shows (a ``services.sessions.Snapshot`` or a ``snapshot()`` dict);
+    ``limits``: the activity limits the service keeps (``a2ui.core.activity.Limits``)."""
+    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name, None)
     components = {
         c["component_id"]: {"component_type": c["component_type"], "data": c["data"],
                             "metadata": c.get("metadata") or {}}
@@ -168,16 +186,18 @@ def from_snapshot(snap, registry=None):
     for stored in get("surfaces"):
         surface = SurfaceState.from_dict(stored, registry)
         surfaces[surface.surface_id] = surface
-    return SessionState(components, requests, surfaces, registry)
+    return SessionState(components, requests, surfaces, registry,
+                        A.from_dict(get("activity")), limits or A.Limits())
 
 
 def comparable(snap):
     """A snapshot as plain JSON data without time or undefined order, for equality.
 
     Components keep their render order; ``expires_at`` and each request's ``timeout_seconds``
-    are left out; requests are sorted by id and surfaces by id.
+    are left out; requests are sorted by id and surfaces by id. The activity keeps its orders
+    (transcript, tool calls, plans and artifacts are shown in them).
     """
-    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name)
+    get = snap.get if isinstance(snap, dict) else lambda name: getattr(snap, name, None)
     components = [{k: v for k, v in c.items() if k != "expires_at"} for c in get("components")]
     requests = sorted(
         ({"kind": r["kind"],
@@ -186,5 +206,6 @@ def comparable(snap):
         key=lambda r: r["params"]["request_id"],
     )
     surfaces = sorted(get("surfaces"), key=lambda s: s["surfaceId"])
-    return json.loads(json.dumps(
-        {"components": components, "requests": requests, "surfaces": surfaces}))
+    activity = A.to_dict(A.from_dict(get("activity")))
+    return json.loads(json.dumps({"components": components, "requests": requests,
+                                  "surfaces": surfaces, "activity": activity}))

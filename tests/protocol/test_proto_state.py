@@ -11,6 +11,7 @@ from a2ui.core.events import STATEFUL, TRANSIENT, Kind
 from a2ui.protocol.errors import ProtocolError
 from a2ui.protocol.updates import apply_update
 from a2ui.v09 import SessionSurfaces
+from tests.activityops import ACTIVITY_EXAMPLES
 from tests.sessionops import Ops, all_events, surface_create
 
 V = "v0.9"
@@ -168,6 +169,7 @@ EXAMPLES = {
     Kind.SURFACE_BATCH: [batch([{"version": V, "updateDataModel": {
         "surfaceId": "s1", "path": "/name", "value": "Cy"}}]),
         batch([{"version": V, "deleteSurface": {"surfaceId": "s1"}}]), batch(surface_create("s7", 7))],
+    **ACTIVITY_EXAMPLES,
 }
 
 
