@@ -58,13 +58,14 @@ from ag_ui.core import (
 )
 from ag_ui.core.version import PROTOCOL_VERSION
 
+from ..core import activity as A
 from . import interrupts
 
 SURFACE = "a2ui-surface"
 OPERATIONS = "a2ui_operations"  # @ag-ui/a2ui-middleware's A2UI_OPERATIONS_KEY
 NATIVE_ACTIVITIES = {"plan": "a2ui-plan", "resources": "a2ui-resources",
                      "roster": "a2ui-roster", "artifact": "a2ui-artifact"}
-ROLES = {"user", "assistant", "system", "developer"}
+ROLES = {"agent": "assistant", "system": "system"}  # role user: the client sent it itself
 
 
 def new_id():
@@ -77,33 +78,15 @@ def _text(value):
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
-def _set_path(doc, path, value, removed):
-    """The state document after the dot-path change (objects created on the way)."""
-    keys = [k for k in str(path).split(".") if k != ""]
-    if not keys:
-        return {} if removed else (value if isinstance(value, dict) else doc)
-    out = copy.deepcopy(doc)
-    node = out
-    for key in keys[:-1]:
-        child = node.get(key) if isinstance(node, dict) else None
-        if not isinstance(child, dict):
-            child = {}
-            node[key] = child
-        node = child
-    if removed:
-        node.pop(keys[-1], None)
-    else:
-        node[keys[-1]] = value
-    return out
-
-
 class Run:
     """The AG-UI 1.0 stream of one run (``thread_id``, ``run_id``)."""
 
-    def __init__(self, thread_id, run_id, *, state=None, components=(), surfaces=None,
+    def __init__(self, thread_id, run_id, *, activity=None, components=(), surfaces=None,
                  make_id=new_id):
         self.thread_id, self.run_id = thread_id, run_id
-        self.state = copy.deepcopy(state) if isinstance(state, dict) else {}
+        # The session's activity (a2ui.core.activity) when the run started, folded forward
+        # with each activity event: its state document is what STATE_DELTA patches.
+        self.activity = activity if activity is not None else A.Activity()
         # What the session held when the run started: a component or surface touched in the
         # run is shown whole the first time, so a frontend never patches what it lacks.
         self.components = {c["component_id"]: self._component_content(c) for c in components}
@@ -120,7 +103,7 @@ class Run:
     def start(self):
         return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
                                 protocol_version=PROTOCOL_VERSION),
-                StateSnapshotEvent(snapshot=copy.deepcopy(self.state))]
+                StateSnapshotEvent(snapshot=copy.deepcopy(self.activity.state))]
 
     def _close(self):
         out = [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
@@ -157,10 +140,13 @@ class Run:
         if tagged is not None and tagged != self.run_id:
             return []  # the agent said it belongs to another run
         handler = getattr(self, "_" + str(kind).replace(".", "_"), None)
+        before = self.activity
+        if str(kind) in A.KINDS:
+            self.activity = A.apply(before, kind, data)
         if handler is None:
-            activity = NATIVE_ACTIVITIES.get(str(kind))
-            return self._activity(activity, data) if activity else []
-        return handler(data)
+            name = NATIVE_ACTIVITIES.get(str(kind))
+            return self._activity(str(kind), name, data) if name else []
+        return handler(data) if str(kind) != "state.delta" else self._state_delta(before)
 
     def _text_message(self, message_id, role, text):
         out = [TextMessageStartEvent(message_id=message_id, role=role)]
@@ -174,7 +160,9 @@ class Run:
         return self._text_message(self.make_id(), "assistant", _text(text))
 
     def _message(self, data):
-        role = data.get("role") if data.get("role") in ROLES else "assistant"
+        role = ROLES.get(data.get("role"))
+        if role is None:
+            return []  # the person's own message: the client has it
         return self._text_message(str(data.get("message_id") or self.make_id()), role,
                                   _text(data.get("content")))
 
@@ -208,8 +196,8 @@ class Run:
             content = {"error": failed} if failed is not None else data.get("result")
             return [*out, ToolCallResultEvent(message_id=self.make_id(), tool_call_id=call,
                                               content=_text(content), role="tool")]
-        content = {k: data[k] for k in ("call_id", "tool_name", "status", "error")
-                   if data.get(k) is not None}
+        content = {k: data[k] for k in ("call_id", "tool_name", "status", "progress", "message",
+                                         "error") if data.get(k) is not None}
         return self._snapshot(f"a2ui-tool-{call}", "a2ui-tool-status", content)
 
     def _start_call(self, call, data, parameters):
@@ -223,11 +211,8 @@ class Run:
             self.calls[call] = True
         return out
 
-    def _state_delta(self, data):
-        after = _set_path(self.state, data.get("path", ""), data.get("new_value"),
-                          bool(data.get("removed")))
-        patch = jsonpatch.make_patch(self.state, after).patch
-        self.state = after
+    def _state_delta(self, before):
+        patch = jsonpatch.make_patch(before.state, self.activity.state).patch
         return [StateDeltaEvent(delta=patch)] if patch else []
 
     def _surface_batch(self, data):
@@ -290,10 +275,21 @@ class Run:
         content = {"componentType": before.get("componentType", ""), "removed": True}
         return self._snapshot(f"a2ui-component-{cid}", "a2ui-component", content)
 
-    def _activity(self, activity, data):
-        item = data.get("id") or data.get("plan_id") or data.get("artifact_id")
-        key = f"{activity}-{item}" if item is not None else activity
-        return self._snapshot(key, activity, {k: v for k, v in data.items() if k != "run_id"})
+    def _activity(self, kind, name, data):
+        """plan, resources, roster, artifact: the whole reduced record, each time."""
+        act = self.activity
+        if kind == "plan":
+            item, content = data.get("plan_id"), act.plans.get(data.get("plan_id"))
+        elif kind == "artifact":
+            item, content = data.get("artifact_id"), act.artifacts.get(data.get("artifact_id"))
+        elif kind == "resources":
+            item, content = None, {"root": act.resources}
+        else:
+            item, content = None, {"agents": act.roster}
+        if not isinstance(content, dict):
+            return []
+        key = f"{name}-{item}" if item is not None else name
+        return self._snapshot(key, name, copy.deepcopy(content))
 
     def _snapshot(self, key, activity, content):
         self.shown[key] = copy.deepcopy(content)

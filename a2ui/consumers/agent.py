@@ -18,6 +18,9 @@ A socket that connects while such answers wait is first told so: an ``a2ui.pendi
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
 person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
+
+AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
+requests (a2ui.services.runs, docs/agents.md "Runs").
 """
 
 import asyncio
@@ -27,7 +30,16 @@ from django.utils import timezone
 from ..core.errors import DomainError
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import agentroute, delivery, groups, housekeeping, pending, sessions, surfaces
+from ..services import (
+    agentroute,
+    delivery,
+    groups,
+    housekeeping,
+    pending,
+    runs,
+    sessions,
+    surfaces,
+)
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -78,6 +90,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                     data={"path": "params.session_id"})
             return await surfaces.apush(self.agent.id, params["session_id"],
                                         params.get("messages"))
+        if msg.method in runs.AGENT_METHODS:
+            return await runs.acall(self.agent.id, msg.method, msg.params)
         session_id, params = delivery.validate(msg.method, msg.params)
         return await self._deliver(msg, session_id, params)
 

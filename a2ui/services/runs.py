@@ -73,8 +73,10 @@ aend_row = dbthreads.wrap(end)
 
 
 def heartbeat(session_id, run_id):
+    """The stream is alive; returns (status, outcome) of the run as stored."""
     AgentRun.objects.filter(session_id=session_id, run_id=run_id,
                             status=Status.RUNNING).update(heartbeat_at=timezone.now())
+    return outcome_of(session_id, run_id)
 
 
 aheartbeat = database_sync_to_async(heartbeat)
@@ -121,6 +123,24 @@ async def aend(agent_id, session_id, run_id, status, outcome=None):
             "session_id": str(session_id), "run_id": run_id, "status": str(status),
             **(outcome or {})}))
     return True
+
+
+FINISH, ERROR = "agui.run_finish", "agui.run_error"
+AGENT_METHODS = (FINISH, ERROR)
+
+
+async def acall(agent_id, method, params):
+    """``agui.run_finish`` ``{session_id, run_id, result?}`` / ``agui.run_error``
+    ``{session_id, run_id, message, code?}`` as sent on the agent socket (or the MCP tools)."""
+    if not isinstance(params, dict):
+        raise invalid_input("params", "must be an object")
+    if "session_id" not in params:
+        raise invalid_input("params.session_id", "is required")
+    if method == FINISH:
+        return await afinish(agent_id, params["session_id"], params.get("run_id"),
+                             params.get("result"))
+    return await aerror(agent_id, params["session_id"], params.get("run_id"),
+                        params.get("message"), params.get("code"))
 
 
 def outcome_of(session_id, run_id):
