@@ -21,6 +21,7 @@ the row that also notices an end whose event was lost.
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 
 from ag_ui.encoder import EventEncoder
@@ -53,7 +54,8 @@ class Context:
 
 def encode(event):
     """One ``data:`` frame (the package's EventEncoder; a value UTF-8 cannot carry, such as a
-    lone surrogate, is sent escaped: the same JSON value)."""
+    lone surrogate, is sent escaped: the same JSON value), stamped in ms since the epoch."""
+    event.timestamp = int(time.time() * 1000)
     try:
         return ENCODER.encode(event).encode()
     except (ValueError, UnicodeEncodeError):
@@ -133,6 +135,8 @@ async def run_events(ctx):
         run, tracker = await _start(sid, ctx)
         for event in run.start():
             yield encode(event)
+        # The agent hears of the run first, then gets the answers its resume entries carry.
+        await runs.anotify_started(ctx.session.agent_id, sid, ctx.run_input.notice())
         try:
             await _resume(sid, ctx.plan)
         except DomainError as exc:
@@ -142,7 +146,6 @@ async def run_events(ctx):
             for event in out:
                 yield encode(event)
             return
-        await runs.anotify_started(ctx.session.agent_id, sid, ctx.run_input.notice())
         timeout = a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS
         keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
         deadline = loop.time() + timeout

@@ -38,7 +38,10 @@ class RunStream:
                     self.comments += 1
                 elif line.startswith("data: "):
                     self.frames.append(line[6:])
-                    return json.loads(line[6:])
+                    event = json.loads(line[6:])
+                    stamp = event.pop("timestamp")  # every event is stamped (ms)
+                    assert isinstance(stamp, int) and stamp > 1_600_000_000_000, event
+                    return event
         return await asyncio.wait_for(read(), timeout)
 
     async def until(self, event_type, timeout=TIMEOUT):

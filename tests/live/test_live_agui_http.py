@@ -94,10 +94,11 @@ async def test_a_run_with_an_interrupt_and_its_resume(two_servers, user, agent, 
     stream = await post_run(a.url, second, token)
     assert stream.status == 200, getattr(stream, "json", None)
     assert (await stream.next())["type"] == "RUN_STARTED"
-    answer = await bot.recv_until(lambda m: m.get("id") == 3)
-    assert answer["result"] == "Ada", answer
+    # The agent hears of the run first, then gets the answer its resume entry carries.
     notice = (await started(bot, second["runId"]))["params"]
     assert notice["session_id"] == sid and notice["resume"][0]["interruptId"] == "name"
+    answer = await bot.recv_until(lambda m: m.get("id") == 3)
+    assert answer["result"] == "Ada", answer
     await bot.call("ui.notify", {"session_id": sid, "title": "Hello Ada", "level": "info"}, 4)
     done = await bot.call("agui.run_finish", {"session_id": sid, "run_id": second["runId"],
                                               "result": {"name": "Ada"}}, 5)
