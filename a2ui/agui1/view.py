@@ -73,24 +73,25 @@ def _agent_name(run_input):
     return str(name)[:150] if isinstance(name, str | int) and not isinstance(name, bool) else None
 
 
-async def _credential(request, run_input):
-    """(StreamToken, None) or (None, a 401/403 response)."""
+async def _person(request):
+    """(bearer StreamToken or None, cookie user or None, refusal or None): who asks, checked
+    before the body is read."""
     raw = _bearer(request)
     if raw is not None:
         try:
-            return await database_sync_to_async(_verify)(raw), None
+            return await database_sync_to_async(_verify)(raw), None, None
         except tokens.TokenError as exc:
-            return None, _refuse(401, exc.reason, code="auth_failed")
+            return None, None, _refuse(401, exc.reason, code="auth_failed")
     user = await request.auser() if hasattr(request, "auser") else None
     if user is None or not user.is_authenticated:
-        return None, _refuse(401, "Sign in, or send Authorization: Bearer <stream_agui token>.",
-                             code="auth_failed")
+        return None, None, _refuse(
+            401, "Sign in, or send Authorization: Bearer <stream_agui token>.",
+            code="auth_failed")
     refused = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
     if refused is not None:
-        return None, _refuse(403, "CSRF check failed: send the X-CSRFToken header.",
-                             code="csrf_failed")
-    token = await database_sync_to_async(_cookie_token)(user, _agent_name(run_input))
-    return token, None
+        return None, None, _refuse(403, "CSRF check failed: send the X-CSRFToken header.",
+                                   code="csrf_failed")
+    return None, user, None
 
 
 async def _resume_plan(session_id, resume):
@@ -109,14 +110,16 @@ async def _resume_plan(session_id, resume):
 async def run_view(request):
     if request.method != "POST":
         return _refuse(405, "Use POST with a RunAgentInput body.", code="method_not_allowed")
+    token, user, refused = await _person(request)
+    if refused is not None:
+        return refused
     try:
         run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE)
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)
-    token, refused = await _credential(request, run_input)
-    if refused is not None:
-        return refused
     try:
+        if token is None:
+            token = await database_sync_to_async(_cookie_token)(user, _agent_name(run_input))
         if await shared.hit_rate_limit(f"agui1:{token.user_id}",
                                        a2ui_settings.RATE_LIMIT_PER_MINUTE):
             raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
