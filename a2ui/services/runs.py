@@ -106,10 +106,11 @@ async def afinish(agent_id, session_id, run_id, result=None, *, path="params.run
 
 async def aerror(agent_id, session_id, run_id, message, code=None, *, path="params.run_id"):
     """The agent ends the run as failed: RUN_ERROR ``message`` (``code`` optional)."""
+    prefix = path.rsplit(".", 1)[0] + "." if "." in path else ""
     if not isinstance(message, str) or not message.strip():
-        raise invalid_input(path.rsplit(".", 1)[0] + ".message", "must be a non-empty string")
+        raise invalid_input(prefix + "message", "must be a non-empty string")
     if code is not None and not isinstance(code, str):
-        raise invalid_input(path.rsplit(".", 1)[0] + ".code", "must be a string")
+        raise invalid_input(prefix + "code", "must be a string")
     outcome = {"message": message[:4096], **({"code": code[:200]} if code else {})}
     return await _agent_end(agent_id, session_id, run_id, Status.ERROR, outcome, path)
 

@@ -181,3 +181,46 @@ async def test_a_run_the_agent_never_ends_ends_with_run_error(
 def short_run_timeout(monkeypatch):
     monkeypatch.setenv("A2UI_AGUI_RUN_TIMEOUT_SECONDS", "2")
     monkeypatch.setenv("A2UI_AGUI_KEEPALIVE_SECONDS", "1")
+
+
+async def test_rest_and_mcp_agents_end_runs(two_servers, user, agent, agent_key):
+    """An agent with no socket: it finds the run (GET /api/v4/agui/runs, MCP list_runs) and
+    ends it (POST .../runs/finish, MCP fail_run) from the other process."""
+    import httpx
+
+    from tests.live.mcpclient import mcp_session, result_json
+
+    a, b = two_servers
+    token = await issue(user, agent, AGUI)
+    body = run_input(text="REST please")
+    stream = await post_run(b.url, body, token)
+    assert (await stream.next())["type"] == "RUN_STARTED"
+    auth = {"Authorization": f"Bearer {agent_key}"}
+    async with httpx.AsyncClient(base_url=a.url, headers=auth, timeout=20) as api:
+        listed = (await api.get("/api/v4/agui/runs")).json()["runs"]
+        (run,) = [r for r in listed if r["run_id"] == body["runId"]]
+        assert run["messages"][0]["content"] == "REST please"
+        sid = run["session_id"]
+        bad = await api.post(f"/api/v4/sessions/{sid}/runs/finish", json={"run_id": "nope"})
+        assert bad.status_code == 400 and bad.json()["error"]["data"]["path"] == "run_id"
+        done = await api.post(f"/api/v4/sessions/{sid}/runs/finish",
+                              json={"run_id": body["runId"], "result": [1]})
+        assert done.status_code == 200 and done.json()["ended"] is True, done.text
+    events = await stream.rest()
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["result"] == [1]
+    await stream.close()
+
+    second = run_input(thread_id=body["threadId"], text="MCP please")
+    stream = await post_run(b.url, second, token)
+    assert (await stream.next())["type"] == "RUN_STARTED"
+    async with mcp_session(a, agent_key) as mcp:
+        listed = result_json(await mcp.call_tool("list_runs", {"session_id": sid}))["runs"]
+        assert [r["run_id"] for r in listed] == [second["runId"]]
+        ended = result_json(await mcp.call_tool("fail_run", {
+            "session_id": sid, "run_id": second["runId"], "message": "No luck",
+            "code": "AGENT_FAILED"}))
+        assert ended["ended"] is True
+    events = await stream.rest()
+    check_stream([{"type": "RUN_STARTED"}, *events])
+    assert events[-1] == {"type": "RUN_ERROR", "message": "No luck", "code": "AGENT_FAILED"}
+    await stream.close()
