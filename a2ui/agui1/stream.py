@@ -70,7 +70,8 @@ async def _activity(sid):
     except ImportError:
         return A.Activity()
     load = getattr(activity_service, "aload", None)
-    return await load(sid) if load is not None else A.Activity()
+    stored = await load(sid) if load is not None else None
+    return A.from_dict(stored) if isinstance(stored, dict) else A.Activity()
 
 
 async def _start(sid, ctx):
