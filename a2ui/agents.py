@@ -25,7 +25,9 @@ roster, artifacts): ``await agents.aagui_event(agent, session_id, {"type": "PLAN
 A2UI v0.9 surfaces: ``await agents.asurfaces(agent, session_id, messages)`` (sync:
 ``surfaces``); the person's actions arrive through ``agents.surface_events(agent)``, an async
 iterator (see :class:`SurfaceEvents`). Every other notification an agent socket gets (session
-events, ``user.cancel``, form submissions) arrives through ``agents.events(agent)``.
+events, ``user.cancel``, form submissions, ``agui.run_started`` / ``agui.run_ended``) arrives
+through ``agents.events(agent)``; a run ends with ``afinish_run`` / ``aerror_run``
+(docs/agents.md, "Runs").
 """
 
 import asyncio
@@ -39,7 +41,7 @@ from django.utils import timezone
 from .adapters import pushes
 from .core.errors import DomainError
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from .services import agentroute, groups, pending, sessions
+from .services import agentroute, groups, pending, runs, sessions
 from .services import surfaces as surface_service
 
 
@@ -179,6 +181,28 @@ async def apending(agent, session_id=None):
     sid = sessions.parse_session_id(session_id) if session_id is not None else None
     items, _ = await pending.atake_over(_agent_id(agent), "", sid)
     return items
+
+
+# AG-UI 1.0 runs (docs/agents.md "Runs") --------------------------------------------------------
+
+
+@_seed_errors
+async def afinish_run(agent, session_id, run_id, result=None):
+    """End a run the person started (``agui.run_started``): RUN_FINISHED, with ``result``."""
+    return await runs.afinish(_agent_id(agent), session_id, run_id, result)
+
+
+@_seed_errors
+async def aerror_run(agent, session_id, run_id, message, code=None):
+    """End a run as failed: RUN_ERROR ``message`` (``code`` optional)."""
+    return await runs.aerror(_agent_id(agent), session_id, run_id, message, code)
+
+
+@_seed_errors
+async def aruns(agent, session_id=None):
+    """The agent's running runs, each as its ``agui.run_started`` said (for agents that poll)."""
+    sid = sessions.parse_session_id(session_id) if session_id is not None else None
+    return await runs.arunning(_agent_id(agent), sid)
 
 
 # A2UI v0.9 surfaces -----------------------------------------------------------------------------
@@ -324,3 +348,6 @@ pending_requests = async_to_sync(apending)
 push = async_to_sync(apush)
 surfaces = async_to_sync(asurfaces)
 agui_event = async_to_sync(aagui_event)
+finish_run = async_to_sync(afinish_run)
+error_run = async_to_sync(aerror_run)
+running_runs = async_to_sync(aruns)

@@ -68,6 +68,10 @@ DEFAULTS = {
                                                                           "off"),
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
+    # AG-UI 1.0 runs (POST /api/v4/agui/run): a run with no event from the agent for this
+    # long ends with RUN_ERROR (code RUN_TIMEOUT); keepalive comments go out this often.
+    "AGUI_RUN_TIMEOUT_SECONDS": _env_int("A2UI_AGUI_RUN_TIMEOUT_SECONDS", 300),
+    "AGUI_KEEPALIVE_SECONDS": _env_int("A2UI_AGUI_KEEPALIVE_SECONDS", 15),
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -96,6 +100,7 @@ DEFAULTS = {
         "a2ui.adapters.v09",
         "a2ui.mcp.adapter",
         "a2ui.agui.adapter",
+        "a2ui.agui1.adapter",
     ],
 }
 
@@ -122,6 +127,8 @@ POSITIVE_INTS = (
     "ACTIVITY_MAX_STATE_DEPTH",
     "ACTIVITY_MAX_TREE_NODES",
     "ACTIVITY_MAX_ROSTER",
+    "AGUI_RUN_TIMEOUT_SECONDS",
+    "AGUI_KEEPALIVE_SECONDS",
 )
 
 

@@ -222,6 +222,20 @@ class AgentClient:
     async def sessions(self):
         return (await self.call("a2ui.sessions", {}))["sessions"]
 
+    async def finish_run(self, session_id, run_id, result=None):
+        """End an AG-UI run (``agui.run_started``): RUN_FINISHED, with ``result`` if given."""
+        params = {"session_id": session_id, "run_id": run_id}
+        if result is not None:
+            params["result"] = result
+        return await self.call("agui.run_finish", params)
+
+    async def error_run(self, session_id, run_id, message, code=None):
+        """End an AG-UI run as failed: RUN_ERROR ``message`` (``code`` optional)."""
+        params = {"session_id": session_id, "run_id": run_id, "message": message}
+        if code is not None:
+            params["code"] = code
+        return await self.call("agui.run_error", params)
+
     async def pending(self, session_id=None):
         """What waits for this agent (``a2ui.pending``); this socket takes it over.
 

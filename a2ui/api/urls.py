@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import consents, views
+from . import consents, runs, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
@@ -20,6 +20,11 @@ urlpatterns = [
         name="a2ui-session-agui",
     ),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
+    path("v4/agui/runs", runs.AgentRunsView.as_view(), name="a2ui-agent-runs"),
+    path("v4/sessions/<uuid:session_id>/runs/finish", runs.RunFinishView.as_view(),
+         name="a2ui-run-finish"),
+    path("v4/sessions/<uuid:session_id>/runs/error", runs.RunErrorView.as_view(),
+         name="a2ui-run-error"),
     path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
     path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),
          name="a2ui-consents-revoke-type"),

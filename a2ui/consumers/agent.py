@@ -22,6 +22,9 @@ a chat message, tool call, state delta, plan card, resource tree, roster or arti
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
 person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
+
+AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
+requests (a2ui.services.runs, docs/agents.md "Runs").
 """
 
 import asyncio
@@ -32,7 +35,7 @@ from ..adapters import pushes
 from ..core.errors import DomainError
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import agentroute, groups, housekeeping, pending, sessions, surfaces
+from ..services import agentroute, groups, housekeeping, pending, runs, sessions, surfaces
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -85,6 +88,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                         params.get("messages"))
         if msg.method == "agui.event":
             return await self._agui_event(msg.params)
+        if msg.method in runs.AGENT_METHODS:
+            return await runs.acall(self.agent.id, msg.method, msg.params)
         session_id, params = pushes.validate(msg.method, msg.params)
         return await self._deliver(msg, session_id, params)
 

@@ -30,6 +30,8 @@ notify                 ``level``, ``title``, ``message``, ``duration_ms`` (trans
 consent.required       ``consent_types`` (what the person is asked to grant; transient)
 surface.batch          ``first_seq`` (the surface store's number of the first message), ``messages``
                        (A2UI v0.9 server messages, validated)
+run.ended              ``run_id``, ``status`` (finished|error), ``result``, ``message``, ``code``: the
+                       agent ended a run (``a2ui.services.runs``; transient)
 message                ``message_id``, ``role`` (agent|user|system), ``sender``, ``content``,
                        ``metadata`` (optional): the session's transcript (the person's chat
                        messages from any client are recorded too, role user)
@@ -75,6 +77,7 @@ class Kind(StrEnum):
     NOTIFY = "notify"
     SURFACE_BATCH = "surface.batch"
     CONSENT_REQUIRED = "consent.required"
+    RUN_ENDED = "run.ended"
     MESSAGE = "message"
     TOOL_CALL = "tool_call"
     STATE_DELTA = "state.delta"

@@ -37,6 +37,9 @@ async def call(ctx, who, name, arguments):
     agent = who.agent
     if name == "list_sessions":
         return text_result({"sessions": await sessions.alive_sessions(agent)})
+    if name == "list_runs":
+        session_id = arguments.get("session_id") if isinstance(arguments, dict) else None
+        return text_result({"runs": await agents.aruns(agent, session_id)})
     try:
         session_id, rest = tools.split_session(tools.with_defaults(name, arguments))
     except ValueError as exc:
@@ -58,6 +61,12 @@ async def call(ctx, who, name, arguments):
         except DomainError as exc:
             raise ProtocolError.of(exc) from exc
         return text_result({"delivered": True, "seq": seq})
+    if name == "finish_run":
+        return text_result(await agents.afinish_run(agent, session_id, rest.get("run_id"),
+                                                    rest.get("result")))
+    if name == "fail_run":
+        return text_result(await agents.aerror_run(agent, session_id, rest.get("run_id"),
+                                                   rest.get("message"), rest.get("code")))
     if name == "push_surfaces":
         return text_result(await agents.asurfaces(agent, session_id, rest.get("messages")))
     return await _wait(ctx, agent, session_id, name, rest)

@@ -95,6 +95,22 @@ AGENT_TOOLS = {
         _session_tool({"event": {"type": "object", "required": ["type"],
                                  "properties": {"type": {"type": "string"}}}}, ("event",)),
     ),
+    "list_runs": (
+        "List the AG-UI runs people started with this agent that are still running (what "
+        "each run's agui.run_started said: its new messages, state, tools, run_id).",
+        _schema({"session_id": SESSION_ID}),
+    ),
+    "finish_run": (
+        "End an AG-UI run (RUN_FINISHED for the person's client), with an optional result.",
+        _session_tool({"run_id": {"type": "string", "maxLength": 200}, "result": {}},
+                      ("run_id",)),
+    ),
+    "fail_run": (
+        "End an AG-UI run as failed (RUN_ERROR with this message and optional code).",
+        _session_tool({"run_id": {"type": "string", "maxLength": 200},
+                       "message": {"type": "string"}, "code": {"type": "string"}},
+                      ("run_id", "message")),
+    ),
     "request_input": (
         "Ask the person for input and wait for the answer (progress notifications while "
         "waiting; a timeout is a tool error).",

@@ -41,7 +41,8 @@ HOLD_TTL = 24 * 3600  # refreshed by every event the holder takes
 CLOSED_TTL = 60  # a closed session stays held so a slower socket does not take its last event
 ROUTED = frozenset({"session.opened", "session.resumed", "session.closed", "user.cancel",
                     "user.respond", "consent.changed", "a2ui.v09",
-                    "user.message", "user.action"})  # the last two: AG-UI clients
+                    "user.message", "user.action",  # AG-UI clients (seed 003)
+                    "agui.run_started", "agui.run_ended"})  # AG-UI 1.0 runs (services.runs)
 
 # KEYS[1] the session's holder key; ARGV: this channel, the liveness key prefix, TTL.
 # Returns the holder after the call: this channel when it held or just took the session, else

@@ -141,6 +141,26 @@ async def aanswer(session_id, request_id, kind, value):
     return row
 
 
+def open_request(session_id, request_id):
+    """The request if it is still open (pending, before its deadline), else None."""
+    return PendingRequest.objects.filter(
+        session_id=session_id, request_id=request_id, status=Status.PENDING,
+        deadline__gt=timezone.now()).first()
+
+
+aopen_request = database_sync_to_async(open_request)
+
+
+async def acancel(session_id, request_id):
+    """The person cancels an open request (AG-UI ``resume`` ``cancelled``); True if it was open.
+    The waiter gets ``cancelled``, as when the session closes."""
+    row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.CANCELLED)
+    if row is None:
+        return False
+    await _notify(row)
+    return True
+
+
 async def aexpire(session_id, request_id):
     """Time a request out if it is still pending; True if this call did it."""
     row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.TIMED_OUT)

@@ -164,6 +164,7 @@ EXAMPLES = {
     Kind.PROGRESS: [(Kind.PROGRESS, {"task_id": "t", "progress_type": "indeterminate"})],
     Kind.NAVIGATE: [(Kind.NAVIGATE, {"url": "https://example.com/", "new_tab": True})],
     Kind.NOTIFY: [(Kind.NOTIFY, {"level": "info", "title": "Hi"})],
+    Kind.RUN_ENDED: [(Kind.RUN_ENDED, {"run_id": "r", "status": "finished", "result": [1]})],
     Kind.CONSENT_REQUIRED: [(Kind.CONSENT_REQUIRED, {"consent_types": [
         {"type": "data_collection", "description": "May we?"}]})],
     Kind.SURFACE_BATCH: [batch([{"version": V, "updateDataModel": {

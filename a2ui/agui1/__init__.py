@@ -1,0 +1,7 @@
+"""AG-UI 1.0 over HTTP + SSE (``POST /api/v4/agui/run``): docs/protocol-agui.md.
+
+``inputs`` (the RunAgentInput body), ``translate`` (a run's state and the core's session events
+as AG-UI 1.0 events) and ``interrupts`` are sans-I/O; ``threads`` (thread id -> session),
+``view`` (checks before the stream) and ``stream`` (the SSE loop) are the I/O; ``adapter`` is
+the registration. The agent's side of a run is ``a2ui.services.runs``.
+"""

@@ -1,0 +1,312 @@
+"""One AG-UI 1.0 run: the core's session events as AG-UI 1.0 events. Sans-I/O.
+
+:class:`Run` is the state of one run's stream: what it opened (steps, tool calls), which
+activity messages it has shown, the state document (for STATE_DELTA as RFC 6902 patches made
+by ``jsonpatch``), and how it ends (:meth:`Run.finish`, :meth:`Run.interrupt`,
+:meth:`Run.error`, each closing what the run opened first). Events are the ``ag_ui.core``
+models of the official ``ag-ui-protocol`` package; docs/protocol-agui.md has the table.
+
+=====================  =========================================================================
+session event          AG-UI 1.0
+=====================  =========================================================================
+notify                 TEXT_MESSAGE_START (assistant) / CONTENT / END
+message (native)       TEXT_MESSAGE_START (its role) / CONTENT / END, ``messageId`` its message_id
+progress               STEP_STARTED ``stepName`` = task_id (once), ACTIVITY_SNAPSHOT
+                       ``a2ui-progress``, STEP_FINISHED when value >= total
+tool_call (native)     requested: TOOL_CALL_START / ARGS / END; result: TOOL_CALL_RESULT;
+                       status: ACTIVITY_SNAPSHOT ``a2ui-tool-status``
+state.delta (native)   STATE_DELTA, the JSON Patch between the document before and after
+surface.batch          ACTIVITY_SNAPSHOT ``a2ui-surface`` ``{"a2ui_operations": [...]}`` the first
+                       time a surface is touched in the run, ACTIVITY_DELTA appending after
+component.rendered     ACTIVITY_SNAPSHOT ``a2ui-component`` ``{componentType, data, metadata?}``
+component.updated      ACTIVITY_DELTA (the patch between old and new content), or a snapshot
+component.removed      ACTIVITY_SNAPSHOT ``a2ui-component`` ``{componentType, removed: true}``
+plan, resources,       ACTIVITY_SNAPSHOT ``a2ui-plan`` / ``a2ui-resources`` / ``a2ui-roster`` /
+roster, artifact       ``a2ui-artifact`` (content: the event's data)
+request.opened         ends the run: RUN_FINISHED ``outcome: interrupt`` (:meth:`Run.interrupt`)
+navigate               CUSTOM ``a2ui.navigate``
+consent.required       CUSTOM ``a2ui.consent_required``
+request.closed         CUSTOM ``a2ui.request_closed``
+=====================  =========================================================================
+"""
+
+import copy
+import json
+import uuid
+
+import jsonpatch
+from ag_ui.core import (
+    ActivityDeltaEvent,
+    ActivitySnapshotEvent,
+    CustomEvent,
+    Interrupt,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from ag_ui.core.version import PROTOCOL_VERSION
+
+from ..core import activity as A
+from . import interrupts
+
+SURFACE = "a2ui-surface"
+OPERATIONS = "a2ui_operations"  # @ag-ui/a2ui-middleware's A2UI_OPERATIONS_KEY
+NATIVE_ACTIVITIES = {"plan": "a2ui-plan", "resources": "a2ui-resources",
+                     "roster": "a2ui-roster", "artifact": "a2ui-artifact"}
+ROLES = {"agent": "assistant", "system": "system"}  # role user: the client sent it itself
+
+
+def new_id():
+    return uuid.uuid4().hex
+
+
+def _text(value):
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+class Run:
+    """The AG-UI 1.0 stream of one run (``thread_id``, ``run_id``)."""
+
+    def __init__(self, thread_id, run_id, *, activity=None, components=(), surfaces=None,
+                 make_id=new_id):
+        self.thread_id, self.run_id = thread_id, run_id
+        # The session's activity (a2ui.core.activity) when the run started, folded forward
+        # with each activity event: its state document is what STATE_DELTA patches.
+        self.activity = activity if activity is not None else A.Activity()
+        # What the session held when the run started: a component or surface touched in the
+        # run is shown whole the first time, so a frontend never patches what it lacks.
+        self.components = {c["component_id"]: self._component_content(c) for c in components}
+        self.surfaces = {k: list(v) for k, v in (surfaces or {}).items()}
+        self.shown = {}  # activity message id -> content as the client has it
+        self.steps = []  # open steps, in order
+        self.calls = {}  # tool call id -> True once ended
+        self.pending = []  # Interrupts waiting to end the run
+        self.ended = False
+        self.make_id = make_id
+
+    # Start and end ---------------------------------------------------------------------------
+
+    def start(self):
+        return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                protocol_version=PROTOCOL_VERSION),
+                StateSnapshotEvent(snapshot=copy.deepcopy(self.activity.state))]
+
+    def _close(self):
+        out = [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
+        self.calls = dict.fromkeys(self.calls, True)
+        out += [StepFinishedEvent(step_name=s) for s in reversed(self.steps)]
+        self.steps = []
+        return out
+
+    def finish(self, result=None):
+        out = self._close()
+        self.ended = True
+        return [*out, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                       result=result)]
+
+    def interrupt(self, found=None):
+        """End the run waiting for ``found`` (default: what the events asked for)."""
+        out = self._close()
+        self.ended = True
+        outcome = RunFinishedInterruptOutcome(interrupts=list(found or self.pending))
+        return [*out, RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id,
+                                       outcome=outcome)]
+
+    def error(self, message, code=None):
+        self.ended = True
+        return [RunErrorEvent(message=message or "The run failed.", code=code)]
+
+    # Events ----------------------------------------------------------------------------------
+
+    def translate(self, kind, data):
+        """AG-UI events for one session event (``kind`` its name); [] when not shown."""
+        if self.ended or not isinstance(data, dict):
+            return []
+        tagged = data.get("run_id")
+        if tagged is not None and tagged != self.run_id:
+            return []  # the agent said it belongs to another run
+        handler = getattr(self, "_" + str(kind).replace(".", "_"), None)
+        before = self.activity
+        if str(kind) in A.KINDS:
+            self.activity = A.apply(before, kind, data)
+        if handler is None:
+            name = NATIVE_ACTIVITIES.get(str(kind))
+            return self._activity(str(kind), name, data) if name else []
+        return handler(data) if str(kind) != "state.delta" else self._state_delta(before)
+
+    def _text_message(self, message_id, role, text):
+        out = [TextMessageStartEvent(message_id=message_id, role=role)]
+        if text:
+            out.append(TextMessageContentEvent(message_id=message_id, delta=text))
+        return [*out, TextMessageEndEvent(message_id=message_id)]
+
+    def _notify(self, data):
+        title, message = data.get("title"), data.get("message")
+        text = f"{title}\n\n{message}" if title and message else (message or title or "")
+        return self._text_message(self.make_id(), "assistant", _text(text))
+
+    def _message(self, data):
+        role = ROLES.get(data.get("role"))
+        if role is None:
+            return []  # the person's own message: the client has it
+        return self._text_message(str(data.get("message_id") or self.make_id()), role,
+                                  _text(data.get("content")))
+
+    def _progress(self, data):
+        task = str(data.get("task_id"))
+        out = []
+        if task not in self.steps:
+            self.steps.append(task)
+            out.append(StepStartedEvent(step_name=task))
+        content = {k: data[k] for k in ("task_id", "progress_type", "value", "total", "message")
+                   if data.get(k) is not None}
+        out += self._snapshot(f"a2ui-progress-{task}", "a2ui-progress", content)
+        value, total = data.get("value"), data.get("total")
+        if (isinstance(value, int | float) and isinstance(total, int | float)
+                and not isinstance(value, bool) and total > 0 and value >= total):
+            self.steps.remove(task)
+            out.append(StepFinishedEvent(step_name=task))
+        return out
+
+    def _tool_call(self, data):
+        call = str(data.get("call_id"))
+        phase = data.get("phase")
+        if phase == "requested":
+            return self._start_call(call, data, data.get("parameters"))
+        if phase == "result":
+            out = [] if call in self.calls else self._start_call(call, data, None)
+            if not self.calls.get(call):
+                out.append(ToolCallEndEvent(tool_call_id=call))
+                self.calls[call] = True
+            failed = data.get("error")
+            content = {"error": failed} if failed is not None else data.get("result")
+            return [*out, ToolCallResultEvent(message_id=self.make_id(), tool_call_id=call,
+                                              content=_text(content), role="tool")]
+        content = {k: data[k] for k in ("call_id", "tool_name", "status", "progress", "message",
+                                         "error") if data.get(k) is not None}
+        return self._snapshot(f"a2ui-tool-{call}", "a2ui-tool-status", content)
+
+    def _start_call(self, call, data, parameters):
+        self.calls[call] = False
+        out = [ToolCallStartEvent(tool_call_id=call,
+                                  tool_call_name=str(data.get("tool_name") or "tool"))]
+        if parameters is not None:
+            out.append(ToolCallArgsEvent(tool_call_id=call, delta=_text(parameters)))
+        if data.get("phase") == "requested":
+            out.append(ToolCallEndEvent(tool_call_id=call))
+            self.calls[call] = True
+        return out
+
+    def _state_delta(self, before):
+        patch = jsonpatch.make_patch(before.state, self.activity.state).patch
+        return [StateDeltaEvent(delta=patch)] if patch else []
+
+    def _surface_batch(self, data):
+        by_surface = {}
+        for message in data.get("messages") or []:
+            body = next((v for k, v in message.items() if k != "version"), None)
+            if isinstance(body, dict) and body.get("surfaceId") is not None:
+                by_surface.setdefault(str(body["surfaceId"]), []).append(message)
+        out = []
+        for surface_id, messages in by_surface.items():
+            key = f"{SURFACE}-{surface_id}"
+            known = self.surfaces.get(surface_id, [])
+            if "createSurface" in messages[0]:
+                known = []  # a new surface (or one created again) starts from nothing
+            self.surfaces[surface_id] = known + messages
+            if key in self.shown:
+                out.append(ActivityDeltaEvent(
+                    message_id=key, activity_type=SURFACE,
+                    patch=[{"op": "add", "path": f"/{OPERATIONS}/-", "value": m}
+                           for m in messages]))
+                self.shown[key][OPERATIONS].extend(messages)
+            else:
+                out += self._snapshot(key, SURFACE, {OPERATIONS: list(self.surfaces[surface_id])})
+        return out
+
+    @staticmethod
+    def _component_content(c):
+        content = {"componentType": c["component_type"], "data": c.get("data")}
+        if c.get("metadata"):
+            content["metadata"] = c["metadata"]
+        return content
+
+    def _component_rendered(self, data):
+        content = self._component_content(data)
+        self.components[data["component_id"]] = content
+        return self._snapshot(f"a2ui-component-{data['component_id']}", "a2ui-component",
+                              content)
+
+    def _component_updated(self, data):
+        from ..protocol.updates import _OPERATIONS  # pure: the operation applied to a copy
+
+        cid = data["component_id"]
+        before = self.components.get(cid)
+        apply = _OPERATIONS.get(data.get("operation"))
+        if before is None or apply is None or not isinstance(data.get("data"), dict):
+            return []  # not known to this run: nothing to patch
+        after = {**before, "data": apply(before.get("data") or {}, data["data"])}
+        self.components[cid] = after
+        key = f"a2ui-component-{cid}"
+        if key not in self.shown:
+            return self._snapshot(key, "a2ui-component", after)
+        patch = jsonpatch.make_patch(self.shown[key], after).patch
+        self.shown[key] = copy.deepcopy(after)
+        return [ActivityDeltaEvent(message_id=key, activity_type="a2ui-component",
+                                   patch=patch)] if patch else []
+
+    def _component_removed(self, data):
+        cid = data["component_id"]
+        before = self.components.pop(cid, None) or {}
+        content = {"componentType": before.get("componentType", ""), "removed": True}
+        return self._snapshot(f"a2ui-component-{cid}", "a2ui-component", content)
+
+    def _activity(self, kind, name, data):
+        """plan, resources, roster, artifact: the whole reduced record, each time."""
+        act = self.activity
+        if kind == "plan":
+            item, content = data.get("plan_id"), act.plans.get(data.get("plan_id"))
+        elif kind == "artifact":
+            item, content = data.get("artifact_id"), act.artifacts.get(data.get("artifact_id"))
+        elif kind == "resources":
+            item, content = None, {"root": act.resources}
+        else:
+            item, content = None, {"agents": act.roster}
+        if not isinstance(content, dict):
+            return []
+        key = f"{name}-{item}" if item is not None else name
+        return self._snapshot(key, name, copy.deepcopy(content))
+
+    def _snapshot(self, key, activity, content):
+        self.shown[key] = copy.deepcopy(content)
+        return [ActivitySnapshotEvent(message_id=key, activity_type=activity, content=content)]
+
+    def _request_opened(self, data):
+        self.pending.append(interrupts.of_request(data["kind"], data["params"]))
+        return []
+
+    def _navigate(self, data):
+        return [CustomEvent(name="a2ui.navigate", value=data)]
+
+    def _consent_required(self, data):
+        return [CustomEvent(name="a2ui.consent_required", value=data)]
+
+    def _request_closed(self, data):
+        return [CustomEvent(name="a2ui.request_closed", value=data)]
+
+
+__all__ = ["Run", "Interrupt", "new_id"]

@@ -1,0 +1,149 @@
+"""POST /api/v4/agui/run: one AG-UI 1.0 run over HTTP + SSE (docs/protocol-agui.md).
+
+A plain async Django view (like the v0.9 SSE stream): the person's credential (a ``stream_agui``
+bearer token, or the session cookie with its CSRF token), the ``RunAgentInput`` body
+(``a2ui.agui1.inputs``), the thread's session (``a2ui.agui1.threads``) and the run's row
+(``a2ui.services.runs``) are all checked before the stream starts, so every refusal is an HTTP
+4xx with a JSON body. The stream itself is ``a2ui.agui1.stream``.
+"""
+
+from channels.db import database_sync_to_async
+from django.http import JsonResponse, StreamingHttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+
+from .. import tokens
+from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault
+from ..models import StreamToken
+from ..services import audit, consent, pending, runs, shared
+from . import inputs, interrupts, stream, threads
+
+STATUS = {
+    Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 409,
+    Fault.CONSENT_REQUIRED: 403, Fault.RATE_LIMITED: 429, Fault.AUTH_FAILED: 401,
+    Fault.PAYLOAD_TOO_LARGE: 413, Fault.REQUEST_TIMEOUT: 410, Fault.INVALID_REQUEST: 409,
+}
+
+
+def _refuse(status, message, **extra):
+    error = {"code": extra.pop("code", "refused"), "message": message, **extra}
+    return JsonResponse({"error": error}, status=status)
+
+
+def _domain(exc):
+    data = exc.data if isinstance(exc.data, dict) else {}
+    extra = {"field": data["path"]} if isinstance(data.get("path"), str) else {}
+    if data.get("reason"):
+        extra["reason"] = str(data["reason"])
+    if data.get("consent_types"):
+        extra["consent_types"] = consent.describe(data["consent_types"])
+    message = exc.message or str(exc.fault).replace("_", " ").capitalize() + "."
+    return _refuse(STATUS.get(exc.fault, 400), message, code=str(exc.fault), **extra)
+
+
+def _bearer(request):
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def _verify(raw):
+    kind = tokens.peek_any_stream_token(raw)
+    if kind is not None and kind != StreamToken.TYPE_STREAM_AGUI:
+        raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_agui token.")
+    return tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_AGUI)
+
+
+def _cookie_token(user, agent_name):
+    """A stream_agui token row for a signed-in person (the session belongs to a token)."""
+    from ..api.views import _find_agent
+
+    agent = _find_agent(agent_name) if agent_name else tokens.default_agent()
+    if agent is None:
+        raise DomainError(Fault.INVALID_INPUT, "Unknown or inactive agent." if agent_name else
+                          "No default agent: name one in forwardedProps.a2ui.agent.",
+                          {"path": "forwardedProps.a2ui.agent"})
+    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).record
+
+
+def _agent_name(run_input):
+    props = run_input.model.forwarded_props
+    a2ui = props.get("a2ui") if isinstance(props, dict) else None
+    name = a2ui.get("agent") if isinstance(a2ui, dict) else None
+    return str(name)[:150] if isinstance(name, str | int) and not isinstance(name, bool) else None
+
+
+async def _person(request):
+    """(bearer StreamToken or None, cookie user or None, refusal or None): who asks, checked
+    before the body is read."""
+    raw = _bearer(request)
+    if raw is not None:
+        try:
+            return await database_sync_to_async(_verify)(raw), None, None
+        except tokens.TokenError as exc:
+            return None, None, _refuse(401, exc.reason, code="auth_failed")
+    user = await request.auser() if hasattr(request, "auser") else None
+    if user is None or not user.is_authenticated:
+        return None, None, _refuse(
+            401, "Sign in, or send Authorization: Bearer <stream_agui token>.",
+            code="auth_failed")
+    refused = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
+    if refused is not None:
+        return None, None, _refuse(403, "CSRF check failed: send the X-CSRFToken header.",
+                                   code="csrf_failed")
+    return None, user, None
+
+
+async def _resume_plan(session_id, resume):
+    """[(request_id, kind, action)] for the resume entries, checked before the stream."""
+    plan = []
+    for i, entry in enumerate(resume or []):
+        row = await pending.aopen_request(session_id, entry.interrupt_id)
+        if row is None:
+            raise DomainError(Fault.INVALID_INPUT, "No open interrupt has this id.",
+                              {"path": f"resume.{i}.interruptId", "reason": "not open"})
+        plan.append((entry.interrupt_id, row.kind, interrupts.answer(row.kind, i, entry)))
+    return plan
+
+
+@csrf_exempt
+async def run_view(request):
+    if request.method != "POST":
+        return _refuse(405, "Use POST with a RunAgentInput body.", code="method_not_allowed")
+    token, user, refused = await _person(request)
+    if refused is not None:
+        return refused
+    try:
+        run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE)
+    except inputs.InputError as exc:
+        return JsonResponse(exc.body(), status=exc.status)
+    try:
+        if token is None:
+            token = await database_sync_to_async(_cookie_token)(user, _agent_name(run_input))
+        if await shared.hit_rate_limit(f"agui1:{token.user_id}",
+                                       a2ui_settings.RATE_LIMIT_PER_MINUTE):
+            raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        session, counted = await threads.aopen(token, run_input.thread_id)
+    except DomainError as exc:
+        return _domain(exc)
+    sid = session.session_id
+    try:
+        forwards = run_input.new_messages or run_input.model.resume
+        missing = await consent.amissing_types(session.user_id)
+        if missing and forwards:
+            raise consent.consent_required_error(missing)
+        plan = await _resume_plan(sid, run_input.model.resume)
+        await runs.astart(sid, run_input.run_id, run_input.thread_id, run_input.notice())
+    except DomainError as exc:
+        await threads.arelease(sid, counted)
+        return _domain(exc)
+    await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
+                        details={"run_id": run_input.run_id[:200],
+                                 "messages": len(run_input.new_messages),
+                                 "resume": len(plan)})
+    response = StreamingHttpResponse(
+        stream.run_events(stream.Context(session, token, run_input, plan, counted)),
+        content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

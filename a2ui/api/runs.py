@@ -1,0 +1,59 @@
+"""REST for an agent's side of AG-UI 1.0 runs (docs/agents.md, "Runs"), agent key only.
+
+``GET /api/v4/agui/runs[?session_id=]``: the agent's running runs, each as its
+``agui.run_started`` notice said (an agent with no socket polls this).
+``POST /api/v4/sessions/<id>/runs/finish`` ``{"run_id", "result"?}`` and
+``POST /api/v4/sessions/<id>/runs/error`` ``{"run_id", "message", "code"?}`` end one: 200
+``{"ended": true, "seq": n}``; a run that is not running is 400 (``data.path: "run_id"``), a
+session not the agent's 404.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from ..core.errors import DomainError
+from ..services import runs, sessions
+from .base import A2UIAPIView, A2UIAsyncAPIView
+from .permissions import IsAgent
+
+
+def _body(request):
+    if not isinstance(request.data, dict):
+        raise ValidationError({"detail": "Send a JSON object."})
+    return request.data
+
+
+class AgentRunsView(A2UIAPIView):
+    permission_classes = [IsAgent]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        session_id = request.query_params.get("session_id")
+        if session_id is not None:
+            try:
+                session_id = sessions.parse_session_id(session_id)
+            except DomainError:
+                raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+        return Response({"runs": runs.running(request.auth.id, session_id)})
+
+
+class RunFinishView(A2UIAsyncAPIView):
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=dict, responses={200: dict})
+    async def post(self, request, session_id):
+        body = _body(request)
+        return Response(await runs.afinish(request.auth.id, session_id, body.get("run_id"),
+                                           body.get("result"), path="run_id"))
+
+
+class RunErrorView(A2UIAsyncAPIView):
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=dict, responses={200: dict})
+    async def post(self, request, session_id):
+        body = _body(request)
+        return Response(await runs.aerror(request.auth.id, session_id, body.get("run_id"),
+                                          body.get("message"), body.get("code"),
+                                          path="run_id"))

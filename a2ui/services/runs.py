@@ -1,0 +1,174 @@
+"""Agent runs: a person asks, the agent answers until it ends the run (AG-UI 1.0's runs, in no
+protocol's words; docs/agents.md, "Runs").
+
+A run is an ``AgentRun`` row: at most one per session runs at a time (a partial unique index),
+and whoever ends it does so with one conditional UPDATE on ``status='running'``, so exactly one
+end wins whichever process it happens in:
+
+* the agent: ``afinish`` / ``aerror`` (``agui.run_finish`` / ``agui.run_error`` on every agent
+  path), emitted as a ``run.ended`` session event that the run's stream turns into its final
+  event;
+* the stream: ``aend`` when the agent asks the person something (``interrupted``), when the
+  agent stays silent past ``AGUI_RUN_TIMEOUT_SECONDS`` (``timed_out``) or when the person's
+  client goes away (``cancelled``); the agent is then told ``agui.run_ended``.
+
+The agent learns of a run from the ``agui.run_started`` notification (``anotify_started``), or
+by listing running runs (``running``, for agents with no socket).
+"""
+
+from datetime import timedelta
+
+from channels.db import database_sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..conf import a2ui_settings
+from ..core.errors import DomainError, Fault, invalid_input
+from ..core.events import Kind
+from ..models import AgentRun
+from . import dbthreads, groups, sessions, stream
+
+Status = AgentRun.Status
+STARTED = "agui.run_started"
+ENDED = "agui.run_ended"
+
+
+def _stale_before():
+    """A running run whose stream has not beaten for this long lost its stream (its process
+    died): a new run of the session ends it as timed out."""
+    return timezone.now() - timedelta(seconds=3 * a2ui_settings.AGUI_KEEPALIVE_SECONDS + 5)
+
+
+def start(session_id, run_id, thread_id, notice):
+    """The session's new running run, or 409-like INVALID_REQUEST while another one runs."""
+    now = timezone.now()
+    AgentRun.objects.filter(session_id=session_id, status=Status.RUNNING,
+                            heartbeat_at__lt=_stale_before()).update(
+        status=Status.TIMED_OUT, ended_at=now, outcome={"reason": "stream lost"})
+    try:
+        with transaction.atomic():
+            return AgentRun.objects.create(session_id=session_id, run_id=run_id,
+                                           thread_id=thread_id, notice=notice,
+                                           started_at=now, heartbeat_at=now)
+    except IntegrityError:
+        busy = AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists()
+        raise DomainError(Fault.INVALID_REQUEST,
+                          "This runId was used before on this thread." if busy else
+                          "Another run of this thread is in progress.",
+                          {"path": "runId" if busy else "threadId", "reason": "conflict"},
+                          ) from None
+
+
+astart = dbthreads.wrap(start)
+
+
+def end(session_id, run_id, status, outcome=None):
+    """True if this call ended the run (it was running)."""
+    return bool(AgentRun.objects.filter(
+        session_id=session_id, run_id=run_id, status=Status.RUNNING,
+    ).update(status=status, outcome=outcome or {}, ended_at=timezone.now()))
+
+
+aend_row = dbthreads.wrap(end)
+
+
+def heartbeat(session_id, run_id):
+    """The stream is alive; returns (status, outcome) of the run as stored."""
+    AgentRun.objects.filter(session_id=session_id, run_id=run_id,
+                            status=Status.RUNNING).update(heartbeat_at=timezone.now())
+    return outcome_of(session_id, run_id)
+
+
+aheartbeat = database_sync_to_async(heartbeat)
+
+
+def _check_run_id(run_id, path):
+    if not isinstance(run_id, str) or not run_id or len(run_id) > 200:
+        raise invalid_input(path, "must be a run_id (a string of 1 to 200 characters)")
+
+
+async def _agent_end(agent_id, session_id, run_id, status, outcome, path):
+    _check_run_id(run_id, path)
+    sid = await sessions.aensure_agent_session(agent_id, session_id)
+    if not await aend_row(sid, run_id, status, outcome):
+        raise DomainError(Fault.INVALID_INPUT, "No such running run in this session.",
+                          {"path": path, "reason": "not running"})
+    seq = await stream.emit(sid, Kind.RUN_ENDED, {"run_id": run_id, "status": str(status),
+                                                  **outcome})
+    return {"ended": True, "seq": seq}
+
+
+async def afinish(agent_id, session_id, run_id, result=None, *, path="params.run_id"):
+    """The agent ends the run: RUN_FINISHED (with ``result`` when given)."""
+    outcome = {"result": result} if result is not None else {}
+    return await _agent_end(agent_id, session_id, run_id, Status.FINISHED, outcome, path)
+
+
+async def aerror(agent_id, session_id, run_id, message, code=None, *, path="params.run_id"):
+    """The agent ends the run as failed: RUN_ERROR ``message`` (``code`` optional)."""
+    prefix = path.rsplit(".", 1)[0] + "." if "." in path else ""
+    if not isinstance(message, str) or not message.strip():
+        raise invalid_input(prefix + "message", "must be a non-empty string")
+    if code is not None and not isinstance(code, str):
+        raise invalid_input(prefix + "code", "must be a string")
+    outcome = {"message": message[:4096], **({"code": code[:200]} if code else {})}
+    return await _agent_end(agent_id, session_id, run_id, Status.ERROR, outcome, path)
+
+
+async def aend(agent_id, session_id, run_id, status, outcome=None):
+    """The stream ends the run (interrupt, timeout, person gone); tells the agent if it won."""
+    if not await aend_row(session_id, run_id, status, outcome):
+        return False
+    if agent_id:
+        await groups.send_group(groups.agent_group(agent_id), groups.agent_event(ENDED, {
+            "session_id": str(session_id), "run_id": run_id, "status": str(status),
+            **(outcome or {})}))
+    return True
+
+
+FINISH, ERROR = "agui.run_finish", "agui.run_error"
+AGENT_METHODS = (FINISH, ERROR)
+
+
+async def acall(agent_id, method, params):
+    """``agui.run_finish`` ``{session_id, run_id, result?}`` / ``agui.run_error``
+    ``{session_id, run_id, message, code?}`` as sent on the agent socket (or the MCP tools)."""
+    if not isinstance(params, dict):
+        raise invalid_input("params", "must be an object")
+    if "session_id" not in params:
+        raise invalid_input("params.session_id", "is required")
+    if method == FINISH:
+        return await afinish(agent_id, params["session_id"], params.get("run_id"),
+                             params.get("result"))
+    return await aerror(agent_id, params["session_id"], params.get("run_id"),
+                        params.get("message"), params.get("code"))
+
+
+def outcome_of(session_id, run_id):
+    """(status, outcome) of a run as stored."""
+    row = AgentRun.objects.filter(session_id=session_id, run_id=run_id).values_list(
+        "status", "outcome").first()
+    return row or (None, {})
+
+
+aoutcome_of = database_sync_to_async(outcome_of)
+
+
+async def anotify_started(agent_id, session_id, notice):
+    """``agui.run_started`` to the agent's socket holding the session (``agentroute``)."""
+    if agent_id:
+        await groups.send_group(groups.agent_group(agent_id), groups.agent_event(
+            STARTED, {"session_id": str(session_id), **notice}))
+
+
+def running(agent_id, session_id=None):
+    """The agent's running runs: what each ``agui.run_started`` said, for agents that poll."""
+    rows = AgentRun.objects.filter(session__agent_id=agent_id, status=Status.RUNNING,
+                                   session__state__in=sessions.LIVE)
+    if session_id is not None:
+        rows = rows.filter(session_id=session_id)
+    return [{"session_id": str(r.session_id), **r.notice,
+             "started_at": r.started_at.isoformat()} for r in rows.order_by("started_at")[:100]]
+
+
+arunning = database_sync_to_async(running)

@@ -1,0 +1,52 @@
+"""The agent's side of a run through the Python API (a2ui.agents): finish and error end the
+run once (a conditional UPDATE), anything not running is refused with the seed's -32602, and
+another agent's session is -32000."""
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from a2ui import agents, tokens
+from a2ui.models import A2UISessionLog, AgentRun
+from a2ui.protocol.errors import ProtocolError
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def a_run(user, agent, run_id="r1"):
+    token = tokens.issue_stream_token(user, agent).record
+    session = A2UISessionLog.objects.create(user=user, agent=agent, token=token,
+                                            state=A2UISessionLog.State.ACTIVE)
+    AgentRun.objects.create(session=session, run_id=run_id, thread_id="t",
+                            notice={"run_id": run_id, "messages": []})
+    return session
+
+
+def test_finish_and_error_end_a_run_once(user, agent):
+    session = a_run(user, agent)
+    sid = str(session.session_id)
+    assert [r["run_id"] for r in agents.running_runs(agent)] == ["r1"]
+    ended = agents.finish_run(agent, sid, "r1", {"ok": True})
+    assert ended["ended"] is True and ended["seq"] >= 1
+    run = AgentRun.objects.get()
+    assert run.status == "finished" and run.outcome == {"result": {"ok": True}}
+    assert agents.running_runs(agent) == []
+    with pytest.raises(ProtocolError) as info:
+        agents.error_run(agent, sid, "r1", "too late")
+    assert info.value.code == -32602 and info.value.data["path"] == "params.run_id"
+
+
+def test_error_needs_a_message_and_the_agents_own_session(user, agent, other_user):
+    from a2ui.tokens import create_agent
+
+    session = a_run(user, agent)
+    sid = str(session.session_id)
+    with pytest.raises(ProtocolError) as info:
+        agents.error_run(agent, sid, "r1", "")
+    assert info.value.data["path"] == "params.message"
+    other, _ = create_agent("other")
+    with pytest.raises(ProtocolError) as info:
+        async_to_sync(agents.aerror_run)(other, sid, "r1", "nope")
+    assert info.value.code == -32000
+    assert AgentRun.objects.get().status == "running"
+    agents.error_run(agent, sid, "r1", "failed", "E1")
+    assert AgentRun.objects.get().outcome == {"message": "failed", "code": "E1"}

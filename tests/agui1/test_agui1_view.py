@@ -1,0 +1,104 @@
+"""POST /api/v4/agui/run in process: who may start a run (a stream_agui bearer token, or the
+session cookie with its CSRF token; nothing else), refusals as HTTP 4xx with a JSON message
+before any stream, and a cookie run's stream starting with RUN_STARTED."""
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+
+from a2ui import tokens
+from a2ui.models import AgentRun, StreamToken
+
+pytestmark = pytest.mark.django_db(transaction=True)
+URL = "/api/v4/agui/run"
+
+
+def body(**extra):
+    return json.dumps({"threadId": "t1", "runId": "r1", "messages": [
+        {"id": "m", "role": "user", "content": "hi"}], **extra})
+
+
+def post(client, data=None, **headers):
+    return client.post(URL, data if data is not None else body(),
+                       content_type="application/json", **headers)
+
+
+def first_chunks(response, n):
+    """The first ``n`` chunks of an async streaming response, then the stream is closed."""
+    async def read():
+        out = []
+        iterator = response.streaming_content.__aiter__()
+        for _ in range(n):
+            out.append(await iterator.__anext__())
+        await iterator.aclose()
+        return out
+    return async_to_sync(read)()
+
+
+def test_no_credential_or_the_wrong_one_is_401(user, agent, agent_key):
+    client = Client()
+    assert post(client).status_code == 401
+    for raw in (tokens.issue_stream_token(user, agent).token,
+                tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token,
+                agent_key, "x" * 600):
+        response = post(client, HTTP_AUTHORIZATION=f"Bearer {raw}")
+        assert response.status_code == 401, raw[:20]
+        assert response.json()["error"]["code"] == "auth_failed"
+    assert not AgentRun.objects.exists()
+
+
+def test_cookie_without_csrf_is_403_with_it_a_run(user, agent):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    refused = post(client)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf_failed"
+    assert not AgentRun.objects.exists()
+    client.get("/admin/login/")  # sets the CSRF cookie
+    csrf = client.cookies["csrftoken"].value
+    response = post(client, body(forwardedProps={"a2ui": {"agent": agent.name}}),
+                    HTTP_X_CSRFTOKEN=csrf)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/event-stream")
+    started, snapshot = first_chunks(response, 2)
+    assert started.startswith(b"data: {") and b'"type":"RUN_STARTED"' in started
+    assert b'"threadId":"t1"' in started and b'"STATE_SNAPSHOT"' in snapshot
+    run = AgentRun.objects.get()
+    assert run.run_id == "r1" and run.session.user == user and run.session.agent == agent
+    assert run.session.client_info["agui_thread_id"] == "t1"
+    assert run.status == AgentRun.Status.CANCELLED  # the client went away mid-run
+
+
+def test_cookie_naming_an_unknown_agent_is_400(user, agent):
+    client = Client()
+    client.force_login(user)
+    response = post(client, body(forwardedProps={"a2ui": {"agent": "nobody"}}))
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "forwardedProps.a2ui.agent"
+
+
+def test_method_and_body_refusals(user, agent):
+    client = Client()
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    assert client.get(URL, **auth).status_code == 405
+    bad = post(client, '{"threadId": "t", "runId": "r", "messages": [], "state": '
+                       '{"n": 123456789012345678901234567890}}', **auth)
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "state.n"
+    resume = post(client, body(resume=[{"interruptId": "q", "status": "resolved"}]), **auth)
+    assert resume.status_code == 400
+    assert resume.json()["error"]["field"] == "resume.0.interruptId"
+    assert not AgentRun.objects.exists()
+
+
+def test_consent_missing_is_403_before_the_run(settings, user, agent):
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "REQUIRED_CONSENTS": ["data_collection"]}
+    client = Client()
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    response = post(client, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 403
+    error = response.json()["error"]
+    assert error["code"] == "consent_required"
+    assert error["consent_types"][0]["type"] == "data_collection"
+    assert not AgentRun.objects.exists()
