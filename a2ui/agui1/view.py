@@ -16,7 +16,7 @@ from .. import tokens
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
-from ..services import audit, consent, pending, runs, shared
+from ..services import activity, audit, consent, pending, runs, shared
 from . import inputs, interrupts, stream, threads
 
 STATUS = {
@@ -106,6 +106,19 @@ async def _resume_plan(session_id, resume):
     return plan
 
 
+def _transcript(token, run_input):
+    """The run's new user messages with text content, as the session's transcript records
+    them (``activity.person_message``: sanitized and bounded, or a DomainError naming the
+    message). Content given as parts (images, files) is forwarded to the agent only."""
+    records = []
+    for i, message in enumerate(run_input.new_messages):
+        content = getattr(message, "content", None)
+        if getattr(message, "role", None) == "user" and isinstance(content, str) and content:
+            records.append(activity.person_message(
+                token.user.get_username(), content, None, f"messages.{i}"))
+    return records
+
+
 @csrf_exempt
 async def run_view(request):
     if request.method != "POST":
@@ -133,10 +146,13 @@ async def run_view(request):
         if missing and forwards:
             raise consent.consent_required_error(missing)
         plan = await _resume_plan(sid, run_input.model.resume)
+        said = _transcript(token, run_input)  # checked before the run starts
         await runs.astart(sid, run_input.run_id, run_input.thread_id, run_input.notice())
     except DomainError as exc:
         await threads.arelease(sid, counted)
         return _domain(exc)
+    for record in said:  # the person's words join the session's transcript, for every client
+        await activity.arecord_person_message(sid, record)
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
                         details={"run_id": run_input.run_id[:200],
                                  "messages": len(run_input.new_messages),

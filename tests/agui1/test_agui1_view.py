@@ -102,3 +102,26 @@ def test_consent_missing_is_403_before_the_run(settings, user, agent):
     assert error["code"] == "consent_required"
     assert error["consent_types"][0]["type"] == "data_collection"
     assert not AgentRun.objects.exists()
+
+
+def test_the_runs_user_messages_join_the_transcript_and_a_bad_one_starts_no_run(settings, user,
+                                                                               agent):
+    """A run's new user message is the session's transcript's too (every client shows it);
+    one the transcript refuses (too long) is a 400 naming it, before any run or message."""
+    from a2ui.models import SessionActivity
+
+    client = Client()
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "ACTIVITY_MAX_MESSAGE_LENGTH": 10}
+    long = post(client, json.dumps({"threadId": "t1", "runId": "r0", "messages": [
+        {"id": "m", "role": "user", "content": "x" * 11}]}), **auth)
+    assert long.status_code == 400, long.content
+    assert long.json()["error"]["field"].startswith("messages.0")
+    assert not AgentRun.objects.exists() and not SessionActivity.objects.exists()
+    response = post(client, **auth)
+    assert response.status_code == 200
+    first_chunks(response, 1)
+    transcript = SessionActivity.objects.get().transcript
+    assert [(m["role"], m["sender"], m["content"]) for m in transcript] == [
+        ("user", user.get_username(), "hi")]
