@@ -1,40 +1,42 @@
 """The SSE stream of one AG-UI 1.0 run: the session's events in AG-UI 1.0 words until it ends.
 
-In order: join the session's group (the run was counted as a socket by ``threads.aopen``), read
-what the session holds (components, surfaces, activity: the translator's starting point), send
-RUN_STARTED and STATE_SNAPSHOT, apply the ``resume`` answers (after joining, so nothing the
-agent pushes once it has them is missed), tell the agent ``agui.run_started``, then translate
-the session's events (``a2ui.agui1.translate``) until the run ends:
+``RunStream`` is a ``SessionStream`` (``a2ui.consumers.streams``): the connection base of
+every person socket. In order: it joins the session's group (the run was counted as a socket
+by ``threads.aopen``), reads what the session holds (components, surfaces, activity: the
+translator's starting point), sends RUN_STARTED and STATE_SNAPSHOT, tells the agent
+``agui.run_started``, applies the ``resume`` answers (after joining, so nothing the agent
+pushes once it has them is missed), then translates the session's events
+(``a2ui.agui1.translate``) until the run ends:
 
 * the agent ends it (``run.ended``): RUN_FINISHED (``result``) or RUN_ERROR;
 * the agent asks the person (``request.opened``): RUN_FINISHED with an interrupt outcome;
 * no event for ``AGUI_RUN_TIMEOUT_SECONDS``: RUN_ERROR ``RUN_TIMEOUT``;
-* the session closes: RUN_ERROR ``SESSION_CLOSED``;
+* the session closes (or the token is revoked): RUN_ERROR ``SESSION_CLOSED``;
 * the client goes away: the run is ``cancelled`` and the agent told so.
 
+A lost event (a gap in the session's order, or a counter Redis lost) resends the run's state:
+STATE_SNAPSHOT and a fresh snapshot of every activity the run has shown (``Run.resync``).
 Each end is a conditional UPDATE of the run's row (``a2ui.services.runs``): when another end
 won (e.g. the agent finished while the timeout fired), the stream sends what the row says. A
 keepalive comment goes out every ``AGUI_KEEPALIVE_SECONDS`` while waiting, with a heartbeat of
 the row that also notices an end whose event was lost.
 """
 
-import asyncio
 import json
 import logging
 import time
 from dataclasses import dataclass
 
 from ag_ui.encoder import EventEncoder
-from channels.layers import get_channel_layer
 
 from ..conf import a2ui_settings
+from ..consumers.streams import SessionStream
 from ..core import activity as A
-from ..core import events
 from ..core.errors import DomainError
 from ..core.events import Kind
-from ..services import groups, pending, runs, sessions
+from ..services import activity as activity_service
+from ..services import pending, runs, sessions
 from ..services import surfaces as surface_service
-from . import threads
 from .translate import Run
 
 log = logging.getLogger("a2ui.agui")
@@ -64,13 +66,8 @@ def encode(event):
 
 
 async def _activity(sid):
-    """The session's activity document, when the core keeps one (a2ui.services.activity)."""
-    try:
-        from ..services import activity as activity_service
-    except ImportError:
-        return A.Activity()
-    load = getattr(activity_service, "aload", None)
-    stored = await load(sid) if load is not None else None
+    """The session's activity document (a2ui.services.activity)."""
+    stored = await activity_service.aload(sid)
     return A.from_dict(stored) if isinstance(stored, dict) else A.Activity()
 
 
@@ -123,87 +120,110 @@ def _surfaces(run, tracker, data, states=None):
     return run.translate(Kind.SURFACE_BATCH, {"messages": [m for _, m in numbered]})
 
 
-async def run_events(ctx):
-    sid, run_id = ctx.session.session_id, ctx.run_input.run_id
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    joined = [groups.session_group(sid), groups.token_group(ctx.token.jti)]
-    for group in joined:
-        await layer.group_add(group, channel)
-    receiving, run = None, None
-    loop = asyncio.get_running_loop()
-    try:
-        run, tracker = await _start(sid, ctx)
-        for event in run.start():
-            yield encode(event)
+def run_events(ctx):
+    """The response iterator of one run (``RunStream.frames``)."""
+    return RunStream(ctx).frames()
+
+
+class RunStream(SessionStream):
+    """One run's SSE stream, on the connection base every socket shares
+    (``a2ui.consumers.streams.SessionStream``): the run was counted as a socket of the session
+    by ``threads.aopen``; the base joins, keeps the session's event order (a gap or a new
+    epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
+    watch's resync orders, follows consent changes and operator closes."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx.token, ctx.session.session_id, counted=ctx.counted)
+        self.ctx = ctx
+        self.run = self.tracker = None
+        self.deadline = None
+
+    def emit(self, out):
+        for event in out:
+            self.write(encode(event))
+        if self.run is not None and self.run.ended:
+            self.ended = True
+
+    @property
+    def idle_seconds(self):
+        keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
+        if self.deadline is None:
+            return keepalive
+        return max(0.0, min(keepalive, self.deadline - self.loop.time()))
+
+    def _restart_timeout(self):
+        self.deadline = self.loop.time() + a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS
+
+    async def _end(self, status, outcome, events_if_won):
+        return await _end(self.ctx, self.run, status, outcome, events_if_won)
+
+    async def open(self):
+        sid = self.session_id
+        self.run, self.tracker = await _start(sid, self.ctx)
+        self.emit(self.run.start())
         # The agent hears of the run first, then gets the answers its resume entries carry.
-        await runs.anotify_started(ctx.session.agent_id, sid, ctx.run_input.notice())
+        await runs.anotify_started(self.ctx.session.agent_id, sid, self.ctx.run_input.notice())
         try:
-            await _resume(sid, ctx.plan)
+            await _resume(sid, self.ctx.plan)
         except DomainError as exc:
             reason = f"The answer was not taken: {exc.message or exc.fault}."
-            out = await _end(ctx, run, Status.ERROR, {"message": reason, "code": "RESUME_FAILED"},
-                             lambda: run.error(reason, "RESUME_FAILED"))
-            for event in out:
-                yield encode(event)
+            self.emit(await self._end(Status.ERROR, {"message": reason, "code": "RESUME_FAILED"},
+                                      lambda: self.run.error(reason, "RESUME_FAILED")))
             return
-        timeout = a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS
-        keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
-        deadline = loop.time() + timeout
-        while not run.ended:
-            if receiving is None:
-                receiving = asyncio.ensure_future(layer.receive(channel))
-            left = deadline - loop.time()
-            done, _ = await asyncio.wait({receiving}, timeout=max(0.0, min(keepalive, left)))
-            if not done:
-                if loop.time() >= deadline:
-                    out = await _end(ctx, run, Status.TIMED_OUT, {}, lambda: run.error(
-                        "The agent did not end the run in time.", "RUN_TIMEOUT"))
-                else:
-                    yield KEEPALIVE
-                    stored, outcome = await runs.aheartbeat(sid, run_id)
-                    out = _final(run, stored, outcome) if stored != Status.RUNNING else []
-                for event in out:
-                    yield encode(event)
-                continue
-            message, receiving = receiving.result(), None
-            out = await _handle(ctx, run, tracker, message)
+        self._restart_timeout()
+
+    async def idle(self):
+        if self.loop.time() >= self.deadline:
+            self.emit(await self._end(Status.TIMED_OUT, {}, lambda: self.run.error(
+                "The agent did not end the run in time.", "RUN_TIMEOUT")))
+            return
+        self.write(KEEPALIVE)
+        # The row also says when an end's event was lost (another process ended the run).
+        stored, outcome = await runs.aheartbeat(self.session_id, self.ctx.run_input.run_id)
+        if stored != Status.RUNNING:
+            self.emit(_final(self.run, stored, outcome))
+
+    async def show(self, kind, message):
+        data = message.get("data")
+        if self.run is None or self.run.ended or not isinstance(data, dict):
+            return
+        if kind is Kind.RUN_ENDED:
+            if data.get("run_id") == self.run.run_id:
+                self.emit(_final(self.run, data.get("status"), data))
+            return
+        if kind is Kind.SURFACE_BATCH:
+            out = _surfaces(self.run, self.tracker, data)
             if out is None:
-                continue
-            deadline = loop.time() + timeout  # the agent is alive: the timeout starts again
-            for event in out:
-                yield encode(event)
-    finally:
-        if receiving is not None:
-            receiving.cancel()
-        if run is None or not run.ended:  # the client went away (or the stream failed)
-            await runs.aend(ctx.session.agent_id, sid, run_id, Status.CANCELLED)
-        for group in joined:
-            await layer.group_discard(group, channel)
-        await threads.arelease(sid, ctx.counted)
+                out = _surfaces(self.run, self.tracker, None,
+                                await surface_service.aload(self.session_id))
+        else:
+            out = self.run.translate(kind, data)
+        if self.run.pending:
+            ids = [i.id for i in self.run.pending]
+            out += await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
+        self._restart_timeout()  # the agent is alive: the timeout starts again
+        self.emit(out)
 
+    async def send_state(self):
+        """A lost event: the run's state and what it has shown, whole again."""
+        if self.run is None or self.run.ended:
+            return
+        sid = self.session_id
+        snap = await sessions.asnapshot(sid)
+        seq, states = await surface_service.aload(sid)
+        self.tracker.seq = seq
+        surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
+        self.emit(self.run.resync(activity=await _activity(sid), components=snap.components,
+                                  surfaces=surfaces))
 
-async def _handle(ctx, run, tracker, message):
-    """The AG-UI events for one channel-layer message; None when it is not the agent's."""
-    if message.get("type") == "a2ui.close":
-        return await _end(ctx, run, Status.ERROR, {"message": "The session was closed."},
-                          lambda: run.error("The session was closed.", "SESSION_CLOSED"))
-    if message.get("type") != events.MESSAGE_TYPE or message.get("resync"):
-        return None
-    kind, data = events.kind_of(message), message.get("data")
-    if kind is None or not isinstance(data, dict):
-        return None
-    if kind is Kind.RUN_ENDED:
-        if data.get("run_id") != run.run_id:
-            return None
-        return _final(run, data.get("status"), data)
-    if kind is Kind.SURFACE_BATCH:
-        out = _surfaces(run, tracker, data)
-        if out is None:
-            out = _surfaces(run, tracker, None, await surface_service.aload(ctx.session.session_id))
-    else:
-        out = run.translate(kind, data)
-    if run.pending and not run.ended:
-        ids = [i.id for i in run.pending]
-        out += await _end(ctx, run, Status.INTERRUPTED, {"interrupts": ids}, run.interrupt)
-    return out
+    async def announce_close(self, code, reason):
+        """The session closed (or the token was revoked): the run ends with RUN_ERROR."""
+        if self.run is not None and not self.run.ended:
+            self.emit(await self._end(Status.ERROR, {"message": "The session was closed."},
+                                      lambda: self.run.error("The session was closed.",
+                                                             "SESSION_CLOSED")))
+
+    async def leaving(self):
+        if self.run is None or not self.run.ended:  # the client went away (or the stream failed)
+            await runs.aend(self.ctx.session.agent_id, self.session_id or self.target,
+                            self.ctx.run_input.run_id, Status.CANCELLED)

@@ -92,6 +92,7 @@ class Run:
         self.components = {c["component_id"]: self._component_content(c) for c in components}
         self.surfaces = {k: list(v) for k, v in (surfaces or {}).items()}
         self.shown = {}  # activity message id -> content as the client has it
+        self.kinds = {}  # activity message id -> its activityType
         self.steps = []  # open steps, in order
         self.calls = {}  # tool call id -> True once ended
         self.pending = []  # Interrupts waiting to end the run
@@ -129,6 +130,46 @@ class Run:
     def error(self, message, code=None):
         self.ended = True
         return [RunErrorEvent(message=message or "The run failed.", code=code)]
+
+    def resync(self, *, activity, components=(), surfaces=None):
+        """After a lost event (a gap in the session's order, or a sequence counter Redis lost):
+        the state document and everything this run has shown, whole again from the session's
+        state (a snapshot replaces what the client holds). Text, steps and tool calls already
+        sent stay as they are; progress snapshots are transient and stay as shown."""
+        if self.ended:
+            return []
+        self.activity = activity if activity is not None else A.Activity()
+        self.components = {c["component_id"]: self._component_content(c) for c in components}
+        self.surfaces = {k: list(v) for k, v in (surfaces or {}).items()}
+        out = [StateSnapshotEvent(snapshot=copy.deepcopy(self.activity.state))]
+        for key in list(self.shown):
+            content = self._current(key)
+            if content is not None and content != self.shown[key]:
+                out += self._snapshot(key, self.kinds[key], content)
+        return out
+
+    def _current(self, key):
+        """What activity ``key`` shows now, from the run's (resynced) state; None: unchanged."""
+        kind = self.kinds.get(key)
+        if kind == "a2ui-component":
+            cid = key[len("a2ui-component-"):]
+            return self.components.get(cid) or {
+                "componentType": self.shown[key].get("componentType", ""), "removed": True}
+        if kind == SURFACE:
+            surface_id = key[len(SURFACE) + 1:]
+            operations = self.surfaces.get(surface_id)
+            if operations is None:  # deleted meanwhile
+                operations = [{"version": "v0.9", "deleteSurface": {"surfaceId": surface_id}}]
+            return {OPERATIONS: list(operations)}
+        act = self.activity
+        item = key[len(kind) + 1:] if kind and key != kind else None
+        content = {
+            NATIVE_ACTIVITIES["plan"]: lambda: act.plans.get(item),
+            NATIVE_ACTIVITIES["artifact"]: lambda: act.artifacts.get(item),
+            NATIVE_ACTIVITIES["resources"]: lambda: {"root": act.resources},
+            NATIVE_ACTIVITIES["roster"]: lambda: {"agents": act.roster},
+        }.get(kind, lambda: None)()
+        return copy.deepcopy(content) if isinstance(content, dict) else None
 
     # Events ----------------------------------------------------------------------------------
 
@@ -293,6 +334,7 @@ class Run:
 
     def _snapshot(self, key, activity, content):
         self.shown[key] = copy.deepcopy(content)
+        self.kinds[key] = activity
         return [ActivitySnapshotEvent(message_id=key, activity_type=activity, content=content)]
 
     def _request_opened(self, data):

@@ -14,26 +14,18 @@ current state follows (only its last event carries an id, so a cut snapshot is r
 Comment lines keep idle connections alive.
 """
 
-import asyncio
-import collections
 import json
-import logging
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
-from ..consumers.session import SessionSocket
-from ..core import events
+from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import groups, sessions
 from ..services import surfaces as surface_service
 from .exceptions import HTTP_STATUS
-
-log = logging.getLogger("a2ui.api")
 
 KEEPALIVE_SECONDS = 15
 RETRY_MS = 2000
@@ -105,39 +97,32 @@ async def surface_stream(request, session_id):
     return response
 
 
-class SurfaceStream(SessionSocket):
-    """One SSE stream of a session's v0.9 surfaces, on the connection base every socket shares.
-
-    ``SessionSocket`` does what it does for the sockets: counting, joining, the session's event
-    order (a gap or a new epoch resends the surfaces), direct delivery and the sequence watch,
-    consent changes and operator closes. This class is the SSE wire: ``show`` turns a
-    surface batch into ``data:`` events numbered by the surface store, ``send_state`` is the
-    ``a2ui-reset`` snapshot. It is driven by the view's response iterator (``frames``) instead
-    of a Channels dispatch loop, so it stays a Django view (URL routing, prefixes, middleware);
-    Django's ASGI handler cancels the iterator when the client goes, and ``frames`` then
-    uncounts (tests/surfaces/test_sse.py).
+class SurfaceStream(SessionStream):
+    """One SSE stream of a session's v0.9 surfaces, on the connection base every socket shares
+    (``a2ui.consumers.streams.SessionStream``: counting, the session's event order with gaps
+    and epochs, direct delivery and the sequence watch, consent changes, operator closes).
+    This class is the SSE wire: ``open`` is the snapshot (or nothing, for a reconnect that
+    missed nothing), ``show`` turns a surface batch into ``data:`` events numbered by the
+    surface store, ``send_state`` is the ``a2ui-reset`` snapshot, ``idle`` a keepalive.
     """
 
+    idle_seconds = KEEPALIVE_SECONDS
+
     def __init__(self, token, session_id, last_id):
-        self.token = token
-        self.target = session_id
+        super().__init__(token, session_id)
         self.last_id = last_id
-        self.groups = []
         self.tracker = surface_service.Tracker()
-        self.out = []  # SSE chunks to write, produced by show / send_state
-        self.ended = False
-        self._deferred = collections.deque()  # direct pushes and resync orders (seqwatch)
-        self._wake = asyncio.Event()
-        self._in_hand = False
 
-    # What SessionSocket and direct delivery ask of a consumer --------------------------------
+    async def open(self):
+        seq, states = await surface_service.aload(self.session_id)
+        self.write(f"retry: {RETRY_MS}\n\n".encode())
+        if self.last_id is not None and self.last_id == seq:
+            self.tracker.seq = seq  # a reconnect that missed nothing
+        else:
+            self.out.extend(_snapshot(self.tracker, seq, states))
 
-    async def close(self, code=None, reason=None):
-        self.ended = True  # an EventSource is told nothing more: the stream ends
-
-    async def take_direct(self, event):
-        self._deferred.append(event)
-        self._wake.set()
+    async def idle(self):
+        self.write(b": keepalive\n\n")
 
     async def show(self, kind, message):
         if kind is not Kind.SURFACE_BATCH:
@@ -151,87 +136,6 @@ class SurfaceStream(SessionSocket):
     async def send_state(self):
         seq, states = await surface_service.aload(self.session_id)
         self.out.extend(_snapshot(self.tracker, seq, states))
-
-    # The stream ------------------------------------------------------------------------------
-
-    async def frames(self):
-        layer = self.channel_layer = get_channel_layer()
-        self.channel_name = await layer.new_channel()
-        self.loop = asyncio.get_running_loop()
-        receiving = waking = None
-        try:
-            # Counted and joined before the surfaces are read (SessionSocket.attach): an event
-            # racing the connect is in what is read or arrives after it, never neither.
-            await self.attach(self.target, fresh=False)
-            self.session_id = self.target
-            await self.join(groups.token_group(self.token.jti))
-            seq, states = await surface_service.aload(self.session_id)
-            yield f"retry: {RETRY_MS}\n\n".encode()
-            if self.last_id is not None and self.last_id == seq:
-                self.tracker.seq = seq  # a reconnect that missed nothing
-            else:
-                self.out.extend(_snapshot(self.tracker, seq, states))
-            self.start_stream()  # the snapshot is out (queued first): take direct pushes
-            for chunk in self._written():
-                yield chunk
-            while not self.ended:
-                if receiving is None:
-                    receiving = asyncio.ensure_future(layer.receive(self.channel_name))
-                if waking is None:
-                    waking = asyncio.ensure_future(self._wake.wait())
-                done, _ = await asyncio.wait({receiving, waking}, timeout=KEEPALIVE_SECONDS,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if not done:
-                    yield b": keepalive\n\n"
-                    continue
-                self._in_hand = True
-                try:
-                    if receiving in done:
-                        message, receiving = receiving.result(), None
-                        await self._handle(message)
-                    if waking in done:
-                        waking = None
-                        self._wake.clear()
-                    while self._deferred and not self.ended:
-                        await self.a2ui_event(self._deferred.popleft())
-                finally:
-                    self._in_hand = False
-                for chunk in self._written():
-                    yield chunk
-        finally:
-            for task in (receiving, waking):
-                if task is not None:
-                    task.cancel()
-            await self._leave()
-
-    async def _handle(self, message):
-        handler = {
-            events.MESSAGE_TYPE: self.a2ui_event,
-            "a2ui.close": self.a2ui_close,
-            "a2ui.consent_changed": self.a2ui_consent_changed,
-        }.get(message.get("type"))
-        if handler is not None:  # anything else is another kind of socket's business
-            await handler(message)
-
-    def _written(self):
-        chunks, self.out = self.out, []
-        return chunks
-
-    async def _leave(self):
-        """Stop direct pushes, leave the groups, uncount (``SessionSocket.detach``); each step
-        best-effort, and shielded: it runs when the client has gone and the task is cancelled."""
-        async def leave():
-            for group in self.groups:
-                try:
-                    await self.channel_layer.group_discard(group, self.channel_name)
-                except Exception:
-                    log.warning("a2ui: leaving %s failed", group, exc_info=True)
-            if self.session_id is not None:
-                await self.detach()
-            elif self.counted is not None:  # the attach failed half-way
-                await sessions.asocket_closed(self.target, self.counted)
-
-        await asyncio.shield(asyncio.ensure_future(leave()))
 
 
 def _snapshot(tracker, seq, states):

@@ -281,3 +281,41 @@ def test_a_body_over_the_limit_is_413():
     with pytest.raises(inputs.InputError) as info:
         inputs.parse(b"x" * 11, 10)
     assert info.value.status == 413
+
+
+def test_resync_after_a_lost_event_sends_the_state_and_what_the_run_showed_whole():
+    """A run that lost events (a gap, or a counter Redis lost) is sent the state document and a
+    fresh snapshot of every activity it has shown that changed meanwhile; nothing else."""
+    comps = [{"component_id": "c1", "component_type": "card", "data": {"title": "A"}}]
+    surfaces = {"s1": [{"version": "v0.9", "createSurface": {"surfaceId": "s1",
+                                                              "catalogId": "c"}}]}
+    run = new_run(activity=A.Activity(state={"n": 1}), components=comps, surfaces=surfaces)
+    stream = run.start()
+    stream += run.translate("component.updated", {"component_id": "c1", "operation": "merge",
+                                        "data": {"title": "B"}})
+    stream += run.translate("surface.batch", {"messages": [
+        {"version": "v0.9", "updateDataModel": {"surfaceId": "s1", "path": "/", "value": 1}}]})
+    stream += run.translate("plan", {"plan_id": "p", "title": "Plan", "content": "1", "status": "ACTIVE"})
+    stream += run.translate("progress", {"task_id": "t", "value": 1, "total": 3})
+    # Lost meanwhile: the state changed, c1 was removed, s1 deleted, the plan completed.
+    fresh = A.apply(A.Activity(state={"n": 2}), "plan", {
+        "plan_id": "p", "title": "Plan", "content": "done", "status": "COMPLETED"})
+    resynced = run.resync(activity=fresh, components=[], surfaces={})
+    stream += resynced
+    out = wire(resynced)
+    assert out[0] == {"type": "STATE_SNAPSHOT", "snapshot": {"n": 2}}
+    by_id = {e["messageId"]: e for e in out[1:]}
+    assert set(by_id) == {"a2ui-component-c1", "a2ui-surface-s1", "a2ui-plan-p"}
+    assert by_id["a2ui-component-c1"]["content"] == {"componentType": "card", "removed": True}
+    assert by_id["a2ui-surface-s1"]["content"] == {"a2ui_operations": [
+        {"version": "v0.9", "deleteSurface": {"surfaceId": "s1"}}]}
+    assert by_id["a2ui-plan-p"]["content"]["status"] == "COMPLETED"
+    assert all(e["type"] == "ACTIVITY_SNAPSHOT" for e in out[1:])
+    # Nothing lost since: a second resync sends only the state.
+    assert [e["type"] for e in wire(run.resync(activity=fresh, components=[], surfaces={}))] \
+        == ["STATE_SNAPSHOT"]
+    # The run goes on patching from what the resync sent.
+    patched = run.translate("state.delta", {"path": "n", "old_value": 2, "new_value": 3})
+    (delta,) = wire(patched)
+    assert jsonpatch.apply_patch({"n": 2}, delta["delta"]) == {"n": 3}
+    valid([*stream, *patched, *run.finish()])

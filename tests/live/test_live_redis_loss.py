@@ -252,3 +252,80 @@ async def test_sse_streams_on_both_processes_converge_after_a_restart(
         await screen.close()
     await tab.close()
     await bot.close()
+
+
+async def test_an_agui_run_stream_converges_after_a_restart(own_redis_servers, user, agent,
+                                                            agent_key):
+    """An AG-UI 1.0 run's stream runs on the same connection base: after Redis loses its
+    counters it resyncs (a new STATE_SNAPSHOT) and its state document ends where the agent's
+    last delivered STATE_DELTA left it; the run goes on and ends as the agent says."""
+    import jsonpatch
+
+    from a2ui.models import StreamToken
+    from tests.live.aguihttp import post_run, run_input
+    from tests.live.test_live_mcp import issue
+
+    redis_server, start = own_redis_servers
+    a, b = start(), start()
+    bot = await open_agent(a, agent_key)
+    token = await issue(user, agent, StreamToken.TYPE_STREAM_AGUI)
+    body = run_input(text="count")
+    stream = await post_run(b.url, body, token)
+    assert stream.status == 200
+    doc, snapshots = {}, [0]
+
+    async def read():
+        try:
+            while True:
+                event = await stream.next(timeout=3600)
+                if event["type"] == "STATE_SNAPSHOT":
+                    snapshots[0] += 1
+                    doc.clear()
+                    doc.update(event["snapshot"])
+                elif event["type"] == "STATE_DELTA":
+                    new = jsonpatch.apply_patch(doc, event["delta"])
+                    doc.clear()
+                    doc.update(new)
+                elif event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
+                    return event
+        except StopAsyncIteration:
+            return None
+
+    reader = asyncio.ensure_future(read())
+    notice = await bot.recv_until(lambda m: m.get("method") == "agui.run_started")
+    sid = notice["params"]["session_id"]
+    delivered = [0]
+
+    async def count(n):
+        reply = await bot.call("agui.event", {"session_id": sid, "event": {
+            "type": "STATE_DELTA", "path": "n", "old_value": delivered[0] or None,
+            "new_value": n}}, f"n{n}")
+        if "result" in reply:
+            delivered[0] = n
+        return reply
+
+    async def shown(since):
+        deadline = since + CONVERGE_SECONDS
+        while time.monotonic() < deadline:
+            if doc.get("n") == delivered[0]:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"not converged: the run shows {doc}, delivered n={delivered[0]}")
+
+    for n in (1, 2, 3):
+        assert "result" in await count(n)
+    await shown(time.monotonic())
+    before = snapshots[0]
+    redis_server.stop()
+    await asyncio.to_thread(redis_server.start)
+    answering = time.monotonic()
+    for n in (4, 5, 6):
+        assert "result" in await count(n)  # the first commands after the restart succeed
+    await shown(max(answering, time.monotonic()))
+    assert snapshots[0] > before  # resynced on the new epoch
+    reply = await bot.call("agui.run_finish", {"session_id": sid, "run_id": body["runId"]}, "f")
+    assert "result" in reply, reply
+    final = await asyncio.wait_for(reader, 10)
+    assert final["type"] == "RUN_FINISHED", final
+    await stream.close()
+    await bot.close()
