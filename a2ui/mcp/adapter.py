@@ -27,6 +27,9 @@ def build_app():
 
 
 async def stop():
+    from . import listen
+
+    listen.close_all()  # graceful: each stream ends with its SubscriptionsListenResult
     if _app is not None:
         await _app.runner.stop()
 
