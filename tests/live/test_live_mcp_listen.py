@@ -103,3 +103,50 @@ async def test_listen_across_processes_per_person(two_servers, user, other_user,
                 await ada2.close()
     for socket in (ada, bob):
         await socket.close()
+
+
+async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
+        daphne_server, live_services, user, agent, agent_key):
+    from channels.db import database_sync_to_async
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    from a2ui.apps import redis_layer_host
+    from a2ui import tokens
+    from a2ui.services import groups, revocation
+
+    server = daphne_server()
+    ada = await open_user(server, await issue(user, agent))
+    sid = await init_session(ada, capabilities=V09)
+    card = f"ui://sessions/{sid}/components/c1"
+    token = await database_sync_to_async(tokens.issue_stream_token)(
+        user, agent, StreamToken.TYPE_STREAM_MCP)
+    # The servers' channel layer, to announce the revocation as the admin's process would.
+    layer = RedisPubSubChannelLayer(hosts=[redis_layer_host(live_services)])
+    try:
+        async with mcp_client(server, agent_key) as bot:
+            # An agent key reads no person's resources: it may not listen to them either.
+            with pytest.raises(MCPError) as refused:
+                async with bot.listen(resource_subscriptions=[card]):
+                    pass
+            assert refused.value.code == -32602
+            async with bot.listen(resources_list_changed=True) as sub:
+                assert sub.honored.resources_list_changed is True
+                await layer.group_send(groups.agent_key_group(agent),
+                                       groups.close_event(4003, "revoked"))
+                with pytest.raises(StopAsyncIteration):  # ended gracefully, nothing sent
+                    await _next(sub)
+
+        async with mcp_client(server, token.token) as host:
+            async with host.listen(resource_subscriptions=[card]) as sub:
+                await database_sync_to_async(revocation.revoke_tokens)([token.record.jti],
+                                                                       None)
+                await layer.group_send(groups.token_group(token.record.jti),
+                                       groups.close_event(4003, "revoked"))
+                with pytest.raises(StopAsyncIteration):
+                    await _next(sub)
+            with pytest.raises(Exception):  # noqa: B017 - the revoked token is refused (401)
+                async with host.listen(resource_subscriptions=[card]):
+                    pass
+    finally:
+        await layer.flush()
+        await ada.close()
