@@ -1,5 +1,7 @@
-"""``resources/subscribe``: ``notifications/resources/updated`` (and ``list_changed``) when an
-agent changes a watched session, in whichever process the agent pushed.
+"""``resources/subscribe`` (2025-11-25): ``notifications/resources/updated`` (and
+``list_changed``) when an agent changes a watched session, in whichever process the agent
+pushed. :class:`Watcher` is also what a ``subscriptions/listen`` stream (2026-07-28,
+``a2ui.mcp.listen``) reads sessions with.
 
 Each MCP connection that subscribes gets a :class:`Watcher`: per watched session, one fresh
 channel of the channel layer in the session's group (``a2ui.s.<session>``, the group every

@@ -4,6 +4,7 @@ pushing on another; a second person's stream neither gets the first person's URI
 of their changes."""
 
 import asyncio
+import json
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -12,7 +13,7 @@ from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from a2ui.models import StreamToken
 from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_user
-from tests.live.mcpclient import mcp_client, mcp_session
+from tests.live.mcpclient import mcp_client, mcp_session, raw
 from tests.live.test_live_mcp import V09, issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -110,8 +111,8 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
     from channels.db import database_sync_to_async
     from channels_redis.pubsub import RedisPubSubChannelLayer
 
-    from a2ui.apps import redis_layer_host
     from a2ui import tokens
+    from a2ui.apps import redis_layer_host
     from a2ui.services import groups, revocation
 
     server = daphne_server()
@@ -147,6 +148,26 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
             with pytest.raises(Exception):  # noqa: B017 - the revoked token is refused (401)
                 async with host.listen(resource_subscriptions=[card]):
                     pass
+        # On the wire: a JSON error with HTTP 400, never a 500 (hostile strings included).
+        for bad in (card, "ui://sessions/\ud800/client", "a2ui://\x00" * 3, "x" * 5000):
+            status, _, text = await raw("POST", f"{server.url}/mcp", credential=agent_key,
+                                        body=_listen_body([bad]), headers=MODERN)
+            error = json.loads(text)["error"]
+            assert status == 400 and error["code"] == -32602, (status, text)
+            assert error["data"]["path"] == "notifications.resourceSubscriptions[0]"
+        status, _, text = await raw("POST", f"{server.url}/mcp", credential=agent_key,
+                                    body=_listen_body([card] * 300), headers=MODERN)
+        assert status == 400 and json.loads(text)["error"]["code"] == -32602
     finally:
         await layer.flush()
         await ada.close()
+
+
+MODERN = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+
+
+def _listen_body(uris):
+    return {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": uris},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}
