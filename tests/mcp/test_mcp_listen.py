@@ -84,3 +84,20 @@ def test_capabilities_are_truthful_on_each_revision(settings, version, subscribe
     init = server.create_initialization_options().capabilities
     assert init.resources.subscribe and init.resources.list_changed
     assert init.tools.list_changed is False
+
+
+def test_event_ids_and_replay_selection():
+    from a2ui.mcp import eventstore as es
+
+    key = es.stream_key("2")
+    assert es.stream_key("2") == key != es.stream_key("_GET_stream") and len(key) == 32
+    assert es.parse_event_id(es.event_id(12, key)) == (12, key)
+    for bad in (None, "", "0-" + key, "1-" + key[:-1], "1-" + key + "x", "9" * 19 + "-" + key,
+                "\ud800", "1\x00-" + key):
+        assert es.parse_event_id(bad) is None
+    stored = [es.entry(1, "2", None), es.entry(3, "2", '{"a":1}'), es.entry(4, "2", None),
+              es.entry(7, "2", '{"b":2}')]
+    assert es.after(stored, 1) == ("2", [(3, '{"a":1}'), (7, '{"b":2}')])
+    assert es.after(stored, 7) == ("2", [])
+    assert es.after(stored, 2) is None  # not stored (lost, trimmed, never written): detected
+    assert es.after([], 1) is None
