@@ -17,16 +17,22 @@ def build_app():
         from django.conf import settings
 
         from ..conf import a2ui_settings
+        from ..services import shared
         from .app import MCPApp
         from .server import build_server
 
-        # Request bodies past the payload limit get 413 before they are parsed.
+        # Request bodies past the payload limit get 413 before they are parsed. With Redis,
+        # SSE streams are resumable (a2ui.mcp.eventstore).
         _app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
-                      max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE)
+                      max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE,
+                      client_factory=shared.redis_client if a2ui_settings.REDIS_URL else None)
     return _app
 
 
 async def stop():
+    from . import listen
+
+    listen.close_all()  # graceful: each stream ends with its SubscriptionsListenResult
     if _app is not None:
         await _app.runner.stop()
 

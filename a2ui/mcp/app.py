@@ -163,11 +163,12 @@ class MCPApp:
     """ASGI: authenticate, check Host/Origin, then hand the request to the SDK."""
 
     def __init__(self, server, allowed_hosts, **manager_options):
-        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from .eventstore import SessionManager
 
         self.allowed_hosts = list(allowed_hosts)
         self.security = transport_security(self.allowed_hosts)
-        self.manager = StreamableHTTPSessionManager(
+        # With Redis, each MCP session's SSE streams are resumable (a2ui.mcp.eventstore).
+        self.manager = SessionManager(
             app=server, security_settings=self.security, **manager_options)
         self.runner = Runner(self.manager)
 

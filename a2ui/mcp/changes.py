@@ -5,6 +5,7 @@ Reads the core's session events (``a2ui.event``, ``a2ui.core.events``); other me
 """
 
 from ..core import events
+from . import uris
 
 
 def _surface_changes(messages):
@@ -35,3 +36,34 @@ def affected(event):
         if what == events.Kind.SURFACE_BATCH:
             return _surface_changes(data.get("messages"))
     return set(), False
+
+
+def notices(session_id, event, subscribed):
+    """``(updated, list_changed)`` for one event of a session: ``updated`` the URIs among
+    ``subscribed`` it changes (a component's ``components`` and ``apps`` URIs), in order."""
+    changed, listed = affected(event)
+    updated = []
+    for kind, item in sorted(changed):
+        for name in (("components", "apps") if kind == "components" else (kind,)):
+            uri = uris.build(name, session_id, item)
+            if uri in subscribed:
+                updated.append(uri)
+    return updated, listed
+
+
+#: The agents' notices about sessions (``a2ui.agent_event`` on the agent's group).
+SESSION_NOTICES = {"session.opened": "opened", "session.resumed": "opened",
+                   "session.closed": "closed"}
+
+
+def session_notice(event):
+    """``("opened" | "closed", session_id text)`` for an agent-group notice about a session,
+    else None."""
+    if not isinstance(event, dict) or event.get("type") != "a2ui.agent_event":
+        return None
+    what = SESSION_NOTICES.get(event.get("method"))
+    params = event.get("params")
+    if what is None or not isinstance(params, dict) or not isinstance(params.get("session_id"),
+                                                                      str):
+        return None
+    return what, params["session_id"]

@@ -28,7 +28,8 @@ TOOLS = {
     "test_simple_text": NO_ARGS, "test_image_content": NO_ARGS, "test_audio_content": NO_ARGS,
     "test_embedded_resource": NO_ARGS, "test_multiple_content_types": NO_ARGS,
     "test_tool_with_logging": NO_ARGS, "test_tool_with_progress": NO_ARGS,
-    "test_error_handling": NO_ARGS, "test_sampling": _string_args("prompt"),
+    "test_error_handling": NO_ARGS, "test_reconnection": NO_ARGS,
+    "test_sampling": _string_args("prompt"),
     "test_elicitation": _string_args("message"),
     "test_elicitation_sep1034_defaults": NO_ARGS, "test_elicitation_sep1330_enums": NO_ARGS,
     "json_schema_2020_12_tool": {
@@ -90,6 +91,13 @@ async def call(ctx, name, arguments):
     session, rid = ctx.session, ctx.request_id
     if name == "test_simple_text":
         return _text("This is a simple text response for testing.")
+    if name == "test_reconnection":
+        # Closes the POST stream mid-call when the SDK offers it (a 2025-11-25 request and an
+        # event store): the result is stored and replayed on the client's reconnection.
+        close = getattr(ctx, "close_sse_stream", None)
+        if close is not None:
+            await close()
+        return _text("Reconnection test completed successfully")
     if name == "test_image_content":
         return types.CallToolResult(content=[image])
     if name == "test_audio_content":

@@ -146,6 +146,13 @@ async def subscribe(ctx, params):
     return types.EmptyResult()
 
 
+async def subscriptions_listen(ctx, params):
+    from . import listen
+
+    who = principal(ctx)
+    return await _guard(listen.serve(ctx, who, params, fixtures_for(who)))
+
+
 async def unsubscribe(ctx, params):
     from . import watch
 
@@ -182,11 +189,24 @@ class LastResort:
 
 
 class A2UIServer(Server):
-    """Advertises ``resources.listChanged`` (sessions and surfaces come and go)."""
+    """Advertises ``resources.listChanged`` (sessions and surfaces come and go) and
+    ``resources.subscribe`` on every revision (``resources/subscribe`` up to 2025-11-25,
+    ``subscriptions/listen`` from 2026-07-28); never ``listChanged`` for tools or prompts,
+    whose lists do not change (the SDK would derive them from ``subscriptions/listen`` being
+    served on 2026-07-28)."""
 
     def create_initialization_options(self, notification_options=None, *args, **kwargs):
         return super().create_initialization_options(
             notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    def get_capabilities(self, notification_options=None, *args, **kwargs):
+        capabilities = super().get_capabilities(
+            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+        if capabilities.tools is not None:
+            capabilities.tools.list_changed = False
+        if capabilities.prompts is not None:
+            capabilities.prompts.list_changed = False
+        return capabilities
 
 
 async def list_prompts(ctx, params):
@@ -241,6 +261,7 @@ def build_server():
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=subscriptions_listen,
         **conformance_handlers(),
     )
     server.middleware.append(InitializeCapture())

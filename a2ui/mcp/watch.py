@@ -1,5 +1,7 @@
-"""``resources/subscribe``: ``notifications/resources/updated`` (and ``list_changed``) when an
-agent changes a watched session, in whichever process the agent pushed.
+"""``resources/subscribe`` (2025-11-25): ``notifications/resources/updated`` (and
+``list_changed``) when an agent changes a watched session, in whichever process the agent
+pushed. :class:`Watcher` is also what a ``subscriptions/listen`` stream (2026-07-28,
+``a2ui.mcp.listen``) reads sessions with.
 
 Each MCP connection that subscribes gets a :class:`Watcher`: per watched session, one fresh
 channel of the channel layer in the session's group (``a2ui.s.<session>``, the group every
@@ -25,11 +27,16 @@ log = logging.getLogger("a2ui.mcp")
 
 
 class Watcher:
-    def __init__(self, session):
-        self.session = session  # the SDK's ServerSession: notifications go to its GET stream
-        self.subscribed = set()
-        self.readers = {}  # session UUID -> (channel, task)
+    """Reads the channel-layer groups of watched sessions and hands each event, with its
+    session, to ``on_event(session_id, event)`` (an async callable that must not raise)."""
+
+    def __init__(self, on_event):
+        self.on_event = on_event
+        self.readers = {}  # session UUID -> (channel, task, epoch)
         self.layer = get_channel_layer()
+
+    def watching(self, session_id):
+        return session_id in self.readers
 
     async def watch(self, session_id):
         if session_id in self.readers:
@@ -38,45 +45,64 @@ class Watcher:
         # group instead of handed only to the consumers of the pushing process (direct
         # delivery goes direct only when those are all the session's sockets).
         epoch = await sessions.asocket_opened(session_id)
-        channel = await self.layer.new_channel()
-        await self.layer.group_add(groups.session_group(session_id), channel)
+        try:
+            channel = await self.layer.new_channel()
+            await self.layer.group_add(groups.session_group(session_id), channel)
+        except BaseException:
+            await sessions.asocket_closed(session_id, epoch)
+            raise
         task = asyncio.get_running_loop().create_task(self._read(session_id, channel))
         self.readers[session_id] = (channel, task, epoch)
 
     async def _read(self, session_id, channel):
         while True:
             event = await self.layer.receive(channel)
-            changed, listed = changes.affected(event)
-            try:
-                for kind, item in sorted(changed):
-                    kinds = ("components", "apps") if kind == "components" else (kind,)
-                    for name in kinds:
-                        uri = uris.build(name, session_id, item)
-                        if uri in self.subscribed:
-                            await self.session.send_resource_updated(uri)
-                if listed:
-                    await self.session.send_notification(types.ResourceListChangedNotification())
-            except Exception:  # the connection went away: its exit stack ends this watcher
-                log.debug("a2ui: MCP notification not sent", exc_info=True)
+            await self.on_event(session_id, event)
+
+    async def unwatch(self, session_id):
+        reader = self.readers.pop(session_id, None)
+        if reader is None:
+            return
+        channel, task, epoch = reader
+        task.cancel()
+        try:
+            await self.layer.group_discard(groups.session_group(session_id), channel)
+            await sessions.asocket_closed(session_id, epoch)
+        except Exception:
+            log.warning("a2ui: leaving %s failed", session_id, exc_info=True)
 
     async def close(self):
-        for session_id, (channel, task, epoch) in list(self.readers.items()):
-            task.cancel()
-            try:
-                await self.layer.group_discard(groups.session_group(session_id), channel)
-                await sessions.asocket_closed(session_id, epoch)
-            except Exception:
-                log.warning("a2ui: leaving %s failed", session_id, exc_info=True)
-        self.readers.clear()
+        for session_id in list(self.readers):
+            await self.unwatch(session_id)
+
+
+class Subscriptions:
+    """``resources/subscribe`` of one MCP connection (2025-11-25): notifications go to the
+    SDK's ServerSession, i.e. the connection's GET stream."""
+
+    def __init__(self, session):
+        self.session = session
+        self.subscribed = set()
+        self.watcher = Watcher(self._notify)
+
+    async def _notify(self, session_id, event):
+        updated, listed = changes.notices(session_id, event, self.subscribed)
+        try:
+            for uri in updated:
+                await self.session.send_resource_updated(uri)
+            if listed:
+                await self.session.send_notification(types.ResourceListChangedNotification())
+        except Exception:  # the connection went away: its exit stack ends this watcher
+            log.debug("a2ui: MCP notification not sent", exc_info=True)
 
 
 def _watcher(ctx):
     connection = ctx.session._connection
-    watcher = connection.state.get("a2ui_watcher")
-    if watcher is None:
-        watcher = connection.state["a2ui_watcher"] = Watcher(ctx.session)
-        connection.exit_stack.push_async_callback(watcher.close)
-    return watcher
+    subs = connection.state.get("a2ui_watcher")
+    if subs is None:
+        subs = connection.state["a2ui_watcher"] = Subscriptions(ctx.session)
+        connection.exit_stack.push_async_callback(subs.watcher.close)
+    return subs
 
 
 async def subscribe(ctx, who, uri):
@@ -84,9 +110,9 @@ async def subscribe(ctx, who, uri):
     if ref is None or who.kind != "person":
         raise person.not_found(uri)
     await person.session_or_404(who, ref.session_id, uri)
-    watcher = _watcher(ctx)
-    await watcher.watch(ref.session_id)
-    watcher.subscribed.add(ref.uri())
+    subs = _watcher(ctx)
+    await subs.watcher.watch(ref.session_id)
+    subs.subscribed.add(ref.uri())
 
 
 async def unsubscribe(ctx, who, uri):

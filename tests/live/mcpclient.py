@@ -52,6 +52,19 @@ async def mcp_session(server, credential, *, extensions=None, message_handler=No
             yield session
 
 
+@contextlib.asynccontextmanager
+async def mcp_client(server, credential, *, mode="auto"):
+    """The SDK's ``Client`` on ``server``'s /mcp with ``Bearer credential``; ``mode="auto"``
+    discovers the server's revision (``server/discover``: 2026-07-28 on this SDK)."""
+    from mcp.client.client import Client
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {credential}"},
+                                  timeout=httpx2.Timeout(30.0, read=60.0))
+    async with http, Client(streamable_http_client(f"{server.url}/mcp", http_client=http),
+                            mode=mode, read_timeout_seconds=60) as client:
+        yield client
+
+
 def result_json(result):
     """The JSON of a tool result's first text content."""
     return json.loads(result.content[0].text)
