@@ -110,12 +110,6 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
     async def disconnect(self, code):
         await self.detach()
 
-    async def agent_id(self):
-        cached = await shared.cached_session(self.session_id.hex)
-        if cached is not None:
-            return cached[0] or None
-        return self.token.agent_id
-
     # Inbound ---------------------------------------------------------------------------------
 
     async def receive(self, text_data=None, bytes_data=None):
