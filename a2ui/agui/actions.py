@@ -91,17 +91,19 @@ async def user_action(socket, event):
                  {"action_type": action[:64], "component_id": request_id[:200]})
 
 
-async def text_message(socket, event):
-    """A TEXT_MESSAGE of the person: recorded in the session's transcript (role user, so
-    every client of the session shows it) and sent to the agent as ``user.message``."""
+async def text_message(socket, event, *, prefix="event", action="agui.text_message"):
+    """A chat message of the person (``event``: ``sender``, ``content``, ``metadata``?):
+    recorded in the session's transcript (role user, so every client of the session shows
+    it) and sent to the agent as ``user.message``. Also the JSON-RPC socket's ``user.message``
+    (``prefix`` names the fields in a refusal, ``action`` is the audit event's)."""
     await socket.check_consent()
     sid = socket.session_id
     record = activity.person_message(event["sender"], event["content"], event.get("metadata"),
-                                     "event")
+                                     prefix)
     await activity.arecord_person_message(sid, record)
     params = {"session_id": str(sid), "user": socket.token.user.get_username(),
               "sender": event["sender"], "content": event["content"]}
     if event.get("metadata"):
         params["metadata"] = event["metadata"]
     await _to_agent(await socket.agent_id(), "user.message", params)
-    await _audit(socket.token, sid, "agui.text_message", {"length": len(event["content"])})
+    await _audit(socket.token, sid, action, {"length": len(event["content"])})

@@ -118,12 +118,6 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         await self.send_event(p.connection_status("DISCONNECTED",
                                                   "Session inactive for too long."))
 
-    async def agent_id(self):
-        cached = await shared.cached_session(self.session_id.hex)
-        if cached is not None:
-            return cached[0] or None
-        return self.token.agent_id
-
     # Inbound ---------------------------------------------------------------------------------
 
     async def receive(self, text_data=None, bytes_data=None):

@@ -200,6 +200,13 @@ class SessionSocket:
     async def load_consents(self, session):
         self.missing_consents = await consent.amissing_types(session.user_id)
 
+    async def agent_id(self):
+        """The session's agent (the shared cache, else the token's), for the person's events."""
+        cached = await shared.cached_session(self.session_id.hex)
+        if cached is not None:
+            return cached[0] or None
+        return self.token.agent_id
+
     async def check_consent(self):
         """The person-side gate, the same on every socket: while a required consent is
         missing, the prompt again (``prompt_consents``), then -32010 (``consent.require``)."""

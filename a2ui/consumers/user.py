@@ -7,6 +7,7 @@ channel layer dropped something, and the socket is resynchronised from the datab
 """
 
 
+from ..agui import actions as agui_actions
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..core.events import Kind
@@ -199,7 +200,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def _forward_form(self, params):
         """A submitted form component goes to the agent as user.respond, keyed by its id."""
-        agent_id = await self._agent_id()
+        agent_id = await self.agent_id()
         if agent_id:
             await groups.send_group(
                 groups.agent_group(agent_id),
@@ -220,7 +221,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def on_cancel(self, msg):
         params = methods.validate_params("user.cancel", msg.params)
-        agent_id = await self._agent_id()
+        agent_id = await self.agent_id()
         if agent_id:
             await groups.send_group(
                 groups.agent_group(agent_id),
@@ -241,11 +242,13 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             "missing": list(self.missing_consents),
         }
 
-    async def _agent_id(self):
-        cached = await shared.cached_session(self.session_id.hex)
-        if cached is not None:
-            return cached[0] or None
-        return self.token.agent_id
+    async def on_message(self, msg):
+        """The person's chat message: the AG-UI socket's TEXT_MESSAGE, sender the person."""
+        params = methods.validate_params("user.message", msg.params)
+        await agui_actions.text_message(
+            self, {"sender": self.token.user.get_username(), **params},
+            prefix="params", action="user.message")
+        return {"ok": True}
 
     async def on_v09(self, msg):
         """The person's A2UI v0.9 ``action`` / ``error`` messages, for the agent."""
@@ -262,6 +265,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         "user.approve": on_approve,
         "user.cancel": on_cancel,
         "user.consent": on_consent,
+        "user.message": on_message,
     }
 
     # The session's events (consumers.session.SessionSocket) ----------------------------------

@@ -226,6 +226,20 @@ def _cancel(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _message(params: dict[str, Any]) -> dict[str, Any]:
+    """The person's chat message (extension ``user.message``): ``content`` a non-empty string,
+    ``metadata`` an optional object. Shape only, and made encodable: the transcript's checks
+    (length, markdown sanitizing) are the services' (``a2ui.services.activity``)."""
+    out: dict[str, Any] = {}
+    out["content"] = clean_tree(f.string(params, "content", P, required=True, non_empty=True),
+                                f.join(P, "content"))
+    metadata = f.get(params, "metadata", P, required=False)
+    if not f.is_missing(metadata):
+        out["metadata"] = clean_tree(f.obj(metadata, f.join(P, "metadata")),
+                                     f.join(P, "metadata"))
+    return out
+
+
 VALIDATORS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "ui.render": _render,
     "ui.update": _update,
@@ -238,6 +252,7 @@ VALIDATORS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "user.respond": _respond,
     "user.approve": _approve,
     "user.cancel": _cancel,
+    "user.message": _message,
 }
 
 

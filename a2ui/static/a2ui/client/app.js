@@ -1,4 +1,5 @@
 // The client: routes server notifications to the regions, prompts, tasks and toasts.
+import { Activity } from './activity.js';
 import { COMPONENT_TYPES, renderComponent } from './components.js';
 import { Connection } from './connection.js';
 import { h, isObject, safeUrl, text } from './dom.js';
@@ -37,6 +38,10 @@ export class App {
     this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
       onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
       onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
+      onChange: () => this.updateEmpty(),
+    });
+    this.activity = new Activity(this.tasks, q('[data-a2ui-region="sidebar"]'), {
+      request: (m, p) => this.connection.request(m, p),
       onChange: () => this.updateEmpty(),
     });
     const ds = root.dataset;
@@ -87,6 +92,7 @@ export class App {
       for (const id of [...this.taskEls.keys()]) this.removeTask(id);
       this.prompts.clear();
       this.v09.clear();
+      this.activity.clear();
       this.dropReplySlot();
     } else {
       // The server re-sends pending prompts now; what it does not re-send is no longer pending.
@@ -113,6 +119,7 @@ export class App {
         case 'ui.progress': return this.progress(p);
         case 'ui.navigate': return this.navigate(p.url, Boolean(p.new_tab));
         case 'ui.notify': return this.toast(p);
+        case 'ui.activity': return this.activity.process(p.kind, p.data);
         case 'a2ui.v09': return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
         case 'a2ui.consent_required': return this.prompts.consent(p);
         case 'a2ui.request_closed': return this.requestClosed(p);
@@ -254,7 +261,7 @@ export class App {
   }
 
   updateEmpty() {
-    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0 || this.v09.elements.size > 0 || this.prompts.items.size > 0;
+    if (this.empty) this.empty.hidden = this.components.size > 0 || this.taskEls.size > 0 || this.v09.elements.size > 0 || this.prompts.items.size > 0 || Boolean(this.activity?.hasContent());
   }
 
   // ---- prompts closed by the server ----------------------------------------------------------

@@ -18,6 +18,20 @@ export function text(value) {
   return doc.body.textContent ?? '';
 }
 
+// Bidirectional controls (embeddings, overrides, isolates, marks): the server removes them from
+// display text; plain() removes them again after entities are decoded ("&#x202e;").
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** A server string as plain display text: entities decoded, bidi controls removed. */
+export function plain(value) {
+  return text(value).replace(BIDI, '');
+}
+
+/** Bidi controls removed from a string that is not HTML-safe text (code, kept as written). */
+export function noBidi(value) {
+  return typeof value === 'string' ? value.replace(BIDI, '') : '';
+}
+
 /**
  * Build an element. attrs: plain attributes (false/null/undefined skipped, true -> ""), plus
  * `class`, `dataset` (object), `on` (object of listeners), `props` (object of properties).

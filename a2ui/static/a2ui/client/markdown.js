@@ -114,5 +114,10 @@ function build(tokens, root, depth = 0) {
 
 /** A DocumentFragment for Markdown source (HTML-safe text from the server). */
 export function renderMarkdown(source) {
-  return build(md.parse(text(source), {}), document.createDocumentFragment());
+  return renderMarkdownText(text(source));
+}
+
+/** A DocumentFragment for Markdown source already decoded to plain text (never decoded again). */
+export function renderMarkdownText(source) {
+  return build(md.parse(source, {}), document.createDocumentFragment());
 }
