@@ -2,7 +2,8 @@
 
 Each client process holds its people's sockets and the agent sockets that push to them, and
 follows the driver's orders over a pipe: ``open`` (agents, then people and ``a2ui.init``),
-``wait_opened`` (until each of its agent sockets heard every ``session.opened`` of the round),
+``heard`` (how many ``session.opened`` its agent sockets heard: each session's go to the one
+agent socket holding it),
 ``push`` (the steady schedule), ``close``. Latency is agent send -> person receive of the same
 process (``perf_counter`` is CLOCK_MONOTONIC, one clock for every process of the machine).
 """
@@ -151,14 +152,11 @@ class Client:
         self.tasks += [asyncio.ensure_future(self._read_user(ws)) for ws in self.users]
         return [t for _, _, t in done]
 
-    async def wait_opened(self, total, timeout):
-        """Until every agent socket here heard ``total`` session events; False on timeout."""
-        deadline = time.perf_counter() + timeout
-        while min(self.opened, default=total) < total:
-            if time.perf_counter() > deadline:
-                return False
-            await asyncio.sleep(0.05)
-        return True
+    async def heard(self):
+        """Session events heard by the agent sockets here. Each session's events go to the
+        one agent socket that holds the session (a2ui.services.agentroute, the default mode),
+        which may be in another client process: the driver adds up every client's count."""
+        return sum(self.opened)
 
     # Reading ---------------------------------------------------------------------------------
 
@@ -279,8 +277,8 @@ async def _serve(conn, port, agent_key):
             conn.send(("ok",))
         elif order == "open_users":
             conn.send(("ok", await client.open_users()))
-        elif order == "wait_opened":
-            conn.send(("ok", await client.wait_opened(*args)))
+        elif order == "heard":
+            conn.send(("ok", await client.heard()))
         elif order == "push":
             cpu = await client.run_pushes(*args)
             conn.send(("ok", client.results(cpu)))

@@ -54,6 +54,22 @@ STR, OBJ, LIST, BOOL = (str,), (dict,), (list,), (bool,)
 ANY = None
 
 
+MAX_IDENT = 256
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _ident(value):
+    """An action type or component id: a name, not text (no control characters, NUL
+    included, which no database stores; at most MAX_IDENT characters)."""
+    if not isinstance(value, str):
+        return "must be a string"
+    if not value or len(value) > MAX_IDENT:
+        return f"must be 1 to {MAX_IDENT} characters"
+    if _CONTROL.search(value):
+        return "must not contain control characters"
+    return None
+
+
 def _percent(value):
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "must be a number"
@@ -118,7 +134,7 @@ EVENTS = {
                               ("language", STR, False)]),
     "ARTIFACT_UPDATE": ({OUT}, [("id", STR, True), ("content", STR, True),
                                 ("change_type", CHANGE_TYPES, True)]),
-    "USER_ACTION": ({IN}, [("action_type", STR, True), ("component_id", STR, False),
+    "USER_ACTION": ({IN}, [("action_type", _ident, True), ("component_id", _ident, False),
                            ("payload", ANY, False)]),
     "CONNECTION_STATUS": ({OUT}, [("status", CONNECTION_STATUSES, True),
                                   ("message", STR, False), ("session_id", STR, False)]),

@@ -13,6 +13,18 @@ def actor_label(actor=None, agent=None):
     return "system"
 
 
+def storable(value):
+    """``value`` with NUL taken out of every string and key: PostgreSQL's JSON cannot hold
+    ``\u0000``, and an audit entry must never fail for what a client sent."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {storable(k) if isinstance(k, str) else k: storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
+
+
 def record(action, *, actor=None, agent=None, target=None, session_id=None, details=None):
     """Write one AuditEvent. ``target`` is a model instance or a (type, id) pair."""
     if target is None:
@@ -26,10 +38,10 @@ def record(action, *, actor=None, agent=None, target=None, session_id=None, deta
         actor_label=actor_label(actor, agent),
         action=action,
         target_type=target_type,
-        target_id=str(target_id),
+        target_id=storable(str(target_id)),
         session_id=session_id,
         agent=agent,
-        details=details or {},
+        details=storable(details or {}),
     )
 
 

@@ -233,3 +233,17 @@ def test_frame_is_the_envelope_of_encode_and_events_are_encoded_once_per_sequenc
     unnumbered = {**message, "seq": None}
     assert mapping.encoded_cached("s" * 32, Kind.NOTIFY, unnumbered) is not \
         mapping.encoded_cached("s" * 32, Kind.NOTIFY, unnumbered)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("action_type", "\x00"), ("action_type", "a\x00b"), ("action_type", ""),
+    ("action_type", "x" * 257), ("action_type", "\x1b[31m"), ("component_id", "c\x00"),
+    ("component_id", "\u0085"), ("component_id", 7)])
+def test_user_action_names_are_names_not_text(field, value):
+    """NUL and other control characters are refused in an action type or component id (no
+    database stores NUL; they are echoed into the audit trail and to the agent)."""
+    event = {"type": "USER_ACTION", "action_type": "submit", "component_id": "c1", field: value}
+    with pytest.raises(p.AguiError) as refused:
+        p.validate_event(event, p.IN)
+    assert refused.value.code == p.INVALID_EVENT_DATA
+    assert refused.value.details["field"] == f"event.{field}"
