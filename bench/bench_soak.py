@@ -61,6 +61,40 @@ def rss_mb(pid):
     return float("nan")
 
 
+def memory_map(pid):
+    """Where the process's resident memory is (MB), from /proc/<pid>/smaps: the brk heap,
+    anonymous mappings by size (64 MB reservations are glibc's thread arenas, about 1 MB are
+    CPython's obmalloc arenas, the rest large objects and stacks), and file-backed (code)."""
+    out = {"heap": 0, "thread arenas": 0, "obmalloc arenas": 0, "other anon": 0, "files": 0}
+    kind, size = None, 0
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            first = line.split()
+            if "-" in first[0] and len(first) >= 5 and ":" not in first[0]:
+                start, end = (int(x, 16) for x in first[0].split("-"))
+                size = end - start
+                name = first[5] if len(first) > 5 else ""
+                if name == "[heap]":
+                    kind = "heap"
+                elif name.startswith("/"):
+                    kind = "files"
+                elif name:
+                    kind = None  # [stack], [vdso], ...
+                elif size >= 32 << 20:
+                    kind = "thread arenas"
+                elif (1 << 20) - 8192 <= size <= (1 << 20) + 8192:
+                    kind = "obmalloc arenas"
+                else:
+                    kind = "other anon"
+            elif first[0] == "Rss:" and kind is not None:
+                out[kind] += int(first[1]) / 1024
+                if kind == "other anon" and os.environ.get("SOAK_MAPS"):
+                    sizes = out.setdefault("other by size MB", {})
+                    key = round(size / 2**20, 1)
+                    sizes[key] = round(sizes.get(key, 0) + int(first[1]) / 1024, 1)
+    return {k: round(v, 1) if isinstance(v, float) else v for k, v in out.items()}
+
+
 def cpu_of(pid):
     """User + system CPU seconds of a process so far."""
     with open(f"/proc/{pid}/stat") as f:
@@ -172,6 +206,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
     peak = max(peak, rss_mb(pid))
     clients.same("close")
     time.sleep(args.settle)
+
     latencies = [x for r in results for x in r["latencies"]]
     firsts = [x for r in results for x in r["first_latencies"]]
     by_method = {}
@@ -206,6 +241,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
         "server_cpu": server_cpu / wall, "client_cpu": sum(r["cpu"] for r in results) / wall,
         "late_p99": max(r["lateness_p99"] for r in results) * 1000,
         "rss_before": rss_before, "rss_during": peak, "rss_after": rss_mb(pid),
+        "memory_map": memory_map(pid),
     }
 
 
@@ -216,7 +252,7 @@ def run(args, server, agent_key, tokens):
         print("warm-up: 10 sessions for 3 s ...", flush=True)
         soak_round(clients, pid, tokens[:10], min(10, args.agent_sockets), args, 3, 30)
         baseline = rss_mb(pid)
-        print(f"baseline RSS {baseline:.1f} MB", flush=True)
+        print(f"baseline RSS {baseline:.1f} MB: {memory_map(pid)}", flush=True)
         profiler = Profiler(args.py_spy, args.profile_dir, [server])
         rows = []
         for r in range(args.rounds):
@@ -229,6 +265,7 @@ def run(args, server, agent_key, tokens):
             profiler.stop()
             rows.append(row)
             print(f"  {fmt_row(r + 1, row)}", flush=True)
+            print(f"  memory after close: {row['memory_map']}", flush=True)
             print("  p99 by method: " + ", ".join(
                 f"{m} {v:.1f} ms" for m, v in row["p99_by_method"].items()), flush=True)
         return baseline, rows

@@ -139,6 +139,8 @@ class SessionSocket:
             ),
         )
 
+    metered = True  # the socket counts the person's messages in the session's metrics
+
     async def detach(self):
         """The socket closed: stop direct pushes, flush counters, uncount (unless closing)."""
         if self.session_id is None:
@@ -146,7 +148,8 @@ class SessionSocket:
         if self.registered:
             direct_delivery.unregister(self.session_id.hex, self)  # before the uncount
             self.registered = False
-        await buffer.flush(self.session_id)
+        if self.metered:
+            await buffer.flush(self.session_id)
         if not self.closing:
             await sessions.asocket_closed(self.session_id, self.counted)
 

@@ -30,6 +30,7 @@ log = logging.getLogger("a2ui.consumers")
 
 class SessionStream(SessionSocket):
     idle_seconds = 15.0
+    metered = False  # a stream only reads: nothing of its own to flush when it ends
 
     def __init__(self, token, session_id, counted=None):
         self.token = token
