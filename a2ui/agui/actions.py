@@ -15,7 +15,8 @@ USER_ACTION ``action_type``:
   (``payload.approved`` for ``confirm``, ``payload.reason`` optional);
 * ``cancel``: ``user.cancel`` of the task ``component_id`` to the agent (``payload.reason``);
 * ``consent``: ``payload {"consent_type", "granted"}`` records the person's choice;
-* anything else: forwarded to the agent as ``user.action``.
+* anything else: forwarded to the agent as ``user.action`` (:func:`custom_action`, also the
+  JSON-RPC socket's ``user.action``).
 """
 
 from ..core.errors import DomainError, Fault, invalid_input
@@ -44,11 +45,30 @@ def _request_id(event):
     return request_id
 
 
+async def custom_action(socket, action, component_id=None, payload=None, *,
+                        audit_as="agui.user_action"):
+    """A person's action with no meaning of its own here (an artifact edit, a button of the
+    agent's): consent-gated, sent to the agent as ``user.action`` ``{session_id, action_type,
+    component_id?, payload?}`` and audited (``audit_as``, details ``{action_type,
+    component_id?}``). ``socket``: a SessionSocket with a session (AG-UI or JSON-RPC)."""
+    await socket.check_consent()
+    sid = socket.session_id
+    params = {"session_id": str(sid), "action_type": action}
+    if component_id is not None:
+        params["component_id"] = component_id
+    if payload is not None:
+        params["payload"] = payload
+    await _to_agent(await socket.agent_id(), "user.action", params)
+    details = {"action_type": action[:64]}
+    if component_id is not None:
+        details["component_id"] = component_id[:200]
+    await _audit(socket.token, sid, audit_as, details)
+
+
 async def user_action(socket, event):
     """One USER_ACTION of the person on ``socket`` (an AguiConsumer with a session)."""
     sid, action = socket.session_id, event["action_type"]
     payload = event.get("payload")
-    agent_id = await socket.agent_id()
     if action == "consent":
         if not isinstance(payload, dict):
             raise invalid_input("event.payload", "must be an object")
@@ -58,6 +78,10 @@ async def user_action(socket, event):
         socket.consent_changed(consent_type, granted)
         return
     request_id = _request_id(event)
+    if action not in ANSWERS + CONFIRMS + ("cancel",):
+        await custom_action(socket, action, request_id, payload)
+        return
+    agent_id = await socket.agent_id()
     if action == "cancel":
         reason = payload.get("reason") if isinstance(payload, dict) else None
         params = methods.validate_params("user.cancel", {
@@ -75,7 +99,7 @@ async def user_action(socket, event):
                     "component_id": request_id, "value": params["value"]})
             else:
                 await pending.aanswer(sid, request_id, "input", params["value"])
-        elif action in CONFIRMS:
+        else:  # CONFIRMS
             payload = payload if isinstance(payload, dict) else {}
             approved = payload.get("approved") if action == "confirm" else action == "approve"
             params = methods.validate_params("user.approve", {
@@ -83,10 +107,6 @@ async def user_action(socket, event):
                 **({"reason": payload["reason"]} if "reason" in payload else {})})
             await pending.aanswer(sid, request_id, "confirm", {
                 "approved": params["approved"], "reason": params.get("reason", "")})
-        else:
-            await _to_agent(agent_id, "user.action", {
-                "session_id": str(sid), "action_type": action, "component_id": request_id,
-                **({"payload": payload} if payload is not None else {})})
     await _audit(socket.token, sid, "agui.user_action",
                  {"action_type": action[:64], "component_id": request_id[:200]})
 

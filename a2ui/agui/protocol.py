@@ -13,7 +13,7 @@ import re
 import uuid
 from datetime import UTC, datetime
 
-from ..protocol import jsonvalue
+from ..protocol import fields, jsonvalue
 from . import PROTOCOL_VERSION
 
 # Error codes (seed 003 "Standard Error Codes") -----------------------------------------------
@@ -54,20 +54,10 @@ STR, OBJ, LIST, BOOL = (str,), (dict,), (list,), (bool,)
 ANY = None
 
 
-MAX_IDENT = 256
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def _ident(value):
-    """An action type or component id: a name, not text (no control characters, NUL
-    included, which no database stores; at most MAX_IDENT characters)."""
-    if not isinstance(value, str):
-        return "must be a string"
-    if not value or len(value) > MAX_IDENT:
-        return f"must be 1 to {MAX_IDENT} characters"
-    if _CONTROL.search(value):
-        return "must not contain control characters"
-    return None
+MAX_IDENT = fields.MAX_NAME
+#: An action type or component id: a name, not text (a2ui.protocol.fields.name_reason: no
+#: control characters, NUL included, which no database stores; at most MAX_IDENT characters).
+_ident = fields.name_reason
 
 
 def _percent(value):

@@ -250,6 +250,14 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             prefix="params", action="user.message")
         return {"ok": True}
 
+    async def on_action(self, msg):
+        """The person's custom action: the AG-UI socket's USER_ACTION (an artifact edit...)."""
+        params = methods.validate_params("user.action", msg.params)
+        await agui_actions.custom_action(
+            self, params["action_type"], params.get("component_id"), params.get("payload"),
+            audit_as="user.action")
+        return {"ok": True}
+
     async def on_v09(self, msg):
         """The person's A2UI v0.9 ``action`` / ``error`` messages, for the agent."""
         params = msg.params if isinstance(msg.params, dict) else {}
@@ -266,6 +274,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         "user.cancel": on_cancel,
         "user.consent": on_consent,
         "user.message": on_message,
+        "user.action": on_action,
     }
 
     # The session's events (consumers.session.SessionSocket) ----------------------------------

@@ -15,6 +15,9 @@ from .errors import invalid_params
 
 _MISSING = object()
 ID_PATTERN = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+#: A name (an action type, a component id of the AG-UI side): at most this many characters.
+MAX_NAME = 256
+_NOT_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def join(path: str, key: str) -> str:
@@ -79,6 +82,30 @@ def identifier(d: dict[str, Any], key: str, path: str, *, required: bool = True)
         return value
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise invalid_params(join(path, key), "must be 1-128 characters of [A-Za-z0-9._:-]")
+    return value
+
+
+def name_reason(value: Any) -> str | None:
+    """Why ``value`` is not a name (an action type, a component id a person's action names),
+    or None: a name is not text (no control characters, NUL included, which no database
+    stores, and no lone surrogates; 1 to :data:`MAX_NAME` characters)."""
+    if not isinstance(value, str):
+        return "must be a string"
+    if not value or len(value) > MAX_NAME:
+        return f"must be 1 to {MAX_NAME} characters"
+    if _NOT_IN_NAME.search(value):
+        return "must not contain control characters"
+    return None
+
+
+def name(d: dict[str, Any], key: str, path: str, *, required: bool = True) -> Any:
+    """A name (:func:`name_reason`) at ``key``; -32602 naming it otherwise."""
+    value = get(d, key, path, required)
+    if is_missing(value):
+        return value
+    reason = name_reason(value)
+    if reason:
+        raise invalid_params(join(path, key), reason)
     return value
 
 

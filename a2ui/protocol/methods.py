@@ -240,6 +240,35 @@ def _message(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: USER_ACTION types with a meaning of their own on the AG-UI socket (a2ui.agui.actions): on the
+#: JSON-RPC socket each has its own method, so ``user.action`` refuses them.
+RESERVED_ACTIONS = {
+    "submit": "user.respond", "respond": "user.respond", "approve": "user.approve",
+    "reject": "user.approve", "confirm": "user.approve", "cancel": "user.cancel",
+    "consent": "user.consent",
+}
+
+
+def _action(params: dict[str, Any]) -> dict[str, Any]:
+    """The person's custom action (extension ``user.action``), the AG-UI socket's USER_ACTION:
+    ``action_type`` and ``component_id`` (optional) names (:func:`.fields.name`: no control
+    characters, at most 256 characters), ``payload`` any JSON value, made encodable and
+    depth-limited, not HTML-sanitized (the agent gets what the person's client sent). The
+    frame limit, ``A2UI['MAX_PAYLOAD_SIZE']``, bounds it."""
+    out: dict[str, Any] = {}
+    out["action_type"] = f.name(params, "action_type", P)
+    if out["action_type"] in RESERVED_ACTIONS:
+        raise invalid_params(f.join(P, "action_type"),
+                             f"is reserved: use {RESERVED_ACTIONS[out['action_type']]}")
+    component_id = f.name(params, "component_id", P, required=False)
+    if not f.is_missing(component_id):
+        out["component_id"] = component_id
+    payload = f.get(params, "payload", P, required=False)
+    if not f.is_missing(payload):
+        out["payload"] = clean_tree(payload, f.join(P, "payload"))
+    return out
+
+
 VALIDATORS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "ui.render": _render,
     "ui.update": _update,
@@ -253,6 +282,7 @@ VALIDATORS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "user.approve": _approve,
     "user.cancel": _cancel,
     "user.message": _message,
+    "user.action": _action,
 }
 
 

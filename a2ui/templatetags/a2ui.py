@@ -3,6 +3,7 @@
     {% load a2ui %}
     {% a2ui_client %}              container + import map + stylesheet + module script
     {% a2ui_client agent="name" %} the same, talking to the named agent
+    {% a2ui_client chat=True %}    the same, with the chat box shown from the start
     {% a2ui_import_map %}          only the import map (when the page lays out the rest itself)
     {% a2ui_csp_nonce %}           the request's CSP nonce (for the page's own CSP header)
 
@@ -59,7 +60,7 @@ def _token_url():
 
 @register.inclusion_tag("a2ui/_client.html", takes_context=True)
 def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True,
-                import_map=True, agent=None):
+                import_map=True, agent=None, chat=False):
     """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
 
     The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9; both are
@@ -69,6 +70,10 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
 
     ``agent`` names the agent this client talks to (default: ``A2UI['DEFAULT_AGENT']``, or the
     only active agent). A name that is not an active agent shows a message instead of a client.
+
+    ``chat=True`` shows the conversation (the chat box) from the start, so the person can write
+    first to an agent that has pushed no activity; by default it appears with the session's
+    first activity.
     """
     request = _request(context)
     if agent is not None and not Agent.objects.filter(name=agent, is_active=True).exists():
@@ -83,6 +88,7 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
         "title": title,
         "client_version": CLIENT_VERSION,
         "v09": bool(v09),
+        "chat": bool(chat),
         "stylesheet": static("a2ui/client/a2ui.css"),
         "module": static("a2ui/client/main.js"),
     }

@@ -42,3 +42,15 @@ def test_unknown_or_revoked_agent_shows_a_message_not_a_client(setup):
 def test_agent_name_from_a_variable_is_escaped():
     html = render("{% a2ui_client agent=name %}", name="<b>x</b>")
     assert "<b>" not in html and "&lt;b&gt;" in html
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("{% a2ui_client %}", "0"),  # default: the chat box comes with the first activity
+    ("{% a2ui_client chat=True %}", "1"),
+    ("{% a2ui_client chat=False %}", "0"),
+    ("{% a2ui_client chat=flag %}", "1"),
+])
+def test_the_chat_option_is_the_data_attribute_the_client_reads(source, shown):
+    html = render(source, flag="yes")
+    assert f'data-chat="{shown}"' in html
+    assert html.count("data-chat=") == 1

@@ -71,6 +71,8 @@ def user_messages():
         rpc("user.approve", {"request_id": "conf-1", "approved": True, "reason": "ok"}),
         rpc("user.cancel", {"task_id": "t1", "reason": "stop"}),
         rpc("user.consent", {"consent_type": "data_collection", "granted": True}),
+        rpc("user.action", {"action_type": "artifact_edit", "component_id": "f1",
+                            "payload": {"content": "x = 1\n", "base_length": 6}}),
         rpc("a2ui.v09", {"messages": [v09_action()], "dataModel": {
             "version": "v0.9", "surfaces": {"s1": {"name": "Ada"}}}}),
         init_message(),

@@ -5,6 +5,7 @@
 // redraws only what it touched (activityviews.js builds the DOM: text as text, never innerHTML).
 import { h, isObject } from './dom.js';
 import * as V from './activityviews.js';
+import { ArtifactView } from './artifactview.js';
 
 // Client-side bounds (the server's are lower: A2UI['ACTIVITY_*']); the oldest go first.
 const MAX = { transcript: 500, tool_calls: 200, plans: 100, artifacts: 50 };
@@ -44,9 +45,11 @@ export function setPath(doc, path, value, removed) {
 export class Activity {
   /** `after`: the main region's element the main panels follow; `sidebar`: the sidebar region. */
   constructor(after, sidebar, hooks) {
-    this.hooks = hooks; // {request(method, params) -> Promise, onChange()}
+    this.hooks = hooks; // {request(method, params) -> Promise, onChange(), chat?}
     this.model = empty();
     this.active = false; // an agent spoke AG-UI-native: the chat is shown from then on
+    this.chatAlways = Boolean(hooks.chat); // {% a2ui_client chat=True %}: shown from the start
+    this.views = new Map(); // artifact id -> ArtifactView (an edit in progress survives updates)
     this.chat = V.chatPanel((content) => this.hooks.request('user.message', { content }));
     this.tools = V.panel('a2ui-tool-calls', 'Tool calls', { a2uiToolCalls: '' });
     this.plans = V.panel('a2ui-plans', 'Plan', { a2uiPlans: '' });
@@ -61,6 +64,7 @@ export class Activity {
     after.after(this.mainEl);
     sidebar.prepend(this.sideEl);
     this.openFolders = new Map(); // folder id -> open, as the person left it
+    this.chat.el.hidden = !this.chatAlways;
   }
 
   hasContent() {
@@ -70,6 +74,7 @@ export class Activity {
   clear() {
     this.model = empty();
     this.active = false;
+    this.views.clear();
     this.redrawAll();
   }
 
@@ -136,7 +141,7 @@ export class Activity {
         console.debug('a2ui: ignored activity kind', kind);
         return;
     }
-    this.chat.el.hidden = !this.active;
+    this.chat.el.hidden = !(this.active || this.chatAlways);
     this.hooks.onChange();
   }
 
@@ -171,15 +176,25 @@ export class Activity {
       else return;
       m.artifacts.set(id, { ...current, ...fields, content });
     }
-    this.drawItem(this.artifacts, id, V.artifact(m.artifacts.get(id), data.change_type || 'opened'), m.artifacts);
+    this.drawItem(this.artifacts, id, this.artifactView(m.artifacts.get(id), data.change_type || 'opened'), m.artifacts);
+  }
+
+  /** The artifact's view (kept while the model has it), showing the agent's version `a`. */
+  artifactView(a, change) {
+    const id = a.artifact_id;
+    for (const key of [...this.views.keys()]) if (!this.model.artifacts.has(key)) this.views.delete(key);
+    if (!this.views.has(id)) this.views.set(id, new ArtifactView(id, (m, p) => this.hooks.request(m, p)));
+    const view = this.views.get(id);
+    view.show(a, change);
+    return view.el;
   }
 
   /** Replace (or add) one item of a panel's list, dropping items the model no longer has. */
   drawItem(panel, id, el, map, last = false) {
     const old = [...panel.list.children].find((c) => c.dataset.id === id);
     el.dataset.id = id;
-    if (old && !last) old.replaceWith(el);
-    else { old?.remove(); panel.list.append(el); }
+    if (last || !old) { old?.remove(); panel.list.append(el); }
+    else if (old !== el) old.replaceWith(el); // the same element stays put (an editor keeps its focus)
     for (const child of [...panel.list.children]) if (!map.has(child.dataset.id)) child.remove();
     panel.el.hidden = map.size === 0;
   }
@@ -210,11 +225,11 @@ export class Activity {
     this.chat.replace(m.transcript);
     this.drawList(this.tools, m.tool_calls, V.toolCall);
     this.drawList(this.plans, m.plans, V.planCard);
-    this.drawList(this.artifacts, m.artifacts, (a) => V.artifact(a, 'opened'));
+    this.drawList(this.artifacts, m.artifacts, (a) => this.artifactView(a, 'opened'));
     this.drawResources();
     this.drawRoster();
     this.state.show(m.state);
-    this.chat.el.hidden = !this.active;
+    this.chat.el.hidden = !(this.active || this.chatAlways);
     this.hooks.onChange();
   }
 }

@@ -1,13 +1,12 @@
 // DOM for the session's activity (activity.js). Display text is HTML-safe text from the server:
 // plain() decodes its entities and drops bidi controls, and it is inserted as text. Agent
-// messages and plan cards are Markdown (markdown.js: tokens to DOM, no HTML parsed). Artifact
-// content is code kept as written (not entity-decoded), a text node highlighted by highlight.js.
-import { highlightBlocks, highlightInto } from './highlight.js';
-import { h, isObject, noBidi, plain } from './dom.js';
+// messages and plan cards are Markdown (markdown.js: tokens to DOM, no HTML parsed). Artifacts
+// are artifactview.js's.
+import { highlightBlocks } from './highlight.js';
+import { h, isObject, plain } from './dom.js';
 import { renderMarkdownText } from './markdown.js';
 
 const MAX_JSON = 20000; // characters of a JSON value shown (tool results, parameters, state)
-const MAX_HIGHLIGHT = 100000; // longer artifacts stay plain text
 const MAX_INPUT = 16000; // A2UI['ACTIVITY_MAX_MESSAGE_LENGTH']'s default
 const ROLE_LABELS = { agent: 'Agent', user: 'You', system: 'System' };
 const TOOL_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'];
@@ -144,27 +143,6 @@ export function planCard(p) {
   return h('article', { class: 'a2ui-plan', dataset: { planId: p.plan_id, status } },
     h('div', { class: 'a2ui-item-head' }, h('h3', { class: 'a2ui-plan-title' }, plain(p.title)), badge(status)),
     markdown(p.content));
-}
-
-// ---- artifacts -------------------------------------------------------------------------------
-export function artifact(a, change) {
-  const source = noBidi(a.content);
-  const language = typeof a.language === 'string' && /^[\w+#.-]{1,32}$/.test(a.language) ? a.language : '';
-  const code = h('code', { class: language ? `language-${language}` : null }, source);
-  if (language && source.length <= MAX_HIGHLIGHT) highlightInto(code, source, language);
-  const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Copy');
-  copy.addEventListener('click', async () => {
-    try { await navigator.clipboard.writeText(source); copy.textContent = 'Copied'; } catch { copy.textContent = 'Copy failed'; }
-    setTimeout(() => { copy.textContent = 'Copy'; }, 2000);
-  });
-  // The JSON-RPC socket has no way to send edits back (docs/protocol-agui.md): always read-only.
-  const note = a.read_only === false ? 'View only (edits are made by the agent)' : 'Read-only';
-  return h('article', { class: 'a2ui-artifact', dataset: { artifactId: a.artifact_id, change, length: source.length } },
-    h('div', { class: 'a2ui-item-head' },
-      h('bdi', { class: 'a2ui-artifact-title' }, plain(a.title) || plain(a.artifact_id)),
-      language ? h('span', { class: 'a2ui-code-lang' }, language) : null,
-      h('span', { class: 'a2ui-badge a2ui-badge-muted' }, note), copy),
-    h('pre', { class: 'a2ui-artifact-pre', tabindex: '0', 'aria-label': `${plain(a.title) || 'Artifact'} (${language || 'text'})` }, code));
 }
 
 // ---- resource tree, roster, state ------------------------------------------------------------

@@ -43,6 +43,7 @@ export class App {
     this.activity = new Activity(this.tasks, q('[data-a2ui-region="sidebar"]'), {
       request: (m, p) => this.connection.request(m, p),
       onChange: () => this.updateEmpty(),
+      chat: root.dataset.chat === '1', // {% a2ui_client chat=True %}
     });
     const ds = root.dataset;
     this.connection = new Connection({
