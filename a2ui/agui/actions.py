@@ -21,7 +21,7 @@ USER_ACTION ``action_type``:
 
 from ..core.errors import DomainError, Fault, invalid_input
 from ..protocol import methods
-from ..services import activity, audit, components, consent, groups, pending
+from ..services import activity, audit, consent, groups, pending
 
 ANSWERS = ("submit", "respond")
 CONFIRMS = ("approve", "reject", "confirm")
@@ -93,12 +93,10 @@ async def user_action(socket, event):
             value = payload.get("value", payload) if isinstance(payload, dict) else payload
             params = methods.validate_params("user.respond",
                                              {"request_id": request_id, "value": value})
-            if await components.ais_form(sid, request_id):
+            if not await pending.arespond(sid, request_id, params["value"]):
                 await _to_agent(agent_id, "user.respond", {
                     "session_id": str(sid), "request_id": request_id,
                     "component_id": request_id, "value": params["value"]})
-            else:
-                await pending.aanswer(sid, request_id, "input", params["value"])
         else:  # CONFIRMS
             payload = payload if isinstance(payload, dict) else {}
             approved = payload.get("approved") if action == "confirm" else action == "approve"

@@ -17,7 +17,6 @@ from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import (
     admission,
-    components,
     consent,
     groups,
     housekeeping,
@@ -192,10 +191,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
         await self.check_consent()
-        if await components.ais_form(self.session_id, params["request_id"]):
+        if not await pending.arespond(self.session_id, params["request_id"], params["value"]):
             await self._forward_form(params)
-            return {"ok": True}
-        await pending.aanswer(self.session_id, params["request_id"], "input", params["value"])
         return {"ok": True}
 
     async def _forward_form(self, params):

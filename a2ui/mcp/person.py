@@ -16,7 +16,7 @@ from ..conf import a2ui_settings
 from ..core.errors import DomainError
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import components, consent, groups, pending, sessions, shared
+from ..services import consent, groups, pending, sessions, shared
 from ..services import surfaces as surface_service
 from . import negotiation, render, tools, uris
 
@@ -181,13 +181,11 @@ async def call(ctx, who, name, arguments):
         await pending.aanswer(sid, params["request_id"], "confirm", value)
         return _result({"ok": True})
     params = methods.validate_params("user.respond", rest)
-    if await components.ais_form(sid, params["request_id"]):
-        if session.agent_id:  # a form component's submission, keyed by its id (as the socket)
-            await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
-                "user.respond", {"session_id": str(sid), "request_id": params["request_id"],
-                                 "component_id": params["request_id"], "value": params["value"]}))
-        return _result({"ok": True})
-    await pending.aanswer(sid, params["request_id"], "input", params["value"])
+    if not await pending.arespond(sid, params["request_id"], params["value"]) \
+            and session.agent_id:  # a form component's submission, keyed by its id (as the socket)
+        await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
+            "user.respond", {"session_id": str(sid), "request_id": params["request_id"],
+                             "component_id": params["request_id"], "value": params["value"]}))
     return _result({"ok": True})
 
 

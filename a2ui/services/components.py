@@ -9,7 +9,7 @@ from django.utils import timezone
 from ..core.errors import DomainError, Fault
 from ..models import RenderedComponent
 from ..protocol.updates import apply_update
-from . import dbthreads
+from . import dbthreads, hotsql
 
 
 def _expiry(metadata):
@@ -29,9 +29,7 @@ def store_render(session_id, params):
         "updated_at": now,
     }
     # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips.
-    if RenderedComponent.objects.filter(
-        session_id=session_id, component_id=params["component_id"]
-    ).update(**fields):
+    if hotsql.update_component(session_id, params["component_id"], fields):
         return
     with transaction.atomic():
         top = RenderedComponent.objects.filter(session_id=session_id).aggregate(m=Max("position"))
@@ -50,37 +48,54 @@ def store_render(session_id, params):
             ).update(**fields)
 
 
+#: Tries of ``store_update``'s compare-and-set before it takes the row lock instead.
+UPDATE_TRIES = 8
+
+
 def store_update(session_id, params):
-    """Apply ui.update to the stored component, or -32003 if it is unknown or expired."""
-    with transaction.atomic():
-        component = (
-            RenderedComponent.objects.select_for_update()
-            .filter(session_id=session_id, component_id=params["component_id"])
-            .first()
-        )
-        if component is None or (
-            component.expires_at is not None and component.expires_at <= timezone.now()
+    """Apply ui.update to the stored component, or -32003 if it is unknown or expired.
+
+    In autocommit, two statements: read the component, then write the new data only if the
+    row is still the one read (same ``updated_at``); a concurrent render or update in between
+    makes the write miss and the update is applied again to what is there now. Under
+    contention that keeps missing, the same in a transaction holding the row lock.
+    """
+    for _ in range(UPDATE_TRIES):
+        component = _updated(session_id, params, lock=False)
+        if hotsql.update_component(
+            session_id, params["component_id"],
+            {"data": component.data, "updated_at": component.updated_at},
+            expect={"updated_at": component.read_updated_at},
         ):
-            raise DomainError(
-                Fault.COMPONENT_NOT_FOUND,
-                data={"component_id": params["component_id"]},
-            )
-        component.data = apply_update(
-            component.component_type, component.data, params["operation"], params["data"]
+            return component
+    with transaction.atomic():
+        component = _updated(session_id, params, lock=True)
+        hotsql.update_component(session_id, params["component_id"],
+                                {"data": component.data, "updated_at": component.updated_at})
+    return component
+
+
+def _updated(session_id, params, *, lock):
+    """The stored component with ``params`` applied (not written yet), or -32003."""
+    component = hotsql.component(session_id, params["component_id"], for_update=lock)
+    if component is None or (
+        component.expires_at is not None and component.expires_at <= timezone.now()
+    ):
+        raise DomainError(
+            Fault.COMPONENT_NOT_FOUND,
+            data={"component_id": params["component_id"]},
         )
-        component.updated_at = timezone.now()
-        component.save(update_fields=["data", "updated_at"])
+    component.read_updated_at = component.updated_at
+    component.data = apply_update(
+        component.component_type, component.data, params["operation"], params["data"]
+    )
+    component.updated_at = timezone.now()
     return component
 
 
 def is_form(session_id, component_id):
     """True when the id names a rendered form component (its submit is a user.respond)."""
-    return RenderedComponent.objects.filter(
-        session_id=session_id, component_id=component_id, component_type="form"
-    ).exists()
-
-
-ais_form = dbthreads.wrap(is_form)
+    return hotsql.has_component(session_id, component_id, "form")
 
 
 # Expiry ----------------------------------------------------------------------------------------

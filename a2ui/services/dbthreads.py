@@ -25,7 +25,9 @@ The per-message callers run each socket's messages one at a time, so one agent's
 its following update keep their order; pushes from different sockets were concurrent already.
 """
 
+import asyncio
 import contextlib
+import contextvars
 import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -83,14 +85,37 @@ def _relaxed(func, *args, **kwargs):
         return func(*args, **kwargs)
 
 
+def _on_pool_thread(func, args, kwargs):
+    """One call on a pool thread, which keeps its database connection between calls.
+
+    ``database_sync_to_async`` would take a connection from the pool and give it back around
+    every call (``close_old_connections`` with ``CONN_MAX_AGE`` 0) and run asgiref's
+    thread-handling machinery: about 250 us of CPU per call on the soak's machine, as much as
+    the query itself (docs/performance.md). Each pool thread holds one connection instead and
+    gives it back only when it is broken or was left inside a transaction.
+    """
+    connection = connections["default"]
+    try:
+        return _relaxed(func, *args, **kwargs)
+    finally:
+        if connection.connection is not None:
+            if connection.in_atomic_block or not connection.get_autocommit():
+                connection.close()  # left mid-transaction: never reuse it
+            elif connection.errors_occurred:
+                if connection.is_usable():
+                    connection.errors_occurred = False
+                else:
+                    connection.close()
+
+
 async def run(func, *args, **kwargs):
     """``await database_sync_to_async(func)(*args, **kwargs)``, on the pool when allowed."""
     if concurrent_ok():
-        call = database_sync_to_async(functools.partial(_relaxed, func),
-                                      thread_sensitive=False, executor=_pool())
-    else:
-        call = database_sync_to_async(func)
-    return await call(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        return await loop.run_in_executor(
+            _pool(), context.run, _on_pool_thread, func, args, kwargs)
+    return await database_sync_to_async(func)(*args, **kwargs)
 
 
 def wrap(func):

@@ -15,15 +15,14 @@ and handed to it, each exactly once whichever sockets and processes race for it.
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError
 from django.utils import timezone
 
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest
-from . import dbthreads, groups, stream
+from . import components, dbthreads, groups, hotsql, stream
 from .metrics import buffer
 
 Status = PendingRequest.Status
@@ -33,11 +32,6 @@ ANSWER_METHOD = {PendingRequest.KIND_INPUT: "user.respond", PendingRequest.KIND_
 LIVE = A2UISessionLog.LIVE_STATES
 MOVED = "moved"  # the outcome event an old waiter gets when another one took its request over
 LIST_LIMIT = 100  # of each: outcomes, open requests (outcomes taken leave room for more)
-# An answer is taken only while some agent can still receive it: the session is live and its
-# agent not revoked.
-DELIVERABLE = Q(session__state__in=LIVE) & (
-    Q(session__agent__isnull=True) | Q(session__agent__is_active=True)
-)
 
 
 def timeout_for(kind, params):
@@ -50,17 +44,16 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
     """Store a new pending request; a request_id already used in the session is -32602."""
     now = timezone.now()
     try:
-        with transaction.atomic():
-            return PendingRequest.objects.create(
-                session_id=session_id,
-                request_id=params["request_id"],
-                kind=kind,
-                params=params,
-                deadline=now + timedelta(seconds=timeout_for(kind, params)),
-                reply_channel=reply_channel,
-                rpc_id=rpc_id,
-                created_at=now,
-            )
+        return hotsql.insert(PendingRequest(
+            session_id=session_id,
+            request_id=params["request_id"],
+            kind=kind,
+            params=params,
+            deadline=now + timedelta(seconds=timeout_for(kind, params)),
+            reply_channel=reply_channel,
+            rpc_id=rpc_id,
+            created_at=now,
+        ))
     except IntegrityError:
         raise DomainError(
             Fault.INVALID_INPUT,
@@ -70,18 +63,12 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
 
 
 def _finish(session_id, request_id, kind, status, answer=None):
-    """The conditional UPDATE every outcome goes through; returns the row if this call won."""
-    now = timezone.now()
-    qs = PendingRequest.objects.filter(
-        session_id=session_id, request_id=request_id, status=Status.PENDING
-    )
-    if kind is not None:
-        qs = qs.filter(kind=kind)
-    if status == Status.ANSWERED:
-        qs = qs.filter(DELIVERABLE, deadline__gt=now)
-    if not qs.update(status=status, answer=answer, resolved_at=now):
-        return None
-    return PendingRequest.objects.get(session_id=session_id, request_id=request_id)
+    """The conditional UPDATE every outcome goes through; returns the row if this call won.
+
+    An answer is taken only while some agent can still receive it: before the deadline, the
+    session live and its agent not revoked (``deliverable``)."""
+    return hotsql.finish_request(session_id, request_id, kind, status, answer, timezone.now(),
+                                 deliverable=status == Status.ANSWERED, live_states=LIVE)
 
 
 def answer(session_id, request_id, kind, value):
@@ -89,7 +76,7 @@ def answer(session_id, request_id, kind, value):
     row = _finish(session_id, request_id, kind, Status.ANSWERED, value)
     if row is not None:
         return row
-    existing = PendingRequest.objects.filter(session_id=session_id, request_id=request_id).first()
+    existing = hotsql.request(session_id, request_id)
     if existing is None or existing.kind != kind:
         raise DomainError(
             Fault.INVALID_INPUT, "Unknown request_id", data={"path": "params.request_id"}
@@ -139,6 +126,25 @@ async def aanswer(session_id, request_id, kind, value):
     buffer.add(session_id)
     await _notify(row)
     return row
+
+
+def respond(session_id, request_id, value):
+    """``user.respond``: None when ``request_id`` names a rendered form component (its
+    submission goes to the agent as it is), else ``answer`` to the input request."""
+    if components.is_form(session_id, request_id):
+        return None
+    return answer(session_id, request_id, PendingRequest.KIND_INPUT, value)
+
+
+async def arespond(session_id, request_id, value):
+    """``respond`` in one database call; False for a form's submission, which the caller
+    forwards to the agent, True for an answer taken."""
+    row = await dbthreads.run(respond, session_id, request_id, value)
+    if row is None:
+        return False
+    buffer.add(session_id)
+    await _notify(row)
+    return True
 
 
 def open_request(session_id, request_id):
@@ -194,12 +200,7 @@ async def areap():
 
 def claim(session_id, request_id, channel):
     """Mark an outcome delivered to the waiter on ``channel``; True if this call won it."""
-    return bool(
-        PendingRequest.objects.filter(
-            session_id=session_id, request_id=request_id, reply_channel=channel,
-            delivered_at__isnull=True,
-        ).exclude(status=Status.PENDING).update(delivered_at=timezone.now())
-    )
+    return bool(hotsql.claim_outcome(session_id, request_id, channel, timezone.now()))
 
 
 # On the pool: every answer is claimed by the agent socket that waits for it, and that socket's

@@ -40,7 +40,7 @@ async def test_user_socket_internal_error_leaks_nothing(stream_token, monkeypatc
     async def broken(*args, **kwargs):
         raise KeyError("internal table a2ui_secret")
 
-    monkeypatch.setattr(pending, "aanswer", broken)
+    monkeypatch.setattr(pending, "arespond", broken)
     await send(user, {"jsonrpc": "2.0", "id": 9, "method": "user.respond",
                       "params": {"request_id": "r1", "value": 1}})
     reply = await recv(user)

@@ -1,0 +1,216 @@
+"""The per-message statements in SQL, for the calls every push or answer makes.
+
+The ORM compiles a query anew on every call: on the soak's machine that was 600-900 us of CPU
+for a one-row UPDATE or EXISTS whose round trip takes 200 us, on the pool threads that share
+the interpreter (and its lock) with the event loop (docs/performance.md). These are the same
+statements, written once: table and column names come from the models' ``_meta`` and values
+are adapted, and read back, by the models' own fields, so the SQL runs on PostgreSQL and SQLite
+alike and the tests of the services (``components``, ``pending``) test it on both.
+"""
+
+import contextlib
+import functools
+
+from django.db import connections, transaction
+
+from ..models import A2UISessionLog, Agent, PendingRequest, RenderedComponent
+
+
+@functools.cache
+def _names(model):
+    """Quoted table name and ``field name -> quoted column``, of a model."""
+    quote = connections["default"].ops.quote_name
+    columns = {f.name: quote(f.column) for f in model._meta.concrete_fields}
+    return quote(model._meta.db_table), columns
+
+
+def _prep(model, name, value, connection):
+    """``value`` for ``model.name`` as the database takes it (UUID, JSON, datetime, ...)."""
+    return model._meta.get_field(name).get_db_prep_save(value, connection)
+
+
+@functools.cache
+def _converters_of(model, vendor, alias):
+    connection = connections[alias]
+    out = []
+    for field in model._meta.concrete_fields:
+        col = field.get_col(model._meta.db_table)
+        out.append((col, connection.ops.get_db_converters(col) + col.get_db_converters(connection)))
+    return out
+
+
+def _converters(model, connection):
+    """Per concrete field, the converters the ORM applies to what the database returns."""
+    return _converters_of(model, connection.vendor, connection.alias)
+
+
+def _instance(model, row, connection):
+    """A model instance from a ``SELECT *``-ordered row, converted as the ORM would."""
+    values = []
+    for value, (col, convs) in zip(row, _converters(model, connection), strict=True):
+        for conv in convs:
+            value = conv(value, col, connection)
+        values.append(value)
+    return model.from_db(connection.alias, [f.attname for f in model._meta.concrete_fields],
+                         values)
+
+
+def _select_all(model):
+    table, cols = _names(model)
+    return table, ", ".join(cols[f.name] for f in model._meta.concrete_fields)
+
+
+# Components -----------------------------------------------------------------------------------
+
+
+def update_component(session_id, component_id, fields, expect=None):
+    """UPDATE the session's component ``component_id`` with ``fields`` where its columns
+    still hold ``expect`` (``{field: value}``, a compare-and-set); rows changed (0 or 1)."""
+    connection = connections["default"]
+    table, cols = _names(RenderedComponent)
+    expect = expect or {}
+    sql = (f"UPDATE {table} SET {', '.join(f'{cols[n]} = %s' for n in fields)} "
+           f"WHERE {cols['session']} = %s AND {cols['component_id']} = %s"
+           + "".join(f" AND {cols[n]} = %s" for n in expect))
+    params = [_prep(RenderedComponent, n, v, connection) for n, v in fields.items()]
+    params += [_prep(RenderedComponent, "session", session_id, connection), component_id]
+    params += [_prep(RenderedComponent, n, v, connection) for n, v in expect.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def component(session_id, component_id, *, for_update=False):
+    """The session's component ``component_id`` or None (``SELECT ... FOR UPDATE`` inside a
+    transaction where the database has it)."""
+    connection = connections["default"]
+    table, columns = _select_all(RenderedComponent)
+    _, cols = _names(RenderedComponent)
+    sql = (f"SELECT {columns} FROM {table} "
+           f"WHERE {cols['session']} = %s AND {cols['component_id']} = %s")
+    if for_update and connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(RenderedComponent, "session", session_id, connection),
+                             component_id])
+        row = cursor.fetchone()
+    return None if row is None else _instance(RenderedComponent, row, connection)
+
+
+def has_component(session_id, component_id, component_type):
+    connection = connections["default"]
+    table, cols = _names(RenderedComponent)
+    sql = (f"SELECT 1 FROM {table} WHERE {cols['session']} = %s AND {cols['component_id']} = %s"
+           f" AND {cols['component_type']} = %s LIMIT 1")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(RenderedComponent, "session", session_id, connection),
+                             component_id, component_type])
+        return cursor.fetchone() is not None
+
+
+# Pending requests -----------------------------------------------------------------------------
+
+
+def insert(instance):
+    """INSERT a new, unsaved ``instance`` (its fields' defaults applied as ``save`` would);
+    its primary key is set where the database returns it. IntegrityError as ``save``."""
+    connection = connections["default"]
+    model = type(instance)
+    table, cols = _names(model)
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    sql = (f"INSERT INTO {table} ({', '.join(cols[f.name] for f in fields)}) "
+           f"VALUES ({', '.join(['%s'] * len(fields))})")
+    returning = connection.features.can_return_columns_from_insert
+    if returning:
+        sql += f" RETURNING {cols[model._meta.pk.name]}"
+    params = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    # Inside a transaction a failed INSERT must not abort it (PostgreSQL): a savepoint, as
+    # ``save`` has; in autocommit the statement is its own transaction.
+    guard = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
+    with guard, connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if returning:
+            instance.pk = cursor.fetchone()[0]
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance
+
+
+
+def finish_request(session_id, request_id, kind, status, answer, now, *, deliverable,
+                   live_states):
+    """The conditional UPDATE of ``pending._finish``: a pending request becomes ``status``.
+
+    ``deliverable`` adds what an answer needs: before its deadline, its session live and the
+    session's agent (if any) active. The row as it is now if this call changed it, else None.
+    """
+    connection = connections["default"]
+    table, cols = _names(PendingRequest)
+    sessions, scols = _names(A2UISessionLog)
+    agents, acols = _names(Agent)
+    where = [f"{cols['session']} = %s", f"{cols['request_id']} = %s", f"{cols['status']} = %s"]
+    params = [_prep(PendingRequest, "status", str(status), connection),
+              _prep(PendingRequest, "answer", answer, connection),
+              _prep(PendingRequest, "resolved_at", now, connection),
+              _prep(PendingRequest, "session", session_id, connection), request_id,
+              PendingRequest.Status.PENDING.value]
+    if kind is not None:
+        where.append(f"{cols['kind']} = %s")
+        params.append(kind)
+    if deliverable:
+        marks = ", ".join(["%s"] * len(live_states))
+        where.append(f"{cols['deadline']} > %s")
+        where.append(
+            f"EXISTS (SELECT 1 FROM {sessions} s LEFT JOIN {agents} a "
+            f"ON a.{acols[Agent._meta.pk.name]} = s.{scols['agent']} "
+            f"WHERE s.{scols[A2UISessionLog._meta.pk.name]} = {table}.{cols['session']} "
+            f"AND s.{scols['state']} IN ({marks}) "
+            f"AND (s.{scols['agent']} IS NULL OR a.{acols['is_active']} = %s))")
+        params += [_prep(PendingRequest, "deadline", now, connection),
+                   *(str(state) for state in live_states),
+                   _prep(Agent, "is_active", True, connection)]
+    sql = (f"UPDATE {table} SET {cols['status']} = %s, {cols['answer']} = %s, "
+           f"{cols['resolved_at']} = %s WHERE {' AND '.join(where)}")
+    returning = _returning(connection)
+    if returning:
+        sql += f" RETURNING {_select_all(PendingRequest)[1]}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if returning:
+            row = cursor.fetchone()
+            return None if row is None else _instance(PendingRequest, row, connection)
+        changed = cursor.rowcount
+    return request(session_id, request_id) if changed else None
+
+
+def _returning(connection):
+    """UPDATE ... RETURNING (PostgreSQL; SQLite from 3.35, as INSERT ... RETURNING)."""
+    return connection.features.can_return_columns_from_insert
+
+
+def request(session_id, request_id):
+    """The session's request ``request_id`` or None."""
+    connection = connections["default"]
+    table, columns = _select_all(PendingRequest)
+    _, cols = _names(PendingRequest)
+    sql = (f"SELECT {columns} FROM {table} "
+           f"WHERE {cols['session']} = %s AND {cols['request_id']} = %s")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(PendingRequest, "session", session_id, connection),
+                             request_id])
+        row = cursor.fetchone()
+    return None if row is None else _instance(PendingRequest, row, connection)
+
+
+def claim_outcome(session_id, request_id, channel, now):
+    """``pending.claim``'s conditional UPDATE: rows changed (0 or 1)."""
+    connection = connections["default"]
+    table, cols = _names(PendingRequest)
+    sql = (f"UPDATE {table} SET {cols['delivered_at']} = %s WHERE {cols['session']} = %s "
+           f"AND {cols['request_id']} = %s AND {cols['reply_channel']} = %s "
+           f"AND {cols['delivered_at']} IS NULL AND {cols['status']} <> %s")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(PendingRequest, "delivered_at", now, connection),
+                             _prep(PendingRequest, "session", session_id, connection),
+                             request_id, channel, PendingRequest.Status.PENDING.value])
+        return cursor.rowcount
