@@ -191,6 +191,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
             time.sleep(0.05)
     t_open = time.perf_counter() - t0
     peak, cpu0 = rss_mb(pid), cpu_of(pid)
+    print(f"  open storm {t_open:.1f} s; pushing for {seconds} s", flush=True)
     start = time.perf_counter() + 1.0
     firsts = [sum(len(s) for s in slices[:c]) for c in range(len(slices))]
     orders = [("push", start, seconds, args.rate, f, n, drain_timeout) for f in firsts]

@@ -54,8 +54,20 @@ def _pool():
 
 def concurrent_ok():
     """True when a call may run on the pool (see the module docstring)."""
-    return (connections["default"].vendor == "postgresql"
+    return (_on_postgresql()
             and getattr(AsyncToSync.executors, "current", None) is None)
+
+
+def _on_postgresql():
+    """The default database's vendor is PostgreSQL (looked up once per database setting:
+    ``connections[...]`` goes through asgiref's context-local storage, a cost on every push)."""
+    engine = connections.settings["default"]["ENGINE"]
+    if _vendor.get(engine) is None:
+        _vendor[engine] = connections["default"].vendor == "postgresql"
+    return _vendor[engine]
+
+
+_vendor = {}
 
 
 @contextlib.contextmanager
@@ -100,12 +112,25 @@ def _on_pool_thread(func, args, kwargs):
     finally:
         if connection.connection is not None:
             if connection.in_atomic_block or not connection.get_autocommit():
-                connection.close()  # left mid-transaction: never reuse it
+                _reset(connection)  # left mid-transaction: never carry it into the next call
             elif connection.errors_occurred:
                 if connection.is_usable():
                     connection.errors_occurred = False
                 else:
                     connection.close()
+
+
+def _reset(connection):
+    """Roll back what a call left open and return to autocommit; close what cannot."""
+    try:
+        if connection.in_atomic_block:
+            raise DatabaseError("left inside atomic()")
+        connection.rollback()
+        connection.set_autocommit(True)
+    except DatabaseError:
+        connection.in_atomic_block = False
+        connection.needs_rollback = False
+        connection.close()
 
 
 async def run(func, *args, **kwargs):

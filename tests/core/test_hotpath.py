@@ -1,0 +1,203 @@
+"""The per-message statements in SQL (``a2ui.services.hotsql``) and the pool threads that keep
+their connection (``a2ui.services.dbthreads``): what the ORM did, they must do, on SQLite and
+PostgreSQL alike."""
+
+import threading
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, InterfaceError, OperationalError, connection
+
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent
+from a2ui.services import components, dbthreads, hotsql, pending
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CARD = {"component_id": "c", "component_type": "card", "metadata": {},
+        "data": {"title": "T", "description": "first"}}
+
+
+def _session(**kwargs):
+    user = get_user_model().objects.create(username=f"u{uuid.uuid4().hex[:8]}")
+    return A2UISessionLog.objects.create(user=user, state="active", **kwargs).session_id
+
+
+def test_an_update_applies_to_what_a_concurrent_render_left(monkeypatch):
+    """Between the update's read and its write another process re-renders the component: the
+    write misses (compare-and-set) and the update is applied to the new data, not lost and
+    not applied to the old."""
+    sid = _session()
+    components.store_render(sid, CARD)
+    read = hotsql.component
+    raced = []
+
+    def read_then_race(session_id, component_id, *, for_update=False):
+        row = read(session_id, component_id, for_update=for_update)
+        if not raced:
+            raced.append(True)
+            components.store_render(sid, {**CARD, "data": {"title": "New", "description": "x"}})
+        return row
+
+    monkeypatch.setattr(hotsql, "component", read_then_race)
+    components.store_update(sid, {"component_id": "c", "operation": "merge",
+                                  "data": {"description": "merged"}})
+    stored = RenderedComponent.objects.get(session_id=sid, component_id="c")
+    assert raced and stored.data == {"title": "New", "description": "merged"}
+
+
+def test_an_update_that_keeps_losing_the_race_takes_the_row_lock(monkeypatch):
+    sid = _session()
+    components.store_render(sid, CARD)
+    read = hotsql.component
+    locked = []
+
+    def read_and_always_race(session_id, component_id, *, for_update=False):
+        row = read(session_id, component_id, for_update=for_update)
+        if for_update:
+            locked.append(True)
+        else:  # every compare-and-set misses
+            components.store_render(sid, {**CARD, "data": {"title": "Again"}})
+        return row
+
+    monkeypatch.setattr(hotsql, "component", read_and_always_race)
+    components.store_update(sid, {"component_id": "c", "operation": "merge",
+                                  "data": {"description": "locked"}})
+    assert locked == [True]
+    stored = RenderedComponent.objects.get(session_id=sid, component_id="c")
+    assert stored.data == {"title": "Again", "description": "locked"}
+
+
+def test_an_expired_component_is_not_updated():
+    sid = _session()
+    components.store_render(sid, {**CARD, "metadata": {"ttl_seconds": 60}})
+    RenderedComponent.objects.filter(session_id=sid).update(
+        expires_at="2000-01-01T00:00:00Z")
+    with pytest.raises(DomainError) as caught:
+        components.store_update(sid, {"component_id": "c", "operation": "merge",
+                                      "data": {"description": "late"}})
+    assert caught.value.fault is Fault.COMPONENT_NOT_FOUND
+    assert RenderedComponent.objects.get(session_id=sid).data["description"] == "first"
+
+
+def test_a_request_row_reads_back_as_the_orm_reads_it():
+    sid = _session()
+    params = {"request_id": "r1", "input_type": "text", "prompt": "P\u00e9", "n": 2 ** 53}
+    made = pending.create(sid, PendingRequest.KIND_INPUT, params, "chan", {"id": [1, "x"]})
+    assert made.pk is not None and not made._state.adding
+    orm = PendingRequest.objects.get(pk=made.pk)
+    ours = hotsql.request(sid, "r1")
+    for field in PendingRequest._meta.concrete_fields:
+        assert getattr(ours, field.attname) == getattr(orm, field.attname), field.name
+    assert ours.params == params and ours.rpc_id == {"id": [1, "x"]}
+    assert ours.status == PendingRequest.Status.PENDING and ours.answer is None
+    with pytest.raises(DomainError):  # the same request_id twice: -32602, nothing stored
+        pending.create(sid, PendingRequest.KIND_INPUT, params)
+    assert PendingRequest.objects.filter(session_id=sid).count() == 1
+
+
+def test_an_insert_inside_a_transaction_fails_without_breaking_it():
+    from django.db import transaction
+
+    sid = _session()
+    with transaction.atomic():
+        pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"})
+        with pytest.raises(IntegrityError):
+            hotsql.insert(PendingRequest(session_id=sid, request_id="r", kind="input",
+                                         params={}, deadline="2100-01-01T00:00:00Z"))
+        assert PendingRequest.objects.filter(session_id=sid).count() == 1  # still usable
+
+
+@pytest.mark.parametrize("state, agent_active, taken", [
+    ("active", True, True), ("closed", True, False), ("active", False, False),
+])
+def test_an_answer_is_taken_only_while_an_agent_can_receive_it(state, agent_active, taken):
+    from a2ui import tokens
+
+    agent, _ = tokens.create_agent(f"a{uuid.uuid4().hex[:8]}")
+    sid = _session(agent=agent)
+    pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"})
+    A2UISessionLog.objects.filter(pk=sid).update(state=state)
+    type(agent).objects.filter(pk=agent.pk).update(is_active=agent_active)
+    row = hotsql.finish_request(sid, "r", "input", PendingRequest.Status.ANSWERED, {"v": 1},
+                                pending.timezone.now(), deliverable=True,
+                                live_states=A2UISessionLog.LIVE_STATES)
+    assert (row is not None) == taken
+    stored = PendingRequest.objects.get(session_id=sid, request_id="r")
+    assert stored.status == ("answered" if taken else "pending")
+    if taken:
+        assert row.answer == {"v": 1} and row.resolved_at == stored.resolved_at
+
+
+def test_an_outcome_is_claimed_once():
+    sid = _session()
+    pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"}, "chan")
+    assert pending.claim(sid, "r", "chan") is False  # still pending: nothing to deliver
+    pending._finish(sid, "r", "input", PendingRequest.Status.TIMED_OUT)
+    assert pending.claim(sid, "r", "other") is False
+    assert pending.claim(sid, "r", "chan") is True
+    assert pending.claim(sid, "r", "chan") is False
+
+
+# The pool threads' connections (PostgreSQL only: elsewhere per-message calls do not use them)
+
+needs_pool = pytest.mark.skipif(connection.vendor != "postgresql",
+                                reason="per-message DB work runs on a pool only on PostgreSQL")
+
+
+def _backend_pid():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _held_at_entry():
+    """(this thread, whether it came into the call already holding a connection)."""
+    held = connection.connection is not None
+    _backend_pid()
+    return threading.get_ident(), held
+
+
+def _leave_a_transaction_open(sid):
+    connection.set_autocommit(False)
+    pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": f"r{uuid.uuid4().hex}"})
+
+
+def _autocommit_and_count(sid):
+    return connection.get_autocommit(), PendingRequest.objects.filter(session_id=sid).count()
+
+
+def _kill_my_connection():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+
+@needs_pool
+async def test_a_pool_thread_keeps_its_connection_between_calls():
+    calls = [await dbthreads.run(_held_at_entry) for _ in range(6 * dbthreads.THREADS)]
+    seen, kept = set(), []
+    for thread, held in calls:
+        if thread in seen:
+            kept.append(held)
+        seen.add(thread)
+    assert kept and all(kept)
+
+
+@needs_pool
+async def test_a_connection_left_in_a_transaction_is_not_reused_as_it_is():
+    sid = await database_sync_to_async(_session)()
+    for _ in range(dbthreads.THREADS):
+        await dbthreads.run(_leave_a_transaction_open, sid)
+    for _ in range(3 * dbthreads.THREADS):  # rolled back, and every call in autocommit again
+        assert await dbthreads.run(_autocommit_and_count, sid) == (True, 0)
+
+
+@needs_pool
+async def test_a_broken_connection_is_replaced():
+    for _ in range(dbthreads.THREADS):
+        with pytest.raises((OperationalError, InterfaceError)):
+            await dbthreads.run(_kill_my_connection)
+    for _ in range(3 * dbthreads.THREADS):  # every thread works again, on a new connection
+        assert isinstance(await dbthreads.run(_backend_pid), int)
