@@ -104,10 +104,12 @@ def _on_pool_thread(func, args, kwargs):
     every call (``close_old_connections`` with ``CONN_MAX_AGE`` 0) and run asgiref's
     thread-handling machinery: about 250 us of CPU per call on the soak's machine, as much as
     the query itself (docs/performance.md). Each pool thread holds one connection instead and
-    gives it back only when it is broken or was left inside a transaction.
+    gives it back only when it is broken, and rolls back a transaction a call left open.
     """
     connection = connections["default"]
     try:
+        if a2ui_settings.PER_MESSAGE_SYNCHRONOUS_COMMIT:  # the default: nothing to relax
+            return func(*args, **kwargs)
         return _relaxed(func, *args, **kwargs)
     finally:
         if connection.connection is not None:
