@@ -25,49 +25,52 @@ def _session(**kwargs):
     return A2UISessionLog.objects.create(user=user, state="active", **kwargs).session_id
 
 
+def _update_racing(monkeypatch, after_read, description):
+    """Render ``c``, then ``ui.update`` it with ``after_read(for_update)`` run right after each
+    of the update's reads (another process acting between its read and its write); the
+    stored data."""
+    sid = _session()
+    components.store_render(sid, CARD)
+    read = hotsql.component
+
+    def read_then(session_id, component_id, *, for_update=False):
+        row = read(session_id, component_id, for_update=for_update)
+        after_read(sid, for_update)
+        return row
+
+    monkeypatch.setattr(hotsql, "component", read_then)
+    components.store_update(sid, {"component_id": "c", "operation": "merge",
+                                  "data": {"description": description}})
+    return RenderedComponent.objects.get(session_id=sid, component_id="c").data
+
+
 def test_an_update_applies_to_what_a_concurrent_render_left(monkeypatch):
     """Between the update's read and its write another process re-renders the component: the
     write misses (compare-and-set) and the update is applied to the new data, not lost and
     not applied to the old."""
-    sid = _session()
-    components.store_render(sid, CARD)
-    read = hotsql.component
     raced = []
 
-    def read_then_race(session_id, component_id, *, for_update=False):
-        row = read(session_id, component_id, for_update=for_update)
+    def render_once(sid, for_update):
         if not raced:
             raced.append(True)
             components.store_render(sid, {**CARD, "data": {"title": "New", "description": "x"}})
-        return row
 
-    monkeypatch.setattr(hotsql, "component", read_then_race)
-    components.store_update(sid, {"component_id": "c", "operation": "merge",
-                                  "data": {"description": "merged"}})
-    stored = RenderedComponent.objects.get(session_id=sid, component_id="c")
-    assert raced and stored.data == {"title": "New", "description": "merged"}
+    data = _update_racing(monkeypatch, render_once, "merged")
+    assert raced and data == {"title": "New", "description": "merged"}
 
 
 def test_an_update_that_keeps_losing_the_race_takes_the_row_lock(monkeypatch):
-    sid = _session()
-    components.store_render(sid, CARD)
-    read = hotsql.component
     locked = []
 
-    def read_and_always_race(session_id, component_id, *, for_update=False):
-        row = read(session_id, component_id, for_update=for_update)
+    def render_unless_locked(sid, for_update):
         if for_update:
             locked.append(True)
         else:  # every compare-and-set misses
             components.store_render(sid, {**CARD, "data": {"title": "Again"}})
-        return row
 
-    monkeypatch.setattr(hotsql, "component", read_and_always_race)
-    components.store_update(sid, {"component_id": "c", "operation": "merge",
-                                  "data": {"description": "locked"}})
+    data = _update_racing(monkeypatch, render_unless_locked, "locked")
     assert locked == [True]
-    stored = RenderedComponent.objects.get(session_id=sid, component_id="c")
-    assert stored.data == {"title": "Again", "description": "locked"}
+    assert data == {"title": "Again", "description": "locked"}
 
 
 def test_an_expired_component_is_not_updated():
