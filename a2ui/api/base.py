@@ -4,14 +4,16 @@ app's exception handler, so the views behave the same whatever the project's DRF
 from adrf.views import APIView as AsyncAPIView
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError
+from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.views import APIView
 
 from ..conf import a2ui_settings
+from ..core.errors import DomainError
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import sessions
 from .exceptions import exception_handler
 from .renderers import SafeJSONRenderer
 
@@ -100,3 +102,14 @@ class A2UIAsyncAPIView(A2UIViewMixin, AsyncAPIView):
     """An async view (adrf): authentication and permissions run once on a thread (their
     database lookups), then the handler awaits the services on the server's event loop, with
     no thread -> loop -> thread bouncing per call."""
+
+
+def session_id_query(request):
+    """``?session_id=`` of a listing, as a UUID, or None when absent; 400 when it is not one."""
+    session_id = request.query_params.get("session_id")
+    if session_id is None:
+        return None
+    try:
+        return sessions.parse_session_id(session_id)
+    except DomainError:
+        raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None

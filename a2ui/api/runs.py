@@ -12,9 +12,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from ..core.errors import DomainError
-from ..services import runs, sessions
-from .base import A2UIAPIView, A2UIAsyncAPIView
+from ..services import runs
+from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from .permissions import IsAgent
 
 
@@ -29,12 +28,7 @@ class AgentRunsView(A2UIAPIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request):
-        session_id = request.query_params.get("session_id")
-        if session_id is not None:
-            try:
-                session_id = sessions.parse_session_id(session_id)
-            except DomainError:
-                raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+        session_id = session_id_query(request)
         return Response({"runs": runs.running(request.auth.id, session_id)})
 
 

@@ -8,13 +8,12 @@ from rest_framework.response import Response
 
 from .. import tokens
 from ..adapters import pushes
-from ..core.errors import DomainError
 from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, pending, sessions
+from ..services import audit, pending
 from ..services import surfaces as surface_service
-from .base import A2UIAPIView, A2UIAsyncAPIView
+from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
 
@@ -165,10 +164,5 @@ class AgentRequestsView(A2UIAPIView):
 
     @extend_schema(responses={200: dict, 400: OpenApiResponse(description="Bad session_id")})
     def get(self, request):
-        session_id = request.query_params.get("session_id")
-        if session_id is not None:
-            try:
-                session_id = sessions.parse_session_id(session_id)
-            except DomainError:
-                raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+        session_id = session_id_query(request)
         return Response({"requests": pending.listing(request.auth.id, session_id)})

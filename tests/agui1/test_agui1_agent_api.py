@@ -50,3 +50,19 @@ def test_error_needs_a_message_and_the_agents_own_session(user, agent, other_use
     assert AgentRun.objects.get().status == "running"
     agents.error_run(agent, sid, "r1", "failed", "E1")
     assert AgentRun.objects.get().outcome == {"message": "failed", "code": "E1"}
+
+
+def test_rest_lists_running_runs_by_session(user, agent, agent_key):
+    """``GET /api/v4/agui/runs[?session_id=]``: the agent's running runs, narrowed to one
+    session; a session id that is not a UUID is a 400 that names the parameter."""
+    from rest_framework.test import APIClient
+
+    first, second = a_run(user, agent, "r1"), a_run(user, agent, "r2")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+    assert {r["run_id"] for r in client.get("/api/v4/agui/runs").json()["runs"]} == {"r1", "r2"}
+    for session, run_id in ((first, "r1"), (second, "r2")):
+        listed = client.get(f"/api/v4/agui/runs?session_id={session.session_id}").json()
+        assert [r["run_id"] for r in listed["runs"]] == [run_id]
+    refused = client.get("/api/v4/agui/runs?session_id=x")
+    assert refused.status_code == 400 and "session_id" in refused.json()
