@@ -38,7 +38,7 @@ from django.db import DatabaseError, connections
 
 from ..conf import a2ui_settings
 
-#: Threads for per-message work; each holds a connection of the pool while it runs a call, so
+#: Threads for per-message work; each keeps a connection of the pool once it made a call, so
 #: keep it below the pool's ``max_size`` (DB_POOL_MAX, 10 by default).
 THREADS = 4
 
