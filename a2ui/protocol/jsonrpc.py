@@ -11,7 +11,9 @@ Policies (see docs/protocol-jsonrpc.md):
   supported": A2UI messages are independent and ordered; batching buys nothing.
 * ``"id": null`` is read as a notification, the same as an absent id. JSON-RPC 2.0
   discourages null ids and no A2UI method needs a reply to one.
-* ids must be strings or integers (not booleans, not fractions).
+* ids must be strings or integers (not booleans, not fractions). A string id must not hold NUL
+  (U+0000): the id is stored with the request it opens (to answer it after a move), and
+  PostgreSQL's jsonb cannot hold NUL; such an id is -32600 with id ``null``.
 * params must be an object or absent (absent = ``{}``); a positional array is -32602.
 * Values follow :mod:`a2ui.protocol.jsonvalue` (integers within ±(2**53-1), finite numbers, no
   lone surrogates, no NUL in keys): a refused value is -32602 with ``data.path`` (``params.value``,
@@ -125,6 +127,8 @@ def _readable_id(document: Any) -> RequestId:
     request_id = document.get("id") if isinstance(document, dict) else None
     if not _valid_id(request_id) or jsonvalue.find(request_id) is not None:
         return None
+    if isinstance(request_id, str) and "\x00" in request_id:
+        return None
     return request_id
 
 
@@ -141,6 +145,8 @@ def _envelope(obj: Any) -> RequestId:
     request_id = obj.get("id")
     if not _valid_id(request_id):
         raise _invalid("id must be a string, an integer or absent")
+    if isinstance(request_id, str) and "\x00" in request_id:
+        raise _invalid("id must not contain NUL (\\u0000)")
     if obj.get("jsonrpc") != JSONRPC_VERSION:
         raise _invalid('jsonrpc must be exactly "2.0"', request_id)
     return request_id

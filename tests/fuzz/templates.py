@@ -153,6 +153,10 @@ def known_agent_killers(sid):
             {"version": "v0.9", "updateDataModel": {"surfaceId": "k4", "path": "/n",
                                                     "value": 10**30}}]}),
         rpc("ui.notify", {"session_id": "\ud800", "level": "info", "title": "t"}),
+        # the id of a request that opens a prompt is stored with it (jsonb: no NUL)
+        rpc("ui.confirm", {"session_id": sid, "request_id": "k5", "title": "t"}, rpc_id="a\x00b"),
+        rpc("ui.request_input", {"session_id": sid, "request_id": "k6", "input_type": "text",
+                                 "prompt": "p"}, rpc_id="\x00"),
     ]
 
 

@@ -96,10 +96,23 @@ def test_non_object_is_invalid_request(raw):
         ('{"jsonrpc":"2.0","method":"x","id":1.5}', None),
         ('{"jsonrpc":"2.0","method":"x","id":{"a":1}}', None),
         ('{"jsonrpc":"2.0","method":"x","id":[1]}', None),
+        # NUL in a string id: PostgreSQL's jsonb cannot store it with the request it opens
+        ('{"jsonrpc":"2.0","method":"x","id":"a\\u0000b"}', None),
+        ('{"jsonrpc":"2.0","method":"x","id":"\\u0000"}', None),
     ],
 )
 def test_invalid_request_keeps_readable_id(raw, request_id):
     raises(raw, ErrorCode.INVALID_REQUEST, request_id=request_id)
+
+
+def test_nul_in_id_is_named_and_not_echoed():
+    err = raises('{"jsonrpc":"2.0","method":"x","id":"a\\u0000b"}', ErrorCode.INVALID_REQUEST)
+    assert "NUL" in err.data["reason"]
+    # a document refused for another reason does not echo a NUL id either
+    raises('{"jsonrpc":"2.0","method":"x","params":{"v":"\\ud800"},"id":"a\\u0000"}',
+           ErrorCode.INVALID_PARAMS, request_id=None)
+    # NUL elsewhere in a string id's neighbours is fine: only the id is stored verbatim
+    assert parse('{"jsonrpc":"2.0","method":"x","id":"a","params":{"v":"\\u0000"}}').id == "a"
 
 
 def test_positional_params_are_invalid_params():
