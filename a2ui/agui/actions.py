@@ -77,10 +77,10 @@ async def user_action(socket, event):
         await consent.anotify(change)
         socket.consent_changed(consent_type, granted)
         return
-    request_id = _request_id(event)
-    if action not in ANSWERS + CONFIRMS + ("cancel",):
-        await custom_action(socket, action, request_id, payload)
+    if action not in ANSWERS + CONFIRMS + ("cancel",):  # component_id optional, as the seed's
+        await custom_action(socket, action, event.get("component_id"), payload)
         return
+    request_id = _request_id(event)
     agent_id = await socket.agent_id()
     if action == "cancel":
         reason = payload.get("reason") if isinstance(payload, dict) else None

@@ -189,6 +189,10 @@ async def test_text_message_and_other_actions_reach_the_agent(user, agent, agent
                               "component_id": "b1", "payload": {"x": 1}}))
     note = await recv_until(bot, lambda m: m.get("method") == "user.action")
     assert note["params"]["component_id"] == "b1" and note["params"]["payload"] == {"x": 1}
+    # component_id is optional in USER_ACTION: an action of the page as a whole
+    await send(person, frame({"type": "USER_ACTION", "action_type": "refresh"}))
+    note = await recv_until(bot, lambda m: m.get("method") == "user.action")
+    assert note["params"] == {"session_id": sid, "action_type": "refresh"}
     await send(person, frame({"type": "USER_ACTION", "action_type": "cancel",
                               "component_id": "t9"}))
     note = await recv_until(bot, lambda m: m.get("method") == "user.cancel")
