@@ -2,17 +2,21 @@
 
     REDIS_URL=redis://127.0.0.1:6379/7 python bench/bench_agentroute.py [--sockets 300] [--events 300]
 
-One process, real Redis: ``--sockets`` agent sockets of one agent (as in bench/bench_soak.py,
-where every socket of the bench agent hears every ``session.opened``) each decide, at once, for
-``--events`` new sessions, whether the event is theirs. Three ways in the same run:
+One process, real Redis: ``--sockets`` agent sockets of one agent (as in bench/bench_soak.py)
+and ``--events`` new sessions: how long deciding which socket gets each ``session.opened``
+takes. The ways, in the same run (the channel layer's delivery to every socket, which the
+relay also saves, is not in these figures):
 
+* ``relay``: what a process does now: its relay of the agent's group routes the event once
+  (one Redis command) and hands it to the one socket holding the session;
 * ``per-socket``: every socket runs the take script itself (one Redis command per socket);
-* ``routed``: ``agentroute.atake`` (one command per process, the other sockets await it);
+* ``routed``: ``agentroute.atake`` in every socket (one command per process, the other sockets
+  await it): what every socket did before the relay, on top of being woken by the layer;
 * ``all (no Redis)``: observer sockets (``?events=all``), the gather alone;
 * ``redis GET``: one plain round trip per event.
 
-Prints the time per event's fan-out (median, p90) and the ratio routed / per-socket. Checks
-that exactly one socket takes each session.
+Prints the time per event's fan-out (median, p90) and the ratios routed / per-socket and
+relay / routed. Checks that exactly one socket takes each session.
 """
 
 import argparse
@@ -61,12 +65,26 @@ async def main(args):
         return await asyncio.gather(*(agentroute.atake(c, agentroute.ALL, event(sid))
                                       for c in channels))
 
+    relay = agentroute._Relay("a2ui.a.bench")  # its receive loop is not started: route() alone
+    delivered = []
+
+    async def deliver(event):
+        delivered.append(event)
+
+    for channel in channels:
+        relay.members[channel] = (agentroute.ONE, deliver)
+
+    async def relayed(sid):
+        delivered.clear()
+        await relay.route({"type": agentroute.EVENT_TYPE, **event(sid)})
+        return [True] * len(delivered)
+
     async def floor(sid):
         return [await redis.execute(("GET", f"a2ui:bench:{sid}"))]
 
     results = {}
-    ways = (("routed", routed), ("per-socket", per_socket), ("all (no Redis)", observers),
-            ("redis GET", floor))
+    ways = (("relay", relayed), ("routed", routed), ("per-socket", per_socket),
+            ("all (no Redis)", observers), ("redis GET", floor))
     for name, fan_out in ways * args.repeat:
         times = []
         for _ in range(args.events):
@@ -74,7 +92,7 @@ async def main(args):
             start = time.perf_counter()
             taken = await fan_out(sid)
             times.append((time.perf_counter() - start) * 1000)
-            if name in ("routed", "per-socket"):
+            if name in ("relay", "routed", "per-socket"):
                 assert sum(bool(t) for t in taken) == 1, (name, sum(taken))
         times.sort()
         results[name] = (statistics.median(times), times[int(len(times) * 0.9)])
@@ -84,6 +102,7 @@ async def main(args):
         await agentroute.aleave(channel)
     ratio = results["routed"][0] / results["per-socket"][0]
     print(f"routed / per-socket (median): {ratio:.3f}")
+    print(f"relay / routed (median): {results['relay'][0] / results['routed'][0]:.3f}")
 
 
 if __name__ == "__main__":

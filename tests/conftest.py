@@ -37,14 +37,16 @@ def _fresh_local_state():
     Session counters a finished test left in the metrics buffer are dropped: their rows are
     gone, and the exit flush would otherwise wait on a test database that no longer exists.
     """
-    from a2ui.services import direct, shared
+    from a2ui.services import agentroute, direct, shared
     from a2ui.services.metrics import buffer
 
     shared.local.clear()
     direct.clear()
+    agentroute.clear()
     yield
     shared.local.clear()
     direct.clear()
+    agentroute.clear()
     buffer._take()
 
 

@@ -58,10 +58,12 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return
         self.agent = auth.agent
         self.timers = {}
-        for group in (groups.agent_group(self.agent.id), groups.agent_key_group(self.agent)):
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.groups.append(group)
-        await agentroute.ajoin(self.channel_name, self.events)
+        group = groups.agent_key_group(self.agent)
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups.append(group)
+        # The agent's events come through this process's relay of its group (agentroute).
+        await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
+                                    self.events, self.agent_event)
         await self.accept()
         housekeeping.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
@@ -72,7 +74,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
         if self.agent is not None:
-            await agentroute.aleave(self.channel_name)
+            await agentroute.aunsubscribe(groups.agent_group(self.agent.id), self.channel_name)
 
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":
@@ -196,9 +198,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 rpc_id,
             )
 
-    async def a2ui_agent_event(self, event):
-        if self.gone or not await agentroute.atake(self.channel_name, self.events, event):
-            return  # another socket of the agent holds this session
+    async def agent_event(self, event):
+        """A session event this socket gets (handed over by ``agentroute``'s relay)."""
         await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
 
     async def a2ui_close(self, event):

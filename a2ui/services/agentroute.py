@@ -3,12 +3,20 @@ show the person the same prompt twice.
 
 Session events (``session.opened`` / ``resumed`` / ``closed``, ``user.cancel``, a form's
 ``user.respond``, ``consent.changed``, v0.9 actions, AG-UI chat messages and actions) travel to
-the agent's group: every socket
-of the agent receives them. A socket in the default mode ``"one"`` passes an event on only if it
-*holds* the event's session: the first such socket that sees an event of the session takes it
-(sticky), and keeps it while it lives; when it closes (or its process dies and its liveness
-lapses, ``LIVE_TTL`` seconds), the next socket that sees an event of the session takes it over.
-A socket opened with ``?events=all`` is an observer: it gets every event and holds nothing.
+the agent's group. A socket in the default mode ``"one"`` gets an event only if it *holds* the
+event's session: the first socket handed an event of the session takes it (sticky), and keeps
+it while it lives; when it closes (or its process dies and its liveness lapses, ``LIVE_TTL``
+seconds), the next socket handed an event of the session takes it over. A socket opened with
+``?events=all`` is an observer: it gets every event and holds nothing.
+
+An agent's sockets do not join the agent's group themselves: each process has one *relay* per
+agent (:func:`asubscribe`), the group's only member there, which decides once per event which
+of the process's sockets gets it (a session nobody holds goes to the process's sockets in turn)
+and hands it over. With the sockets as members, an event woke every socket of the agent in
+every process, to be dropped by all but one: 300 sockets of one agent made each
+``session.opened`` 300 wake-ups (docs/performance.md). Python listeners (``a2ui.agents``) are
+still members themselves and decide with :func:`atake`; MCP listen streams are members that
+only watch (they hold nothing).
 
 Pushes, answers to the socket's own requests (``reply_channel``) and ``a2ui.pending`` are not
 routed here: any socket of the agent may push to any session.
@@ -28,6 +36,8 @@ import time
 import weakref
 from urllib.parse import parse_qs
 
+from channels.layers import get_channel_layer
+
 from ..core.errors import DomainError, Fault
 from . import shared
 
@@ -43,6 +53,7 @@ ROUTED = frozenset({"session.opened", "session.resumed", "session.closed", "user
                     "user.respond", "consent.changed", "a2ui.v09",
                     "user.message", "user.action",  # AG-UI clients (seed 003)
                     "agui.run_started", "agui.run_ended"})  # AG-UI 1.0 runs (services.runs)
+EVENT_TYPE = "a2ui.agent_event"  # what the agent's group carries (groups.agent_event)
 
 # KEYS[1] the session's holder key; ARGV: this channel, the liveness key prefix, TTL.
 # Returns the holder after the call: this channel when it held or just took the session, else
@@ -82,18 +93,19 @@ class _Local:
     def __init__(self):
         self.holders = {}  # session hex -> (channel, expires at)
 
-    def take(self, session_hex, channel, ttl, open_channels):
+    def route(self, session_hex, channel, ttl, open_channels):
+        """The session's holder after ``channel`` asked for it (as ``TAKE_SCRIPT``)."""
         now = time.monotonic()
         holder = self.holders.get(session_hex)
         if (holder is not None and holder[0] != channel and holder[1] > now
                 and holder[0] in open_channels):
-            return False
+            return holder[0]
         self.holders[session_hex] = (channel, now + ttl)
         if len(self.holders) > 10000:
             for key in [k for k, (c, t) in self.holders.items()
                         if t <= now or c not in open_channels]:
                 del self.holders[key]
-        return True
+        return channel
 
 
 _local = _Local()
@@ -146,25 +158,39 @@ async def _heartbeat():
             log.warning("a2ui: agent socket heartbeat failed", exc_info=True)
 
 
-async def atake(channel, mode, event):
-    """Whether the socket ``channel`` passes this agent event on (see the module's docstring)."""
-    if mode == ALL or event.get("method") not in ROUTED:
-        return True
+def _routing(event):
+    """``(session hex, hold TTL)`` of an event routed to one socket, else ``(None, None)``."""
+    if event.get("method") not in ROUTED:
+        return None, None
     session_id = (event.get("params") or {}).get("session_id")
     if not session_id:
-        return True
-    session_hex = str(session_id).replace("-", "")
+        return None, None
     ttl = CLOSED_TTL if event["method"] == "session.closed" else HOLD_TTL
+    return str(session_id).replace("-", ""), ttl
+
+
+async def atake(channel, mode, event):
+    """Whether the socket ``channel`` passes this agent event on (see the module's docstring)."""
+    if mode == ALL:
+        return True
+    session_hex, ttl = _routing(event)
+    if session_hex is None:
+        return True
+    holder = await _aroute(session_hex, channel, ttl)
+    return holder is None or holder == channel
+
+
+async def _aroute(session_hex, channel, ttl):
+    """The channel holding the session once ``channel`` asked for it; None if Redis is away."""
     redis = _redis()
     if redis is None:
-        return _local.take(session_hex, channel, ttl, _open)
-    # Every socket of the agent in this process gets the event at once: the first asks Redis
-    # (and takes the session if nobody holds it), the others wait for its answer.
+        return _local.route(session_hex, channel, ttl, _open)
+    # Several askers of this process at once (listeners, relays of other event loops): the
+    # first asks Redis (and takes the session if nobody holds it), the others wait for it.
     key = (asyncio.get_running_loop(), session_hex)
     asking = _asking.get(key)
     if asking is not None:
-        holder = await asyncio.shield(asking)
-        return holder is None or holder == channel
+        return await asyncio.shield(asking)
     asking = _asking[key] = asyncio.get_running_loop().create_future()
     holder = None
     try:
@@ -176,4 +202,125 @@ async def atake(channel, mode, event):
     finally:
         del _asking[key]
         asking.set_result(holder)
-    return holder is None or holder == channel
+    return holder
+
+
+# Relays ----------------------------------------------------------------------------------------
+
+_relays = weakref.WeakKeyDictionary()  # event loop -> {group: _Relay}
+
+
+async def asubscribe(group, channel, mode, deliver):
+    """Socket ``channel`` (mode ``"one"`` or ``"all"``) gets the events of the agent's ``group``
+    that are its to get: ``await deliver(event)`` for each, in order."""
+    await ajoin(channel, mode)
+    relays = _relays.setdefault(asyncio.get_running_loop(), {})
+    relay = relays.get(group)
+    if relay is None:
+        relay = relays[group] = _Relay(group)
+    relay.members[channel] = (mode, deliver)
+    await relay.start()
+
+
+async def aunsubscribe(group, channel):
+    """The socket closed: no more events; the sessions it held go to the next socket."""
+    await aleave(channel)
+    relay = _relays.get(asyncio.get_running_loop(), {}).get(group)
+    if relay is not None and relay.members.pop(channel, None) is not None:
+        await relay.stop_if_unused()
+
+
+class _Relay:
+    """One agent's group in this process (and event loop), for the agent's sockets here."""
+
+    REFRESH_SECONDS = 3600  # channel layers forget group members after a day (group_expiry)
+
+    def __init__(self, group):
+        self.group = group
+        self.members = {}  # channel -> (mode, deliver)
+        self.channel = None
+        self.tasks = ()
+        self.turn = 0  # the next candidate for a session nobody holds (round robin)
+        self.lock = asyncio.Lock()
+
+    async def start(self):
+        async with self.lock:
+            if self.channel is not None or not self.members:
+                return
+            layer = get_channel_layer()
+            channel = await layer.new_channel()
+            await layer.group_add(self.group, channel)
+            self.channel = channel
+            loop = asyncio.get_running_loop()
+            self.tasks = (loop.create_task(self._receive(layer, channel)),
+                          loop.create_task(self._refresh(layer, channel)))
+
+    async def stop_if_unused(self):
+        async with self.lock:
+            if self.channel is None or self.members:
+                return
+            for task in self.tasks:
+                task.cancel()
+            channel, self.channel, self.tasks = self.channel, None, ()
+            try:
+                await get_channel_layer().group_discard(self.group, channel)
+            except Exception:  # Redis away: the membership lapses with the layer's expiry
+                log.warning("a2ui: could not leave %s", self.group, exc_info=True)
+
+    async def _refresh(self, layer, channel):
+        while True:
+            await asyncio.sleep(self.REFRESH_SECONDS)
+            try:
+                await layer.group_add(self.group, channel)
+            except Exception:
+                log.warning("a2ui: could not refresh %s", self.group, exc_info=True)
+
+    async def _receive(self, layer, channel):
+        while True:
+            try:
+                event = await layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the layer's connection is away: it reconnects
+                log.warning("a2ui: agent events not received; retrying", exc_info=True)
+                await asyncio.sleep(1.0)
+                continue
+            try:
+                await self.route(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("a2ui: could not route an agent event")
+
+    async def route(self, event):
+        """Hand ``event`` to the sockets here that get it."""
+        if event.get("type") != EVENT_TYPE:
+            return  # for another kind of member of the group (or a newer version of the app)
+        targets = [deliver for mode, deliver in self.members.values() if mode == ALL]
+        ones = [(channel, deliver) for channel, (mode, deliver) in self.members.items()
+                if mode == ONE]
+        session_hex, ttl = _routing(event)
+        if ones and session_hex is None:
+            targets.extend(deliver for _, deliver in ones)
+        elif ones:
+            candidate = ones[self.turn % len(ones)][0]
+            self.turn += 1
+            holder = await _aroute(session_hex, candidate, ttl)
+            if holder is None:  # Redis away: a duplicate beats a lost event
+                targets.extend(deliver for _, deliver in ones)
+            else:
+                member = self.members.get(holder)  # None: a socket of another process
+                if member is not None and member[0] == ONE:
+                    targets.append(member[1])
+        for deliver in targets:
+            try:
+                await deliver(event)
+            except Exception:  # one socket's failure is not the others'
+                log.exception("a2ui: could not deliver an agent event")
+
+
+def clear():
+    """Forget this process's holders, sockets and relays (tests)."""
+    _local.holders.clear()
+    _open.clear()
+    _relays.clear()

@@ -145,3 +145,56 @@ def test_a_bad_listener_mode_is_refused(agent):
 
     with pytest.raises(ValueError):
         agents.events(agent, events="some")
+
+
+async def test_one_wake_up_per_event_whatever_the_number_of_sockets(
+    user, agent, agent_key, monkeypatch
+):
+    """Five sockets of one agent in one process: each session event wakes one socket, not five
+    (the process's relay decides; agentroute), and new sessions go round the sockets."""
+    from channels.db import database_sync_to_async
+
+    from a2ui import tokens
+    from a2ui.consumers.agent import A2UIAgentConsumer
+
+    woken = []
+    dispatch = A2UIAgentConsumer.dispatch
+    deliver = getattr(A2UIAgentConsumer, "agent_event", None)  # the relay's hand-over
+
+    async def counting_dispatch(self, message):
+        if message.get("type") == "a2ui.agent_event":
+            woken.append(message)
+        return await dispatch(self, message)
+
+    async def counting_deliver(self, event):
+        woken.append(event)
+        return await deliver(self, event)
+
+    monkeypatch.setattr(A2UIAgentConsumer, "dispatch", counting_dispatch)
+    if deliver is not None:
+        monkeypatch.setattr(A2UIAgentConsumer, "agent_event", counting_deliver)
+    sockets = [await connect_agent(agent_key) for _ in range(5)]
+    people, sids = [], []
+    for _ in range(5):
+        issued = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
+        person = await connect_user(issued.token)
+        sids.append(await init_session(person))
+        people.append(person)
+    seen = [await _events(s) for s in sockets]
+    assert len(woken) == 5  # one per session.opened
+    for sid in sids:
+        assert sum(_methods(got, sid).count("session.opened") for got in seen) == 1
+    assert all(len(got) == 1 for got in seen), seen  # one new session each
+    for comm in (*sockets, *people):
+        await comm.disconnect()
+
+
+async def test_the_relay_leaves_with_the_last_socket_and_comes_back(stream_token, agent_key):
+    first = await connect_agent(agent_key)
+    await first.disconnect()
+    second = await connect_agent(agent_key)  # the relay joins the group again
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    assert _methods(await _events(second), sid) == ["session.opened"]
+    for comm in (second, person):
+        await comm.disconnect()
