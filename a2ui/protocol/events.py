@@ -103,3 +103,8 @@ def encode_cached(session_hex, message):
                 del _cache[old]
         _cache[key] = text
     return text
+
+
+def clear_cache():
+    """Forget every cached text (``a2ui.services.memory`` does so once sockets have closed)."""
+    _cache.clear()

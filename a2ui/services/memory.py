@@ -21,6 +21,9 @@ sockets only open and stay.
 import asyncio
 import ctypes
 import gc
+import re
+import sys
+import urllib.parse
 
 MIN_CLOSED = 50
 DELAY_SECONDS = 5.0
@@ -55,12 +58,32 @@ def socket_closed():
 
 
 def collect():
-    """One full collection and a heap trim; resets the count of closed sockets."""
+    """Caches emptied, one full collection and a heap trim; resets the count of closed sockets."""
     counts.handle = None
     counts.closed = 0
     counts.collections += 1
+    forget_caches()
     gc.collect()
     _trim()
+
+
+def forget_caches():
+    """Empty the caches that hold what the closed sockets left behind.
+
+    Each is small and bounded, but its entries were made while the sockets were busy, so they
+    are scattered over the memory those sockets used, and each survivor keeps the page (with
+    C ``malloc``, ``a2ui_serve``'s default) or the 1 MB arena (CPython's allocator, freed only
+    when empty) it sits in. Emptied, the trim gives those pages back; CPython's arenas stay
+    pinned by the libraries' own survivors (docs/performance.md, "Soak"). Each refills on use.
+    """
+    from ..protocol import events
+    from . import metrics
+
+    events.clear_cache()  # encoded pushes, (session, epoch, seq) -> text
+    metrics.forget_activated()  # sessions already moved to active
+    urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
+    re.purge()
+    sys._clear_type_cache()  # attribute names looked up per message (handler names ...)
 
 
 def _malloc_trim():

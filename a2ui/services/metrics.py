@@ -175,14 +175,23 @@ def _write(taken):
         A2UISessionLog.objects.filter(
             pk__in=pushed, state=A2UISessionLog.State.INITIALIZED
         ).update(state=A2UISessionLog.State.ACTIVE)
-        if len(_activated) > 100_000:
+        _activated.update(dict.fromkeys(pushed))
+        if len(_activated) > MAX_ACTIVATED:  # keep the newest half: at worst one UPDATE more
+            newest = list(_activated)[-(MAX_ACTIVATED // 2):]
             _activated.clear()
-        _activated.update(pushed)
+            _activated.update(dict.fromkeys(newest))
 
 
 # Sessions this process has already moved to active: the transition happens once, so later
-# flushes skip it instead of re-sending every busy session id.
-_activated = set()
+# flushes skip it instead of re-sending every busy session id. Insertion-ordered and bounded;
+# a session forgotten here costs one more (no-op) UPDATE the next time it is pushed to.
+MAX_ACTIVATED = 4096
+_activated = {}
+
+
+def forget_activated():
+    """Drop the sessions remembered as active (``a2ui.services.memory``, once sockets closed)."""
+    _activated.clear()
 
 
 def _write_postgresql(taken):

@@ -141,3 +141,43 @@ async def test_a_socket_opens_while_the_thread_sensitive_thread_is_busy(stream_t
         release.set()
         await blocker
     await user.disconnect()
+
+
+def test_the_collection_empties_what_closed_sockets_leave_in_caches():
+    """Entries made while the sockets were busy keep whole arenas of the small-object allocator
+    alive after the sockets closed (docs/performance.md): the collection empties them."""
+    import urllib.parse
+
+    from a2ui.core import events
+    from a2ui.protocol import events as wire
+    from a2ui.services import metrics
+
+    wire.encode_cached("s1", events.to_message(events.Kind.NOTIFY,
+                                               {"level": "info", "title": "x"}, 1, "e"))
+    metrics._activated["a-session"] = None
+    urllib.parse.urlsplit("ws://127.0.0.1/ws/v4/a2ui?token=one-of-a-kind")
+    assert wire._cache and metrics._activated and urllib.parse.urlsplit.cache_info().currsize
+    memory.collect()
+    assert not wire._cache and not metrics._activated
+    assert urllib.parse.urlsplit.cache_info().currsize == 0
+    memory.reset()
+
+
+def test_the_activated_sessions_are_bounded_and_still_activated(monkeypatch, user):
+    """Real rows on either database: every pushed session becomes active, and the memory of
+    which ones already are keeps only the newest."""
+    from a2ui.models import A2UISessionLog
+    from a2ui.services import metrics
+
+    monkeypatch.setattr(metrics, "MAX_ACTIVATED", 4)
+    monkeypatch.setattr(metrics, "_activated", {})
+    rows = [A2UISessionLog.objects.create(user=user, state="initialized") for _ in range(10)]
+    for row in rows:
+        counts = metrics._Counts()
+        counts.pushed = counts.messages = 1
+        metrics._write({str(row.session_id): counts})
+    assert 0 < len(metrics._activated) <= 4
+    assert str(rows[-1].session_id) in metrics._activated  # the newest are kept
+    states = set(A2UISessionLog.objects.filter(pk__in=[r.pk for r in rows])
+                 .values_list("state", flat=True))
+    assert states == {"active"}
