@@ -62,3 +62,34 @@ def test_bad_settings_stop_the_server_before_it_listens(settings):
     settings.A2UI = {**settings.A2UI, "MAX_PAYLOAD_SIZE": "big"}
     with pytest.raises(SystemCheckError, match="MAX_PAYLOAD_SIZE"):
         call_command("a2ui_serve", "-p", "0", skip_checks=False)
+
+
+def test_the_command_line_runs_again_under_malloc_unless_told_otherwise(monkeypatch):
+    from a2ui.management.commands.a2ui_serve import Command, reexec_argv
+
+    monkeypatch.setattr("sys.orig_argv", ["python3", "-X", "utf8", "manage.py", "a2ui_serve",
+                                          "-p", "9000"])
+    executable, args, env = reexec_argv("malloc", {"PATH": "/bin"})
+    assert args[1:] == ["-X", "utf8", "manage.py", "a2ui_serve", "-p", "9000"]
+    assert env == {"PATH": "/bin", "PYTHONMALLOC": "malloc"}
+    # already under an allocator the operator chose (or the one we set): go on here
+    assert reexec_argv("malloc", {"PYTHONMALLOC": "malloc"}) is None
+    assert reexec_argv("malloc", {"PYTHONMALLOC": "pymalloc_debug"}) is None
+    # CPython's own allocator asked for, or a command line that does not parse
+    assert reexec_argv("pymalloc", {}) is None
+    assert reexec_argv(None, {}) is None
+    # the command's own parser reads the option, abbreviations included
+    command, line = Command(), ["manage.py", "a2ui_serve", "-p", "9000"]
+    assert command.allocator_in(line) == "malloc"
+    assert command.allocator_in([*line, "--allocator", "pymalloc"]) == "pymalloc"
+    assert command.allocator_in([*line, "--allocator=pymalloc"]) == "pymalloc"
+    assert command.allocator_in([*line, "--alloc", "pymalloc"]) == "pymalloc"
+    assert command.allocator_in([*line, "--allocator", "jemalloc"]) is None
+    # where exec would start another process instead of replacing this one
+    monkeypatch.setattr("os.name", "nt")
+    assert reexec_argv("malloc", {}) is None
+
+
+def test_a_bad_allocator_is_refused():
+    with pytest.raises(CommandError, match="allocator"):
+        call_command("a2ui_serve", "--allocator", "jemalloc")

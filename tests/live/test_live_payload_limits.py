@@ -165,6 +165,10 @@ async def test_sigterm_closes_every_socket_with_1001_and_exits_0(daphne_server, 
     user = await open_user(server, stream_token)
     sid = await init_session(user)
     ws, _ = await open_v09(server, stream_token)
+    # a2ui_serve ran itself again with C malloc as Python's allocator (--allocator): the same
+    # process, which the SIGTERM below still stops cleanly
+    with open(f"/proc/{server.proc.pid}/environ", "rb") as f:
+        assert b"PYTHONMALLOC=malloc" in f.read().split(b"\0")
     server.proc.send_signal(signal.SIGTERM)
     for client in (agent, user, ws):
         code, reason, _ = await client.expect_close()

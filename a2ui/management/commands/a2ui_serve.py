@@ -5,9 +5,18 @@ behave behind a proxy, with the WebSocket transport limits derived from
 ``A2UI['MAX_PAYLOAD_SIZE']`` (see :mod:`a2ui.serving`): frames up to twice the limit reach the
 app and get ``-32002``; larger ones are closed with 1009. SIGTERM (and SIGINT unless ignored)
 stops the server: open sockets are closed, applications cancelled, exit status 0.
+
+Run from the command line, it serves with C ``malloc`` as Python's allocator (``--allocator``,
+default ``malloc``; it runs itself once more with ``PYTHONMALLOC=malloc`` unless ``PYTHONMALLOC``
+is set already). CPython's own small-object allocator gives a 1 MB arena back only once every
+object in it is freed, so after a burst of sockets the process kept what the burst used; with
+``malloc`` the full collection after a mass close (``a2ui.services.memory``) hands the freed
+pages back. It costs CPU: docs/performance.md has both figures; ``--allocator pymalloc`` keeps
+CPython's.
 """
 
 import logging
+import os
 import sys
 
 from django.conf import settings
@@ -16,6 +25,19 @@ from django.utils.module_loading import import_string
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+ALLOCATORS = ("malloc", "pymalloc")
+
+
+def reexec_argv(allocator, environ):
+    """``(executable, argv, env)`` to run this command again under ``allocator`` (the
+    ``--allocator`` asked for), or None to go on in this process: the allocator is chosen when
+    the interpreter starts."""
+    if allocator != "malloc" or "PYTHONMALLOC" in environ:
+        return None  # CPython's allocator asked for, or the operator chose one already
+    if os.name != "posix" or not sys.executable:
+        return None  # exec would not keep the process (Windows), or no interpreter to run
+    orig = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
+    return sys.executable, [sys.executable, *orig[1:]], {**environ, "PYTHONMALLOC": "malloc"}
 
 
 def _daphne_logging(verbosity, log_fmt):
@@ -33,6 +55,23 @@ def _daphne_logging(verbosity, log_fmt):
 class Command(BaseCommand):
     help = ("Serve the project with Daphne, the WebSocket limits set from A2UI['MAX_PAYLOAD_SIZE'] "
             "(oversized frames get -32002 up to twice the limit, then close 1009).")
+
+    def run_from_argv(self, argv):
+        again = reexec_argv(self.allocator_in(argv), os.environ)
+        if again is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execve(*again)  # the same process (pid, signals, descriptors), a new interpreter
+        super().run_from_argv(argv)
+
+    def allocator_in(self, argv):
+        """``--allocator`` of a command line, as this command's own parser reads it (None when
+        the line does not parse: ``run_from_argv`` then reports why)."""
+        try:
+            options, _ = self.create_parser(argv[0], argv[1]).parse_known_args(argv[2:])
+        except (CommandError, SystemExit):
+            return None
+        return options.allocator
 
     def add_arguments(self, parser):
         parser.add_argument("application", nargs="?", default=None,
@@ -67,6 +106,11 @@ class Command(BaseCommand):
         parser.add_argument("--websocket-max-message-size", type=int, default=None,
                             help="transport cap per WebSocket message and frame, bytes; must "
                                  "exceed A2UI['MAX_PAYLOAD_SIZE'] (default: twice it)")
+        parser.add_argument("--allocator", choices=ALLOCATORS, default=ALLOCATORS[0],
+                            help="Python's memory allocator from the command line: 'malloc' "
+                                 "(default; memory freed after a burst goes back to the system) "
+                                 "or 'pymalloc' (CPython's, less CPU; keeps the burst's "
+                                 "high-water mark). PYTHONMALLOC, if set, wins")
 
     def handle(self, *args, **options):
         from daphne.endpoints import build_endpoint_description_strings
@@ -127,9 +171,9 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         logging.getLogger("daphne").info(
-            "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes",
+            "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes; allocator %s",
             ", ".join(endpoints), a2ui_settings.MAX_PAYLOAD_SIZE,
-            server.websocket_max_message_size,
+            server.websocket_max_message_size, os.environ.get("PYTHONMALLOC", "pymalloc"),
         )
         server.run()
         if server.abort_start:
