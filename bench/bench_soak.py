@@ -1,14 +1,18 @@
 """Soak: N people and N agent sockets on one Daphne, R pushes per session per second. Not a test.
 
     python bench/bench_soak.py [--sessions 300] [--rate 1] [--seconds 180] [--rounds 3]
-                               [--clients 2] [--agent-sockets N]
+                               [--clients 2] [--agent-sockets N] [--servers 1]
+                               [--allocator malloc|pymalloc]
     python bench/bench_soak.py --quick          # 50 sessions, 20 s, 2 rounds (``make bench``)
 
-One Daphne process serves our app with PostgreSQL (``--database-url``, created and migrated
-if absent) and Redis (``--redis-db``, flushed), as in production. The load comes from
-``--clients`` other processes (``soak_client.py``), each with its share of the sessions, so
-that the load generator's own event loop does not add to the measured latency; this process
-only drives them and reads the server's RSS and CPU time. Each round:
+One Daphne process (``--servers``: that many, as production runs several), started by
+``manage.py a2ui_serve --allocator`` (``malloc`` by default, as a2ui_serve's), serves our app with
+PostgreSQL (``--database-url``, created and migrated if absent) and Redis (``--redis-db``,
+flushed), as in production. The load comes from ``--clients`` other processes
+(``soak_client.py``), each with its share of the sessions, so that the load generator's own
+event loop does not add to the measured latency; client ``c`` connects all its sockets to
+server ``c % servers``. This process only drives them and reads the servers' RSS and CPU time
+(added up over the servers). Each round:
 
 1. reads the Daphne process's RSS (``/proc/<pid>/status``), idle;
 2. the open storm: opens the agent sockets (``--agent-sockets``, default one per session, all
@@ -49,19 +53,48 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_push import Profiler, daphne, pct, prepare_database, server_env  # noqa: E402
+from bench_push import (  # noqa: E402
+    HOST,
+    ROOT,
+    Proc,
+    Profiler,
+    free_port,
+    pct,
+    prepare_database,
+    server_env,  # noqa: E402
+)
 from soak_client import child_main  # noqa: E402
 
 
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def _each(pids):
+    return [pids] if isinstance(pids, int) else list(pids)
 
 
-def memory_map(pid):
+def rss_mb(pids):
+    """The resident memory of the servers, added up (MB)."""
+    total = 0.0
+    for pid in _each(pids):
+        with open(f"/proc/{pid}/status") as f:
+            total += next((int(line.split()[1]) / 1024 for line in f
+                           if line.startswith("VmRSS:")), float("nan"))
+    return total
+
+
+def memory_map(pids):
+    """:func:`memory_map_of` each server, added up."""
+    out = {}
+    for pid in _each(pids):
+        for k, v in memory_map_of(pid).items():
+            if isinstance(v, dict):
+                merged = out.setdefault(k, {})
+                for size, mb in v.items():
+                    merged[size] = round(merged.get(size, 0) + mb, 1)
+            else:
+                out[k] = round(out.get(k, 0) + v, 1)
+    return out
+
+
+def memory_map_of(pid):
     """Where the process's resident memory is (MB), from /proc/<pid>/smaps: the brk heap,
     anonymous mappings by size (64 MB reservations are glibc's thread arenas, about 1 MB are
     CPython's obmalloc arenas, the rest large objects and stacks), and file-backed (code)."""
@@ -95,11 +128,14 @@ def memory_map(pid):
     return {k: round(v, 1) if isinstance(v, float) else v for k, v in out.items()}
 
 
-def cpu_of(pid):
-    """User + system CPU seconds of a process so far."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_of(pids):
+    """User + system CPU seconds of the servers so far."""
+    total = 0.0
+    for pid in _each(pids):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def make_fixtures(n_tokens):
@@ -127,15 +163,23 @@ def make_fixtures(n_tokens):
     return key, [tokens.issue_stream_token(u, agent).token for u in people]
 
 
+def serve(name, env, allocator):
+    """A Daphne process the way production runs one: ``manage.py a2ui_serve``."""
+    port = free_port()
+    return Proc(name, [sys.executable, str(ROOT / "manage.py"), "a2ui_serve", "-v", "0",
+                       "-b", HOST, "-p", str(port), "--allocator", allocator], env, port)
+
+
 class Clients:
     """The load client processes; ``call`` gives every one an order and gathers the replies."""
 
-    def __init__(self, n, port, agent_key):
+    def __init__(self, n, ports, agent_key):
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs = [], []
-        for _ in range(n):
+        for c in range(n):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=child_main, args=(theirs, port, agent_key), daemon=True)
+            proc = ctx.Process(target=child_main, args=(theirs, ports[c % len(ports)], agent_key),
+                               daemon=True)
             proc.start()
             self.conns.append(mine)
             self.procs.append(proc)
@@ -246,15 +290,15 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
     }
 
 
-def run(args, server, agent_key, tokens):
-    pid = server.proc.pid
-    clients = Clients(args.clients, server.port, agent_key)
+def run(args, servers, agent_key, tokens):
+    pid = [server.proc.pid for server in servers]
+    clients = Clients(args.clients, [server.port for server in servers], agent_key)
     try:
         print("warm-up: 10 sessions for 3 s ...", flush=True)
         soak_round(clients, pid, tokens[:10], min(10, args.agent_sockets), args, 3, 30)
         baseline = rss_mb(pid)
         print(f"baseline RSS {baseline:.1f} MB: {memory_map(pid)}", flush=True)
-        profiler = Profiler(args.py_spy, args.profile_dir, [server])
+        profiler = Profiler(args.py_spy, args.profile_dir, servers)
         rows = []
         for r in range(args.rounds):
             mine = tokens[10 + r * args.sessions:10 + (r + 1) * args.sessions]
@@ -295,7 +339,8 @@ def report(args, baseline, rows):
     target = 50.0 if args.sessions <= 300 else 100.0
     lines = [f"{args.sessions} sessions ({rows[0]['agent_sockets']} agent sockets) x "
              f"{args.rate} msg/s for {args.seconds} s, {args.rounds} rounds, settle "
-             f"{args.settle} s, {args.clients} client processes, {os.cpu_count()} CPUs; "
+             f"{args.settle} s, {args.servers} server and {args.clients} client processes, "
+             f"{os.cpu_count()} CPUs (server CPU and RSS: all servers added up); "
              f"baseline RSS {baseline:.1f} MB; load average {os.getloadavg()[0]:.1f}", "",
              *HEADER]
     lines += [fmt_row(r + 1, row) for r, row in enumerate(rows)]
@@ -325,6 +370,10 @@ def main():
     parser.add_argument("--seconds", type=int, default=180)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=2, help="load client processes")
+    parser.add_argument("--allocator", choices=("malloc", "pymalloc"), default="malloc",
+                        help="the servers' allocator (a2ui_serve --allocator)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="Daphne processes; client c uses server c %% servers")
     parser.add_argument("--agent-sockets", type=int,
                         help="agent sockets (of the one bench agent); default one per session")
     parser.add_argument("--settle", type=float, default=10.0,
@@ -348,6 +397,8 @@ def main():
     if args.quick:
         args.sessions, args.seconds, args.rounds, args.settle = 50, 20, 2, 5.0
     args.agent_sockets = args.agent_sockets or args.sessions
+    if args.clients % args.servers:
+        parser.error("--clients must be a multiple of --servers (an even share each)")
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE,
@@ -355,14 +406,19 @@ def main():
     env = server_env(args.database_url, f"redis://127.0.0.1:{args.redis_port}/{args.redis_db}")
     prepare_database(args.database_url, env)
     agent_key, tokens = make_fixtures(10 + args.sessions * args.rounds)
-    server = daphne("a2ui", "a2ui_project.asgi:application", env)
+    env.pop("PYTHONMALLOC", None)  # a2ui_serve --allocator decides
+    servers = [serve(f"a2ui{i}", env, args.allocator) for i in range(args.servers)]
     try:
-        server.wait_ready()
-        print(f"a2ui on Daphne :{server.port} (pid {server.proc.pid}), {os.cpu_count()} CPUs, "
-              f"{args.clients} client processes", flush=True)
-        baseline, rows = run(args, server, agent_key, tokens)
+        for server in servers:
+            server.wait_ready()
+        print(f"a2ui on {len(servers)} Daphne process(es) (manage.py a2ui_serve --allocator "
+              f"{args.allocator}) "
+              f"{', '.join(f':{s.port} pid {s.proc.pid}' for s in servers)}, "
+              f"{os.cpu_count()} CPUs, {args.clients} client processes", flush=True)
+        baseline, rows = run(args, servers, agent_key, tokens)
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
     text, ok = report(args, baseline, rows)
     print()
     print(text)
