@@ -85,14 +85,14 @@ def identifier(d: dict[str, Any], key: str, path: str, *, required: bool = True)
     return value
 
 
-def name_reason(value: Any) -> str | None:
-    """Why ``value`` is not a name (an action type, a component id a person's action names),
-    or None: a name is not text (no control characters, NUL included, which no database
-    stores, and no lone surrogates; 1 to :data:`MAX_NAME` characters)."""
+def name_reason(value: Any, max_length: int = MAX_NAME) -> str | None:
+    """Why ``value`` is not a name (an action type, a component id a person's action names, a
+    catalog id), or None: a name is one line of text (no control characters, NUL included,
+    which no database stores, and no lone surrogates; 1 to ``max_length`` characters)."""
     if not isinstance(value, str):
         return "must be a string"
-    if not value or len(value) > MAX_NAME:
-        return f"must be 1 to {MAX_NAME} characters"
+    if not value or len(value) > max_length:
+        return f"must be 1 to {max_length} characters"
     if _NOT_IN_NAME.search(value):
         return "must not contain control characters"
     return None

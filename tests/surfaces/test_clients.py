@@ -138,6 +138,26 @@ async def test_v09_socket_auth_and_handshake(stream_token, agent_key):
     assert out["type"] == "websocket.close" and out["code"] == 4000
 
 
+@pytest.mark.parametrize("catalog_id", ["a\x00b", "\x00", "line\nbreak", "", "x" * 501, 7])
+async def test_catalog_ids_are_one_line_names(stream_token, catalog_id):
+    """Capabilities are stored with the session: a NUL (PostgreSQL's jsonb refuses it) or any
+    control character is the protocol's VALIDATION_FAILED naming the id, before any row."""
+    from a2ui.models import A2UISessionLog
+
+    before = await database_sync_to_async(A2UISessionLog.objects.count)()
+    comm, _ = await v09_socket(stream_token, handshake=False)
+    await comm.send_to(text_data=json.dumps({"version": "v0.9", "capabilities": {"v0.9": {
+        "supportedCatalogIds": [BASIC_CATALOG_ID, catalog_id]}}}))
+    reply = await recv(comm)
+    assert reply["error"]["code"] == "VALIDATION_FAILED", reply
+    assert reply["error"]["path"] == "/capabilities/v0.9/supportedCatalogIds/1"
+    assert "catalog id" in reply["error"]["message"]
+    assert await database_sync_to_async(A2UISessionLog.objects.count)() == before
+    await comm.send_to(text_data=json.dumps({"version": "v0.9", "capabilities": V09_CAPS}))
+    assert "session" in await recv(comm)  # the socket is still usable
+    await comm.disconnect()
+
+
 async def test_capability_refusal(stream_token, agent_key):
     agent = await connect_agent(agent_key)
     comm, sid = await v09_socket(stream_token, capabilities={"v0.9": {

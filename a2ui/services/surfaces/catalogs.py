@@ -8,12 +8,14 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from ...conf import a2ui_settings
+from ...protocol.fields import name_reason
 from ...v09 import BASIC_CATALOG_ID, CatalogError, CatalogRegistry
 from .cleaning import _failed
 
 # Catalogs --------------------------------------------------------------------------------------
 
 _registry = None
+MAX_CATALOG_ID = 500
 
 
 def load_catalog(entry):
@@ -110,9 +112,13 @@ def parse_client_capabilities(obj):
     if not isinstance(caps, dict) or not isinstance(caps.get("v0.9"), dict):
         raise _failed("Expected an object with a \"v0.9\" object.", f"/{key}")
     ids = caps["v0.9"].get("supportedCatalogIds")
-    if not isinstance(ids, list) or not all(isinstance(i, str) and len(i) <= 500 for i in ids) \
-            or len(ids) > 50:
+    path = f"/{key}/v0.9/supportedCatalogIds"
+    if not isinstance(ids, list) or len(ids) > 50:
         raise _failed("supportedCatalogIds must be an array of at most 50 catalog id strings.",
-                      f"/{key}/v0.9/supportedCatalogIds")
+                      path)
+    for i, catalog_id in enumerate(ids):
+        reason = name_reason(catalog_id, MAX_CATALOG_ID)
+        if reason:  # stored with the session: no NUL (jsonb), no control characters
+            raise _failed(f"A catalog id {reason}.", f"{path}/{i}")
     return {"v0.9": {"supportedCatalogIds": list(ids)}}
 
