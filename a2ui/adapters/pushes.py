@@ -19,3 +19,10 @@ async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_i
     kind, data = wire.to_event(method, params)
     return await delivery.aemit(agent_id, session_id, kind, data, reply_channel=reply_channel,
                                 rpc_id=rpc_id)
+
+
+async def apush_batch(agent_id, session_id, batch):
+    """``delivery.aemit_batch`` for validated ``(method, params)`` pairs: all or nothing;
+    returns their sequence numbers."""
+    return await delivery.aemit_batch(
+        agent_id, session_id, [wire.to_event(method, params) for method, params in batch])

@@ -62,7 +62,9 @@ class StreamTokenView(A2UIAPIView):
 class SessionMessagesView(A2UIAsyncAPIView):
     """Agents push fire-and-forget JSON-RPC notifications (one object or a list) to a session.
 
-    The whole list is validated before anything is delivered: a bad item changes nothing.
+    The whole list is validated before anything is delivered, and applied in one transaction:
+    a bad item, or one the stored state refuses (``ui.update`` of an unknown component),
+    changes nothing and is answered with its ``index``.
     ui.request_input and ui.confirm need an answer, so they go over the agent WebSocket or the
     Python API instead.
     """
@@ -77,10 +79,8 @@ class SessionMessagesView(A2UIAsyncAPIView):
         if len(items) > 100:
             raise ValidationError({"detail": "At most 100 messages per request."})
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
-        delivered = []
-        for method, params in batch:
-            seq, _ = await pushes.apush(request.auth.id, session_id, method, params)
-            delivered.append({"method": method, "seq": seq})
+        seqs = await pushes.apush_batch(request.auth.id, session_id, batch)
+        delivered = [{"method": method, "seq": seq} for (method, _), seq in zip(batch, seqs)]
         return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
 
     def _validate(self, index, item, session_id):

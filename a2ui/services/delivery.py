@@ -8,7 +8,10 @@ when every socket of the session is in this process (``a2ui.services.direct``), 
 send. progress, notify and navigate touch no database at all.
 """
 
+from django.db import transaction
+
 from ..core import events
+from ..core.errors import DomainError
 from ..core.events import Kind
 from . import activity, components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
@@ -28,17 +31,63 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
         return await _apush_stateless(agent_id, session_id, kind, data), None
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     request = None
-    if kind is Kind.COMPONENT_RENDERED:
-        await dbthreads.run(components.store_render, sid, data)
-    elif kind is Kind.COMPONENT_UPDATED:
-        await dbthreads.run(components.store_update, sid, data)
-    elif kind in activity.KINDS:
-        data = await dbthreads.run(activity.store, sid, kind, data, prefix)
-    elif kind is Kind.REQUEST_OPENED:
+    if kind is Kind.REQUEST_OPENED:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
         request = await dbthreads.run(
             pending.create, sid, data["kind"], data["params"], reply_channel, rpc_id
         )
+    elif _stores(kind):
+        data = await dbthreads.run(_apply, sid, kind, data, prefix)
+    return await _send(sid, kind, data), request
+
+
+async def aemit_batch(agent_id, session_id, items):
+    """Apply a batch of agent events all or nothing, then deliver them in order; return the
+    sequence numbers.
+
+    ``items`` are ``(kind, data)`` pairs, validated, none of them ``request.opened`` (a request
+    waits for its own answer). The state changes of the whole batch run in one transaction: an
+    item refused by the stored state (``ui.update`` of a component that is not there, an
+    activity the stored one does not allow) raises its DomainError with ``data.index`` and
+    nothing of the batch is stored or sent.
+    """
+    if any(kind is Kind.REQUEST_OPENED for kind, _ in items):
+        raise ValueError("a batch cannot open requests")
+    sid = await sessions.aensure_agent_session(agent_id, session_id)
+    if any(_stores(kind) for kind, _ in items):
+        items = await dbthreads.run(_apply_all, sid, items)
+    return [await _send(sid, kind, data) for kind, data in items]
+
+
+def _stores(kind):
+    return kind in (Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED) or kind in activity.KINDS
+
+
+def _apply(sid, kind, data, prefix=""):
+    """The stored-state change of one event (none for stateless kinds); returns the data to
+    send (an activity diff gets its full content)."""
+    if kind is Kind.COMPONENT_RENDERED:
+        components.store_render(sid, data)
+    elif kind is Kind.COMPONENT_UPDATED:
+        components.store_update(sid, data)
+    elif kind in activity.KINDS:
+        data = activity.store(sid, kind, data, prefix)
+    return data
+
+
+def _apply_all(sid, items):
+    applied = []
+    with transaction.atomic():
+        for index, (kind, data) in enumerate(items):
+            try:
+                applied.append((kind, _apply(sid, kind, data)))
+            except DomainError as exc:
+                exc.data = {**(exc.data if isinstance(exc.data, dict) else {}), "index": index}
+                raise
+    return applied
+
+
+async def _send(sid, kind, data):
     seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
     buffer.add(
         sid,
@@ -47,7 +96,7 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
         pushed=True,
     )
     await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
-    return seq, request
+    return seq
 
 
 async def _apush_stateless(agent_id, session_id, kind, data):
