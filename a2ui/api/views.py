@@ -80,7 +80,7 @@ class SessionMessagesView(A2UIAsyncAPIView):
             raise ValidationError({"detail": "At most 100 messages per request."})
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
         seqs = await pushes.apush_batch(request.auth.id, session_id, batch)
-        delivered = [{"method": method, "seq": seq} for (method, _), seq in zip(batch, seqs)]
+        delivered = [{"method": m, "seq": seq} for (m, _), seq in zip(batch, seqs, strict=True)]
         return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
 
     def _validate(self, index, item, session_id):
