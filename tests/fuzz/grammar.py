@@ -256,4 +256,18 @@ def fixed_frames(valid, label, max_paths=8):
                 parent = parent[step]
             parent[path[-1]] = leaf
             frames.append(Frame(f"{label}:fixed", emit(body)))
+    return frames + nul_frames(valid, label)
+
+
+def nul_frames(valid, label, max_paths=40):
+    """NUL in every member at any depth (PostgreSQL's jsonb and text refuse it where SQLite
+    stores it): ``valid`` with one value replaced by ``"a\x00b"``, one frame per path."""
+    frames = []
+    for path in [p for p in Fuzzer(0)._paths(valid) if p][:max_paths]:
+        body = copy.deepcopy(valid)
+        parent = body
+        for step in path[:-1]:
+            parent = parent[step]
+        parent[path[-1]] = "a\x00b"
+        frames.append(Frame(f"{label}:nul", emit(body)))
     return frames
