@@ -118,8 +118,8 @@ class Fuzzer:
             return rng.choice(URLS)
         if kind == 5:
             return rng.choice(STRINGS)
-        if kind == 6:
-            return rng.choice(TYPES)
+        if kind == 6:  # a copy: mutations change what they inserted, and TYPES is shared
+            return copy.deepcopy(rng.choice(TYPES))
         if kind == 7:
             return _deep(rng) if rng.random() < 0.5 else self.nested(rng.randint(20, 120))
         if kind == 8:
