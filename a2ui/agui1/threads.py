@@ -21,9 +21,9 @@ from ..services import admission, consent, groups, sessions
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 
 
-def _find(token, thread_id):
+def find(user_id, agent_id, thread_id):
     """The live session of this person and agent for ``thread_id``, or None."""
-    live = A2UISessionLog.objects.filter(user_id=token.user_id, agent_id=token.agent_id,
+    live = A2UISessionLog.objects.filter(user_id=user_id, agent_id=agent_id,
                                          state__in=A2UISessionLog.LIVE_STATES)
     try:
         by_id = live.filter(pk=uuid.UUID(thread_id)).values_list("pk", flat=True).first()
@@ -35,10 +35,13 @@ def _find(token, thread_id):
             .values_list("pk", flat=True).first())
 
 
-async def aopen(token, thread_id):
-    """(session, counted epoch): the thread's session, resumed or opened, counted."""
+afind = database_sync_to_async(find)
+
+
+async def aopen(token, thread_id, found):
+    """(session, counted epoch): the thread's session (``found``, from :func:`afind`),
+    resumed, or a new one; counted."""
     session = None
-    found = await database_sync_to_async(_find)(token, thread_id)
     if found is not None:
         try:
             session = await sessions.aresume_session(token, found)

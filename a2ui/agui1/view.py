@@ -54,8 +54,8 @@ def _verify(raw):
     return tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_AGUI)
 
 
-def _cookie_token(user, agent_name):
-    """A stream_agui token row for a signed-in person (the session belongs to a token)."""
+def _cookie_agent(agent_name):
+    """The agent a signed-in person's run is for (named, or the default one)."""
     from ..api.views import _find_agent
 
     agent = _find_agent(agent_name) if agent_name else tokens.default_agent()
@@ -63,6 +63,12 @@ def _cookie_token(user, agent_name):
         raise DomainError(Fault.INVALID_INPUT, "Unknown or inactive agent." if agent_name else
                           "No default agent: name one in forwardedProps.a2ui.agent.",
                           {"path": "forwardedProps.a2ui.agent"})
+    return agent
+
+
+def _cookie_token(user, agent):
+    """A stream_agui token row for a signed-in person (the session belongs to a token),
+    issued once the run has passed every check."""
     return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).record
 
 
@@ -106,7 +112,7 @@ async def _resume_plan(session_id, resume):
     return plan
 
 
-def _transcript(token, run_input):
+def _transcript(user, run_input):
     """The run's new user messages with text content, as the session's transcript records
     them (``activity.person_message``: sanitized and bounded, or a DomainError naming the
     message). Content given as parts (images, files) is forwarded to the agent only."""
@@ -115,7 +121,7 @@ def _transcript(token, run_input):
         content = getattr(message, "content", None)
         if getattr(message, "role", None) == "user" and isinstance(content, str) and content:
             records.append(activity.person_message(
-                token.user.get_username(), content, None, f"messages.{i}"))
+                user.get_username(), content, None, f"messages.{i}"))
     return records
 
 
@@ -130,25 +136,36 @@ async def run_view(request):
         run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE)
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)
+    # Every check that can be made before anything is stored is made first, so that a refused
+    # run leaves no token, session, resumption or audit row behind.
     try:
         if token is None:
-            token = await database_sync_to_async(_cookie_token)(user, _agent_name(run_input))
-        if await shared.hit_rate_limit(f"agui1:{token.user_id}",
-                                       a2ui_settings.RATE_LIMIT_PER_MINUTE):
+            agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
+        else:
+            user, agent = token.user, token.agent
+        if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
             raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
-        session, counted = await threads.aopen(token, run_input.thread_id)
+        found = await threads.afind(user.pk, agent.pk, run_input.thread_id)
+        forwards = run_input.new_messages or run_input.model.resume
+        missing = await consent.amissing_types(user.pk)
+        if missing and forwards:
+            raise consent.consent_required_error(missing)
+        plan = await _resume_plan(found, run_input.model.resume)
+        said = _transcript(user, run_input)
+        if found is not None:
+            await runs.acheck_free(found, run_input.run_id)
+        if token is None:
+            token = await database_sync_to_async(_cookie_token)(user, agent)
+        session, counted = await threads.aopen(token, run_input.thread_id, found)
     except DomainError as exc:
         return _domain(exc)
     sid = session.session_id
     try:
-        forwards = run_input.new_messages or run_input.model.resume
-        missing = await consent.amissing_types(session.user_id)
-        if missing and forwards:
-            raise consent.consent_required_error(missing)
-        plan = await _resume_plan(sid, run_input.model.resume)
-        said = _transcript(token, run_input)  # checked before the run starts
+        if plan and sid != found:  # the session ended meanwhile: its interrupts with it
+            raise DomainError(Fault.INVALID_INPUT, "No open interrupt has this id.",
+                              {"path": "resume.0.interruptId", "reason": "not open"})
         await runs.astart(sid, run_input.run_id, run_input.thread_id, run_input.notice())
-    except DomainError as exc:
+    except DomainError as exc:  # lost a race with another run of the thread
         await threads.arelease(sid, counted)
         return _domain(exc)
     for record in said:  # the person's words join the session's transcript, for every client

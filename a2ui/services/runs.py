@@ -39,6 +39,27 @@ def _stale_before():
     return timezone.now() - timedelta(seconds=3 * a2ui_settings.AGUI_KEEPALIVE_SECONDS + 5)
 
 
+def _conflict(used_before):
+    return DomainError(Fault.INVALID_REQUEST,
+                       "This runId was used before on this thread." if used_before else
+                       "Another run of this thread is in progress.",
+                       {"path": "runId" if used_before else "threadId", "reason": "conflict"})
+
+
+def check_free(session_id, run_id):
+    """Refuse, before anything is stored, a run that :func:`start` would refuse as things
+    stand: its runId used before in the session, or another live run (a stale one does not
+    count: ``start`` ends it). ``start`` still decides under concurrency."""
+    if AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists():
+        raise _conflict(True)
+    if AgentRun.objects.filter(session_id=session_id, status=Status.RUNNING,
+                               heartbeat_at__gte=_stale_before()).exists():
+        raise _conflict(False)
+
+
+acheck_free = dbthreads.wrap(check_free)
+
+
 def start(session_id, run_id, thread_id, notice):
     """The session's new running run, or 409-like INVALID_REQUEST while another one runs."""
     now = timezone.now()
@@ -51,12 +72,8 @@ def start(session_id, run_id, thread_id, notice):
                                            thread_id=thread_id, notice=notice,
                                            started_at=now, heartbeat_at=now)
     except IntegrityError:
-        busy = AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists()
-        raise DomainError(Fault.INVALID_REQUEST,
-                          "This runId was used before on this thread." if busy else
-                          "Another run of this thread is in progress.",
-                          {"path": "runId" if busy else "threadId", "reason": "conflict"},
-                          ) from None
+        used = AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists()
+        raise _conflict(used) from None
 
 
 astart = dbthreads.wrap(start)

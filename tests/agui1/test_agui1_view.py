@@ -125,3 +125,34 @@ def test_the_runs_user_messages_join_the_transcript_and_a_bad_one_starts_no_run(
     transcript = SessionActivity.objects.get().transcript
     assert [(m["role"], m["sender"], m["content"]) for m in transcript] == [
         ("user", user.get_username(), "hi")]
+
+
+def test_a_refused_run_stores_nothing(settings, user, agent):
+    """Refusals come before any row: no session opened or resumed, no token issued for a
+    cookie, no audit entry (a run's conflict and consent checks ran after the thread's session
+    had been resumed or created, leaving a 'resumed' audit row or a new session behind)."""
+    from a2ui.models import A2UISessionLog, AuditEvent
+
+    def rows():
+        return (list(A2UISessionLog.objects.values_list("pk", "state", "detached_at")),
+                AuditEvent.objects.count(), StreamToken.objects.count(),
+                list(AgentRun.objects.values_list("run_id", "status")))
+
+    client = Client()
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    first_chunks(post(client, **auth), 1)  # thread t1 has a session, detached, and run r1
+    before = rows()
+    again = post(client, **auth)  # the same runId on the same thread
+    assert again.status_code == 409 and again.json()["error"]["field"] == "runId"
+    assert rows() == before
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "REQUIRED_CONSENTS": ["data_collection"]}
+    for thread in ("t1", "t-new"):
+        refused = post(client, body(threadId=thread, runId="r2"), **auth)
+        assert refused.status_code == 403
+        assert rows() == before
+    cookie = Client()
+    cookie.force_login(user)
+    refused = post(cookie, body(threadId="t-cookie", forwardedProps={"a2ui": {"agent": agent.name}}))
+    assert refused.status_code == 403
+    assert rows() == before
