@@ -26,6 +26,7 @@ from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault, invalid_input
 from ..core.events import Kind
 from ..models import AgentRun
+from ..protocol.sanitize import clean_display_string, sanitize_tree
 from . import dbthreads, groups, sessions, stream
 
 Status = AgentRun.Status
@@ -100,8 +101,12 @@ aheartbeat = database_sync_to_async(heartbeat)
 
 
 def _check_run_id(run_id, path):
-    if not isinstance(run_id, str) or not run_id or len(run_id) > 200:
-        raise invalid_input(path, "must be a run_id (a string of 1 to 200 characters)")
+    if not isinstance(run_id, str) or not run_id or len(run_id) > 200 or "\x00" in run_id:
+        raise invalid_input(path, "must be a run_id (a string of 1 to 200 characters, no NUL)")
+
+
+def _field(path, name):
+    return path.rsplit(".", 1)[0] + "." + name if "." in path else name
 
 
 async def _agent_end(agent_id, session_id, run_id, status, outcome, path):
@@ -116,19 +121,25 @@ async def _agent_end(agent_id, session_id, run_id, status, outcome, path):
 
 
 async def afinish(agent_id, session_id, run_id, result=None, *, path="params.run_id"):
-    """The agent ends the run: RUN_FINISHED (with ``result`` when given)."""
-    outcome = {"result": result} if result is not None else {}
+    """The agent ends the run: RUN_FINISHED (with ``result`` when given: any JSON value, its
+    text cleaned of control and bidi characters, under the one JSON value policy)."""
+    outcome = {}
+    if result is not None:
+        outcome["result"] = sanitize_tree(result, (), _field(path, "result"),
+                                          text=clean_display_string)
     return await _agent_end(agent_id, session_id, run_id, Status.FINISHED, outcome, path)
 
 
 async def aerror(agent_id, session_id, run_id, message, code=None, *, path="params.run_id"):
     """The agent ends the run as failed: RUN_ERROR ``message`` (``code`` optional)."""
-    prefix = path.rsplit(".", 1)[0] + "." if "." in path else ""
+    if isinstance(message, str):
+        message = clean_display_string(message)[:4096]
     if not isinstance(message, str) or not message.strip():
-        raise invalid_input(prefix + "message", "must be a non-empty string")
+        raise invalid_input(_field(path, "message"), "must be a non-empty string")
     if code is not None and not isinstance(code, str):
-        raise invalid_input(prefix + "code", "must be a string")
-    outcome = {"message": message[:4096], **({"code": code[:200]} if code else {})}
+        raise invalid_input(_field(path, "code"), "must be a string")
+    code = clean_display_string(code)[:200] if code else None
+    outcome = {"message": message, **({"code": code} if code else {})}
     return await _agent_end(agent_id, session_id, run_id, Status.ERROR, outcome, path)
 
 

@@ -66,3 +66,27 @@ def test_rest_lists_running_runs_by_session(user, agent, agent_key):
         assert [r["run_id"] for r in listed["runs"]] == [run_id]
     refused = client.get("/api/v4/agui/runs?session_id=x")
     assert refused.status_code == 400 and "session_id" in refused.json()
+
+
+def test_the_end_of_a_run_is_checked_and_cleaned_before_it_is_stored(user, agent):
+    """NUL reached PostgreSQL's jsonb in a result, message or code, and its text in a run_id
+    (HTTP 500 / -32603, found by the fuzz tier): a run_id with NUL is refused, text in the
+    result, message and code is cleaned (control and bidi characters), a result the JSON
+    value policy refuses (too deep) is -32602 naming it; nothing is stored before."""
+    session = a_run(user, agent)
+    sid = str(session.session_id)
+    with pytest.raises(ProtocolError) as info:
+        agents.finish_run(agent, sid, "r\x001", {"ok": True})
+    assert info.value.code == -32602 and "NUL" in info.value.data["reason"]
+    deep = {}
+    for _ in range(40):
+        deep = {"k": deep}
+    with pytest.raises(ProtocolError) as info:
+        agents.finish_run(agent, sid, "r1", {"a": deep})
+    assert info.value.code == -32602 and info.value.data["path"].startswith("params.result")
+    assert AgentRun.objects.get().status == "running"
+    agents.finish_run(agent, sid, "r1", {"text": "a\x00b\u202ec", "n": [1, "x\x01"]})
+    assert AgentRun.objects.get().outcome == {"result": {"text": "abc", "n": [1, "x"]}}
+    second = a_run(user, agent, "r2")
+    agents.error_run(agent, str(second.session_id), "r2", "bad\x00 thing", "E\x001")
+    assert AgentRun.objects.get(run_id="r2").outcome == {"message": "bad thing", "code": "E1"}
