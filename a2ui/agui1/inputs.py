@@ -85,6 +85,11 @@ def parse(raw, max_size):
         raise InputError(400, "The body is not valid JSON.") from None
     if not isinstance(obj, dict):
         raise InputError(400, "The body must be a RunAgentInput object.")
+    if "\\u0000" in text:  # the run's notice is stored as it came: no NUL in any text
+        where = jsonvalue.find_nul(obj)
+        if where is not None:
+            raise InputError(400, "NUL (\\u0000) is not accepted in text.",
+                             jsonvalue.dotted(where) or None, "nul")
     try:
         model = RunAgentInput.model_validate(obj)
     except ValidationError as exc:

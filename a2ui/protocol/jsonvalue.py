@@ -198,6 +198,23 @@ def check(obj: Any) -> Any:
     return obj
 
 
+def find_nul(obj: Any) -> tuple | None:
+    """The path of the first string value holding NUL, or None. For documents an edge stores
+    as they came (PostgreSQL's text and jsonb refuse NUL) rather than cleans; iterative."""
+    stack: list[tuple[Any, tuple]] = [(obj, ())]
+    while stack:
+        value, path = stack.pop()
+        kind = type(value)
+        if kind is str:
+            if "\x00" in value:
+                return path
+        elif kind is dict:
+            stack.extend((item, (*path, key)) for key, item in reversed(value.items()))
+        elif kind is list or kind is tuple:
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(value))))
+    return None
+
+
 def loads(text: str) -> Any:
     """Parse JSON text under the policy.
 

@@ -262,6 +262,14 @@ def test_input_new_messages_and_notice_without_nulls():
     (b'{"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": "user", '
      b'"content": "\\udc00"}]}', 400, "messages[0].content"),
     (b'{"threadId": "", "runId": "r", "messages": []}', 400, "threadId"),
+    # NUL in any text of the run's notice (stored as jsonb, which refuses it): the fuzz tier.
+    (b'{"threadId": "t", "runId": "r", "messages": [], "state": {"a": ["x", "a\\u0000"]}}',
+     400, "state.a[1]"),
+    (b'{"threadId": "t", "runId": "r", "messages": [{"id": "m", "role": "user", '
+     b'"content": "hi"}], "tools": [{"name": "t", "description": "\\u0000", '
+     b'"parameters": {}}]}', 400, "tools[0].description"),
+    (b'{"threadId": "t", "runId": "r", "messages": [], "forwardedProps": {"x": "\\u0000"}}',
+     400, "forwardedProps.x"),
     (b'{"threadId": "t", "runId": "r", "messages": [], "state": [1]}', 400, "state"),
     (b'{"threadId": "t", "runId": "r"}', 400, "messages"),
     (b'{"threadId": "t", "runId": "r", "messages": [], "resume": [{"status": "resolved"}]}',

@@ -129,3 +129,13 @@ def test_cleaners_refuse_numbers(bad):
         assert info.value.data["path"] == "params.a[0]"
     with pytest.raises(ProtocolError):
         validate_params("user.respond", {"request_id": "r", "value": bad})
+
+
+def test_find_nul_names_the_first_string_holding_nul():
+    assert jsonvalue.find_nul({"a": ["x", {"b": "ok"}], "c": "fine"}) is None
+    assert jsonvalue.find_nul({"a": ["x", {"b": "o\x00k"}], "c": "\x00"}) == ("a", 1, "b")
+    assert jsonvalue.find_nul("\x00") == ()
+    deep = "\x00"
+    for _ in range(5000):  # iterative: no recursion limit
+        deep = [deep]
+    assert len(jsonvalue.find_nul(deep)) == 5000
