@@ -17,9 +17,11 @@ from channels.db import database_sync_to_async
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
+    AgentRun,
     AuditEvent,
     PendingRequest,
     RenderedComponent,
+    SessionActivity,
     StreamToken,
     Surface,
 )
@@ -62,6 +64,12 @@ def snapshot_sync(session_ids=()):
         "consents": list(A2UIConsentRecord.objects.values_list(
             "pk", "consent_type", "granted", "revoked_at").order_by("pk")),
         "tokens": list(StreamToken.objects.values_list("pk", "revoked_at").order_by("pk")),
+        # A run's stream beats on its own clock (heartbeat_at): left out.
+        "runs": list(AgentRun.objects.values_list(
+            "session_id", "run_id", "thread_id", "status", "outcome", "ended_at").order_by("pk")),
+        "activity": list(SessionActivity.objects.values_list(
+            "session_id", "state", "transcript", "tool_calls", "plans", "resources", "roster",
+            "artifacts").order_by("pk")),
     }
 
 

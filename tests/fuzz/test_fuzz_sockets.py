@@ -11,11 +11,12 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from a2ui.adapters import pushes
+from a2ui.services import runs
 from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
-from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
+from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames, nul_frames
 from tests.fuzz.seed import SEED, cases
 
 pytestmark = [
@@ -111,6 +112,33 @@ async def test_agent_socket(fuzzer, error_log, stream_token, agent, agent_key):
     frames = [Frame("agent:known", emit(m)) for m in templates.known_agent_killers(sid)]
     try:
         for frame in frames + _frames(fuzzer, messages, 200, "agent"):
+            await driver.case(frame)
+    finally:
+        await driver.close()
+        await person.disconnect()
+    failures.check()
+
+
+async def test_agent_socket_agui(fuzzer, error_log, stream_token, agent, agent_key):
+    """``agui.event`` and the ends of a run (``agui.run_finish`` / ``agui.run_error``) on the
+    agent socket; a run is running when the cases start."""
+    failures = harness.Failures(SEED)
+    person = WebsocketCommunicator(application, f"/ws/v4/a2ui?token={stream_token}")
+    assert (await person.connect())[0]
+    await person.send_to(text_data=json.dumps(templates.init_message()))
+    sid = (await _rpc_reply(person, "init"))["result"]["session_id"]
+    await runs.astart(sid, "run-1", "thread-1", {"thread_id": "thread-1", "run_id": "run-1"})
+    driver = Driver("/ws/v4/a2ui/agent", headers=[(b"authorization", f"Bearer {agent_key}".encode())],
+                    probe={"method": "a2ui.sessions", "params": {}}, sessions=[sid],
+                    error_log=error_log, failures=failures)
+    await driver.connect()
+    messages = templates.run_messages(sid) + [
+        templates.rpc("agui.event", {"session_id": sid, "event": event})
+        for event in templates.agui_agent_events()]
+    frames = [frame for message in messages
+              for frame in nul_frames(message, f"agent:{message['method']}")]
+    try:
+        for frame in frames + _frames(fuzzer, messages, 120, "agent"):
             await driver.case(frame)
     finally:
         await driver.close()

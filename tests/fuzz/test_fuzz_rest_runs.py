@@ -1,0 +1,206 @@
+"""Hostile requests to the AG-UI REST endpoints, in-process: an agent's events
+(``POST /sessions/<id>/agui``), the ends of a run (``runs/finish``, ``runs/error``), the agent's
+listings (``GET /agui/runs``, ``GET /requests``) and a person's AG-UI 1.0 run
+(``POST /api/v4/agui/run``, a ``stream_agui`` bearer token).
+
+The same checks as tests/fuzz/test_fuzz_rest.py: below 500, a 4xx says why, nothing logged
+at ERROR, a refused request changes no stored state, a valid request is served afterwards.
+"""
+
+import json
+import uuid
+from urllib.parse import quote
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+from rest_framework.test import APIClient
+
+from a2ui import tokens
+from a2ui.models import A2UISessionLog, AgentRun, StreamToken
+from a2ui.services import runs
+from tests.fuzz import harness, templates
+from tests.fuzz.grammar import CONTROLS, SURROGATES, Frame
+from tests.fuzz.seed import SEED, cases
+from tests.fuzz.test_fuzz_rest import METHODS, Rest, _frames
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fuzz_settings"),
+]
+
+RUN_ID = "run-1"
+HOSTILE_QUERY = ["", "x", "%00", "%ED%A0%80", "00000000-0000-0000-0000-000000000000",
+                 "9" * 5000, str(uuid.uuid4()), "%F0%9F%98%80", "a%0Ab"]
+
+
+@pytest.fixture
+def live_session(user, agent):
+    return A2UISessionLog.objects.create(agent=agent, user=user, state="active",
+                                         capabilities=templates.V09_CAPS)
+
+
+def _running(session):
+    """The session's run ``RUN_ID``, running again (a case may have ended it)."""
+    AgentRun.objects.filter(session=session).delete()
+    runs.start(session.session_id, RUN_ID, "thread-1",
+               {"thread_id": "thread-1", "run_id": RUN_ID, "messages": []})
+
+
+def test_agent_agui_runs_and_listings(fuzzer, error_log, agent_key, live_session, other_user,
+                                      agent):
+    failures = harness.Failures(SEED)
+    rest = Rest(error_log, failures)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+    sid = str(live_session.session_id)
+    foreign = A2UISessionLog.objects.create(agent=agent, user=other_user, state="closed")
+    agui_path = f"/api/v4/sessions/{sid}/agui"
+    for i, event in enumerate(templates.agui_agent_events()):
+        for frame in _frames(fuzzer, {"event": event}, 8, f"agui:{event['type']}", fixed=i < 3):
+            rest.case(client, "POST", agui_path, frame)
+    # The ends of a run: each case meets a running run.
+    finish, error = ({k: v for k, v in m["params"].items() if k != "session_id"}
+                     for m in templates.run_messages(sid, RUN_ID))
+    for name, body in (("finish", finish), ("error", error)):
+        path = f"/api/v4/sessions/{sid}/runs/{name}"
+        for frame in _frames(fuzzer, body, 30, f"runs/{name}"):
+            _running(live_session)
+            rest.baseline = None
+            rest.case(client, "POST", path, frame)
+    # The listings: hostile ?session_id= and methods.
+    for path in ("/api/v4/agui/runs", "/api/v4/requests"):
+        for raw in HOSTILE_QUERY + [fuzzer.choice(SURROGATES + CONTROLS) for _ in range(cases(4))]:
+            # What a real client sends: the value's UTF-8 bytes, percent-encoded.
+            query = quote(raw, safe="%", errors="surrogatepass")
+            rest.case(client, "GET", f"{path}?session_id={query}", None)
+        for method in METHODS[1:]:
+            rest.case(client, method, path, None)
+    # Other sessions, methods and credentials.
+    for other in (uuid.uuid4(), foreign.session_id):
+        rest.case(client, "POST", f"/api/v4/sessions/{other}/agui",
+                  Frame("valid", json.dumps({"event": templates.agui_agent_events()[0]})))
+        rest.case(client, "POST", f"/api/v4/sessions/{other}/runs/finish",
+                  Frame("valid", json.dumps(finish)))
+    for path in (agui_path, f"/api/v4/sessions/{sid}/runs/finish",
+                 f"/api/v4/sessions/{sid}/runs/error"):
+        for method in METHODS:
+            rest.case(client, method, path, None)
+    for auth in ["", "Bearer", f"Bearer {agent_key}x", "Bearer a2ui_ak_\x00"]:
+        anonymous = APIClient()
+        anonymous.credentials(HTTP_AUTHORIZATION=auth)
+        rest.case(anonymous, "POST", agui_path,
+                  Frame("valid", json.dumps({"event": templates.agui_agent_events()[0]})))
+        rest.case(anonymous, "GET", "/api/v4/agui/runs", None)
+    # Still served afterwards.
+    response = client.post(agui_path, {"event": templates.agui_agent_events()[0]}, format="json")
+    assert response.status_code == 202, response.content
+    _running(live_session)
+    assert [r["run_id"] for r in client.get("/api/v4/agui/runs").json()["runs"]] == [RUN_ID]
+    assert client.get(f"/api/v4/requests?session_id={sid}").status_code == 200
+    response = client.post(f"/api/v4/sessions/{sid}/runs/finish", finish, format="json")
+    assert response.status_code == 200, response.content
+    failures.check()
+
+
+RUN_INPUT = {
+    "threadId": "thread-1", "runId": "run-1",
+    "messages": [{"id": "m1", "role": "user", "content": "Hello"},
+                 {"id": "m2", "role": "assistant", "content": "Hi",
+                  "toolCalls": [{"id": "tc1", "type": "function",
+                                 "function": {"name": "lookup", "arguments": "{\"q\": 1}"}}]},
+                 {"id": "m3", "role": "tool", "toolCallId": "tc1", "content": "42"}],
+    "state": {"theme": "dark", "items": [1, 2]},
+    "tools": [{"name": "lookup", "description": "Look up",
+               "parameters": {"type": "object", "properties": {"q": {"type": "number"}}}}],
+    "context": [{"description": "page", "value": "/invoices"}],
+    "forwardedProps": {"a2ui": {"agent": "AGENT"}, "x": 1},
+}
+
+
+def _first_chunk(response, problems):
+    """A 200 is an event stream: its first event, then the client goes away."""
+    async def read():
+        stream = response.streaming_content.__aiter__()
+        try:
+            chunk = await stream.__anext__()
+        finally:
+            await stream.aclose()
+        return chunk
+    chunk = async_to_sync(read)()
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        problems.append(f"SSE chunk not UTF-8: {chunk[:100]!r}")
+        return
+    if b'"RUN_STARTED"' not in chunk and b'"RUN_ERROR"' not in chunk:
+        problems.append(f"the stream does not start with RUN_STARTED: {text[:200]!a}")
+
+
+def test_agui_run_input(fuzzer, error_log, user, agent):
+    """``POST /api/v4/agui/run``: hostile RunAgentInput bodies, headers and credentials."""
+    failures = harness.Failures(SEED)
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    client = Client()
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_ACCEPT": "text/event-stream"}
+    valid = json.loads(json.dumps(RUN_INPUT).replace("AGENT", agent.name))
+
+    def case(frame, *, content_type="application/json", headers=auth, fresh=True):
+        body = frame.as_bytes() if frame is not None else b""
+        if fresh and frame is not None:
+            # Every case its own thread and run, so that an accepted one is not a conflict.
+            text = frame.as_bytes().replace(b"thread-1", uuid.uuid4().hex.encode())
+            body = text.replace(b'"run-1"', json.dumps(uuid.uuid4().hex).encode())
+        problems = []
+        mark = len(error_log.records)
+        before = harness.snapshot_sync()
+        try:
+            response = client.generic("POST", "/api/v4/agui/run", body,
+                                      content_type=content_type, **headers)
+        except Exception as exc:  # noqa: BLE001 - the test client re-raises a view's crash
+            problems.append(f"the view raised {type(exc).__name__}: {str(exc)[:200]}")
+            response = None
+        if response is not None:
+            if response.status_code == 200 and response.streaming:
+                _first_chunk(response, problems)
+            else:
+                problems += _refusal(response)
+                if not problems and harness.diff(before, harness.snapshot_sync()):
+                    problems.append(f"refused ({response.status_code}), yet changed: "
+                                    f"{harness.diff(before, harness.snapshot_sync())}")
+        problems += [f"logged: {line}" for line in error_log.since(mark)]
+        failures.add(frame or Frame("run", "(empty)"), problems)
+
+    for frame in _frames(fuzzer, valid, 150, "agui/run"):
+        case(frame)
+    for content_type in ("text/plain", "application/x-www-form-urlencoded",
+                         "application/json; charset=latin-1", "multipart/form-data; boundary=x"):
+        case(Frame("ctype", json.dumps(valid)), content_type=content_type)
+    for raw in ("", "x", "\x00", token + "x", "a" * 5000):
+        case(Frame("auth", json.dumps(valid)),
+             headers={"HTTP_AUTHORIZATION": f"Bearer {raw}"})
+    # The same run twice: the second is refused (a conflict), not a crash.
+    same = Frame("again", json.dumps({**valid, "threadId": "t-same", "runId": "r-same"}))
+    case(same, fresh=False)
+    case(same, fresh=False)
+    failures.check()
+    response = client.post("/api/v4/agui/run", json.dumps(valid),
+                           content_type="application/json", **auth)
+    assert response.status_code == 200
+    _first_chunk(response, problems := [])
+    assert not problems, problems
+
+
+def _refusal(response):
+    status = response.status_code
+    body = response.content
+    if status >= 500:
+        return [f"HTTP {status}: {body[:200]!r}"]
+    if status < 400:
+        return [f"HTTP {status} that is not a stream: {body[:200]!r}"]
+    try:
+        error = json.loads(body.decode("utf-8"))["error"]
+        assert isinstance(error["message"], str) and error["message"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AssertionError):
+        return [f"HTTP {status} without an error message: {body[:200]!r}"]
+    return []
