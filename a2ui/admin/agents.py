@@ -6,11 +6,17 @@ from django.db import models
 from .. import tokens
 from ..models import Agent, StreamToken
 from ..services import audit
-from .common import NoDeleteMixin, TokenStateFilter, revoke_agents, revoke_tokens
+from .common import (
+    NoDeleteMixin,
+    QueryTextMixin,
+    TokenStateFilter,
+    revoke_agents,
+    revoke_tokens,
+)
 
 
 @admin.register(Agent)
-class AgentAdmin(NoDeleteMixin, admin.ModelAdmin):
+class AgentAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_display = ("name", "display_name", "owner", "is_active", "max_concurrent_sessions",
                     "key_prefix", "created_at", "revoked_at")
     list_filter = ("is_active",)
@@ -35,7 +41,7 @@ class AgentAdmin(NoDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(StreamToken)
-class StreamTokenAdmin(NoDeleteMixin, admin.ModelAdmin):
+class StreamTokenAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_display = ("jti", "user", "agent", "token_type", "state", "issued_at", "expires_at",
                     "revoked_at", "revoked_by")
     list_filter = (TokenStateFilter, "token_type", "agent")

@@ -17,6 +17,7 @@ from .common import (
     ConsentStateFilter,
     FromDateFilter,
     NoDeleteMixin,
+    QueryTextMixin,
     SessionFilter,
     ToDateFilter,
     revoke_consents,
@@ -25,7 +26,7 @@ from .common import (
 
 
 @admin.register(A2UIConsentRecord)
-class A2UIConsentRecordAdmin(NoDeleteMixin, admin.ModelAdmin):
+class A2UIConsentRecordAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_display = ("consent_type", "user", "granted", "in_force", "granted_at", "revoked_at",
                     "revoked_by", "session")
     list_filter = ("consent_type", ConsentStateFilter, "granted")
@@ -65,7 +66,7 @@ CSV_COLUMNS = ["at", "actor", "actor_id", "action", "target_type", "target_id", 
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(QueryTextMixin, admin.ModelAdmin):
     list_display = ("at", "actor_label", "action", "target", "short_session_id", "agent")
     list_filter = ("action", "agent", ActorFilter, SessionFilter, FromDateFilter, ToDateFilter,
                    "at")

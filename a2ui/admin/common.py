@@ -4,6 +4,7 @@ import datetime
 import uuid
 
 from django.contrib import admin, messages
+from django.http import HttpResponseBadRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -213,3 +214,16 @@ class NoDeleteMixin:
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class QueryTextMixin:
+    """A list's query string is text a database can compare: NUL in a filter or search value
+    is a 400 saying so (Django's admin passes it to PostgreSQL, which refuses it with a 500)."""
+
+    def changelist_view(self, request, extra_context=None):
+        for key, values in request.GET.lists():
+            if "\x00" in key or any("\x00" in value for value in values):
+                return HttpResponseBadRequest(
+                    "NUL (%00) is not accepted in a filter or search value.",
+                    content_type="text/plain; charset=utf-8")
+        return super().changelist_view(request, extra_context)

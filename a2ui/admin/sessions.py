@@ -5,7 +5,7 @@ from django.contrib.admin.utils import unquote
 
 from ..models import A2UIConsentRecord, A2UISessionLog, PendingRequest, RenderedComponent, Surface
 from ..services import timeline
-from .common import NoDeleteMixin, short_id, terminate_sessions
+from .common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -39,7 +39,7 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(A2UISessionLog)
-class A2UISessionLogAdmin(NoDeleteMixin, admin.ModelAdmin):
+class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     # Fits a 1280 px screen beside the admin's sidebars; the rest is on the session's page.
     list_display = ("short_session_id", "state", "agent", "user", "last_activity",
                     "message_count")
@@ -76,7 +76,7 @@ class A2UISessionLogAdmin(NoDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(RenderedComponent)
-class RenderedComponentAdmin(admin.ModelAdmin):
+class RenderedComponentAdmin(QueryTextMixin, admin.ModelAdmin):
     list_display = ("component_id", "component_type", "session", "position", "expires_at",
                     "updated_at")
     list_filter = ("component_type",)
@@ -91,7 +91,7 @@ class RenderedComponentAdmin(admin.ModelAdmin):
 
 
 @admin.register(PendingRequest)
-class PendingRequestAdmin(admin.ModelAdmin):
+class PendingRequestAdmin(QueryTextMixin, admin.ModelAdmin):
     list_display = ("request_id", "kind", "status", "session", "deadline", "resolved_at",
                     "delivered_at")
     list_filter = ("kind", "status")
@@ -106,7 +106,7 @@ class PendingRequestAdmin(admin.ModelAdmin):
 
 
 @admin.register(Surface)
-class SurfaceAdmin(admin.ModelAdmin):
+class SurfaceAdmin(QueryTextMixin, admin.ModelAdmin):
     list_display = ("surface_id", "catalog_id", "session", "updated_at")
     search_fields = ("surface_id", "session__session_id")
     readonly_fields = [f.name for f in Surface._meta.fields]
