@@ -42,6 +42,19 @@ class Agent(models.Model):
     def label(self):
         return self.display_name or self.name
 
+    def clean(self):
+        """The icon is shown to people: the one URL policy (a2ui.protocol.urls) applies, which
+        refuses what Django's URLField allows (ftp, credentials, bracketed hosts...)."""
+        from django.core.exceptions import ValidationError
+
+        from .protocol.urls import url_problem
+
+        super().clean()
+        if self.icon_url:
+            problem = url_problem(self.icon_url, allow_relative=False)
+            if problem is not None:
+                raise ValidationError({"icon_url": f"Not an acceptable icon URL: {problem}."})
+
     def session_limit(self):
         from .conf import a2ui_settings
 

@@ -4,6 +4,8 @@ import datetime
 import uuid
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -217,13 +219,25 @@ class NoDeleteMixin:
 
 
 class QueryTextMixin:
-    """A list's query string is text a database can compare: NUL in a filter or search value
-    is a 400 saying so (Django's admin passes it to PostgreSQL, which refuses it with a 500)."""
+    """What a list is asked with is refused with a 400 that says why, where Django's admin
+    would pass it to the database and answer 500: NUL in a filter or search value (PostgreSQL
+    refuses it in text) and a selected row for an action that is not an id of the list."""
 
     def changelist_view(self, request, extra_context=None):
         for key, values in request.GET.lists():
             if "\x00" in key or any("\x00" in value for value in values):
-                return HttpResponseBadRequest(
-                    "NUL (%00) is not accepted in a filter or search value.",
-                    content_type="text/plain; charset=utf-8")
+                return _bad_request("NUL (%00) is not accepted in a filter or search value.")
+        if request.method == "POST" and helpers.ACTION_CHECKBOX_NAME in request.POST:
+            pk = self.model._meta.pk
+            for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME):
+                try:
+                    if "\x00" in value:
+                        raise ValidationError("NUL")
+                    pk.to_python(value)
+                except ValidationError:
+                    return _bad_request("A selected row is not an id of this list.")
         return super().changelist_view(request, extra_context)
+
+
+def _bad_request(message):
+    return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")

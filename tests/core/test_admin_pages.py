@@ -87,3 +87,33 @@ def test_read_only_models_say_view_not_change(client, superuser, populated, mode
     assert page.status_code == 200
     title = page.content.decode().split("<title>", 1)[1].split("</title>", 1)[0]
     assert f"| View {model._meta.verbose_name} |" in title, title
+
+
+def test_an_agent_icon_follows_the_one_url_policy(client, superuser):
+    """Django's URLField allowed ftp, credentials and bracketed hosts in the icon people see;
+    the agent form now refuses whatever a2ui.protocol.urls refuses, and no agent is made."""
+    from a2ui.models import Agent
+
+    client.force_login(superuser)
+    url = reverse("admin:a2ui_agent_add")
+    for icon in ("ftp://example.com/i.png", "https://user:pw@example.com/i.png",
+                 "https://[x]/i.png", "https://example.com/\u202ei.png", "/static/i.png"):
+        response = client.post(url, {"name": "bot", "icon_url": icon})
+        assert response.status_code == 200, icon  # the form again, with its error
+        assert "Not an acceptable icon URL" in response.content.decode() or \
+            "Enter a valid URL" in response.content.decode(), icon
+        assert not Agent.objects.filter(name="bot").exists(), icon
+    response = client.post(url, {"name": "bot", "icon_url": "https://example.com/i.png"})
+    assert response.status_code == 302
+    assert Agent.objects.get(name="bot").icon_url == "https://example.com/i.png"
+
+
+def test_hostile_action_selections_are_400(client, superuser, populated):
+    """A selected row that is not an id of the list crashed Django's admin (500)."""
+    client.force_login(superuser)
+    for name, value in (("agent", "x"), ("agent", "\x00"), ("a2uisessionlog", "1"),
+                        ("streamtoken", "nope")):
+        response = client.post(reverse(f"admin:a2ui_{name}_changelist"),
+                               {"action": "delete_selected", "_selected_action": [value]})
+        assert response.status_code == 400, (name, value)
+        assert b"not an id of this list" in response.content
