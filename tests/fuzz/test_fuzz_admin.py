@@ -54,6 +54,19 @@ def test_admin_lists_and_pages(error_log, superuser, agent, user):
                     problems.append(f"NUL answered {response.status_code}, not 400")
                 problems += _errors(error_log, mark)
                 failures.add(Frame("admin", path), problems)
+        names = [getattr(a, "__name__", str(a)) for a in model_admin.actions or []]
+        for name in [*names, "delete_selected", "x\x00", ""]:
+            for selected in (["\x00"], ["a\x00b"], ["-1"], ["9" * 300], ["1e400"], [],
+                             ["00000000-0000-0000-0000-000000000000"]):
+                for extra in ({}, {"select_across": "1"}, {"index": "x"}, {"post": "yes"}):
+                    mark = len(error_log.records)
+                    response = client.post(url, {"action": name, "_selected_action": selected,
+                                                 **extra})
+                    problems = ([f"HTTP {response.status_code}"]
+                                if response.status_code >= 500 else [])
+                    problems += _errors(error_log, mark)
+                    failures.add(Frame("admin", f"POST {url} {name!r} {selected!r:.40} {extra}"),
+                                 problems)
         for value in HOSTILE:
             for path in (f"{url}{value}/change/", f"{url}{value}/history/",
                          f"{url}{value}/delete/"):
