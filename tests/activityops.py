@@ -11,6 +11,25 @@ TREE = {"id": "root", "name": "Project", "node_type": "folder", "children": [
     {"id": "src", "name": "src", "node_type": "folder", "children": [
         {"id": "main", "name": "main.rs", "node_type": "file"}]}]}
 
+#: Every seed-003 event an agent pushes, once (the agent paths' tests and the fuzz templates).
+AGUI_EVENTS = [
+    {"type": "TEXT_MESSAGE", "sender": "bot", "content": "Hello **there**"},
+    {"type": "TOOL_CALL_REQUEST", "id": "tc1", "tool_name": "grep",
+     "parameters": {"pattern": "error"}, "agent_id": "main"},
+    {"type": "TOOL_CALL_STATUS", "id": "tc1", "status": "RUNNING", "progress": 75,
+     "message": "Processing"},
+    {"type": "TOOL_CALL_RESULT", "id": "tc1", "result": {"matches": ["a"]}},
+    {"type": "STATE_DELTA", "path": "user.theme", "new_value": "dark"},
+    {"type": "STATE_DELTA", "path": "user.theme", "old_value": "dark", "new_value": "light"},
+    {"type": "PLAN_CARD", "id": "p1", "title": "Plan", "content": "## Steps\n1. a",
+     "status": "ACTIVE"},
+    {"type": "RESOURCE_TREE", "root": TREE},
+    {"type": "AGENT_ROSTER", "agents": [{"id": "main", "name": "Main", "status": "BUSY"}]},
+    {"type": "ARTIFACT_OPEN", "id": "art1", "title": "main.rs", "content": "fn main() {}\n",
+     "content_type": "code", "language": "rust"},
+    {"type": "ARTIFACT_UPDATE", "id": "art1", "content": "// more\n", "change_type": "partial"},
+]
+
 ACTIVITY_EXAMPLES = {
     Kind.MESSAGE: [(Kind.MESSAGE, {"message_id": "m1", "role": "agent", "sender": "bot",
                                    "content": "Hello"}),

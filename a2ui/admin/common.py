@@ -221,7 +221,8 @@ class NoDeleteMixin:
 class QueryTextMixin:
     """What a list is asked with is refused with a 400 that says why, where Django's admin
     would pass it to the database and answer 500: NUL in a filter or search value (PostgreSQL
-    refuses it in text) and a selected row for an action that is not an id of the list."""
+    refuses it in text), a selected row for an action that is not an id of the list, and an
+    integer beyond 64 bits (SQLite's OverflowError)."""
 
     def changelist_view(self, request, extra_context=None):
         for key, values in request.GET.lists():
@@ -233,10 +234,15 @@ class QueryTextMixin:
                 try:
                     if "\x00" in value:
                         raise ValidationError("NUL")
-                    pk.to_python(value)
+                    key = pk.to_python(value)
+                    if isinstance(key, int) and not -(2**63) <= key < 2**63:
+                        raise ValidationError("beyond 64 bits")  # SQLite: OverflowError
                 except ValidationError:
                     return _bad_request("A selected row is not an id of this list.")
-        return super().changelist_view(request, extra_context)
+        try:
+            return super().changelist_view(request, extra_context)
+        except OverflowError:  # SQLite: a filter integer beyond 64 bits
+            return _bad_request("A filter value is beyond what the database holds.")
 
 
 def _bad_request(message):

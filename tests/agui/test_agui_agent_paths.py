@@ -17,28 +17,12 @@ from a2ui.core.events import Kind
 from a2ui.mcp import agent as mcp_agent
 from a2ui.protocol.errors import ProtocolError
 from a2ui.services import sessions
+from tests.activityops import AGUI_EVENTS as EVENTS
 from tests.activityops import TREE
 from tests.wsutil import connect_agent, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-EVENTS = [
-    {"type": "TEXT_MESSAGE", "sender": "bot", "content": "Hello **there**"},
-    {"type": "TOOL_CALL_REQUEST", "id": "tc1", "tool_name": "grep",
-     "parameters": {"pattern": "error"}, "agent_id": "main"},
-    {"type": "TOOL_CALL_STATUS", "id": "tc1", "status": "RUNNING", "progress": 75,
-     "message": "Processing"},
-    {"type": "TOOL_CALL_RESULT", "id": "tc1", "result": {"matches": ["a"]}},
-    {"type": "STATE_DELTA", "path": "user.theme", "new_value": "dark"},
-    {"type": "STATE_DELTA", "path": "user.theme", "old_value": "dark", "new_value": "light"},
-    {"type": "PLAN_CARD", "id": "p1", "title": "Plan", "content": "## Steps\n1. a",
-     "status": "ACTIVE"},
-    {"type": "RESOURCE_TREE", "root": TREE},
-    {"type": "AGENT_ROSTER", "agents": [{"id": "main", "name": "Main", "status": "BUSY"}]},
-    {"type": "ARTIFACT_OPEN", "id": "art1", "title": "main.rs", "content": "fn main() {}\n",
-     "content_type": "code", "language": "rust"},
-    {"type": "ARTIFACT_UPDATE", "id": "art1", "content": "// more\n", "change_type": "partial"},
-]
 BAD = {"type": "STATE_DELTA", "path": "user.theme", "old_value": "blue", "new_value": "x"}
 
 

@@ -112,8 +112,18 @@ def test_hostile_action_selections_are_400(client, superuser, populated):
     """A selected row that is not an id of the list crashed Django's admin (500)."""
     client.force_login(superuser)
     for name, value in (("agent", "x"), ("agent", "\x00"), ("a2uisessionlog", "1"),
-                        ("streamtoken", "nope")):
+                        ("streamtoken", "nope"), ("agent", "9" * 30)):
         response = client.post(reverse(f"admin:a2ui_{name}_changelist"),
                                {"action": "delete_selected", "_selected_action": [value]})
         assert response.status_code == 400, (name, value)
         assert b"not an id of this list" in response.content
+
+
+def test_integers_beyond_64_bits_are_not_a_crash(client, superuser, populated):
+    """SQLite raised OverflowError (500) for a filter or an object id beyond 64 bits."""
+    client.force_login(superuser)
+    huge = "9" * 30
+    lists = reverse("admin:a2ui_auditevent_changelist")
+    assert client.get(f"{lists}?agent__id__exact={huge}").status_code in (200, 302, 400)
+    change = reverse("admin:a2ui_agent_change", args=[huge])
+    assert client.get(change).status_code == 302  # "does not exist", back to the list

@@ -1,5 +1,6 @@
 """Valid messages of each endpoint: the grammar the fuzzer mutates."""
 
+import copy
 import json
 
 from a2ui.v09 import BASIC_CATALOG_ID
@@ -198,27 +199,9 @@ def agui_client_messages():
 
 def agui_agent_events():
     """The seed-003 events an agent pushes (agent socket ``agui.event``, REST ``/agui``)."""
-    tree = {"id": "root", "name": "Project", "node_type": "folder", "children": [
-        {"id": "src", "name": "src", "node_type": "folder", "children": [
-            {"id": "main", "name": "main.rs", "node_type": "file"}]}]}
-    return [
-        {"type": "TEXT_MESSAGE", "sender": "bot", "content": "Hello **there**",
-         "metadata": {"author_name": "Bot"}},
-        {"type": "TOOL_CALL_REQUEST", "id": "tc1", "tool_name": "grep",
-         "parameters": {"pattern": "error"}, "agent_id": "main"},
-        {"type": "TOOL_CALL_STATUS", "id": "tc1", "status": "RUNNING", "progress": 75,
-         "message": "Processing"},
-        {"type": "TOOL_CALL_RESULT", "id": "tc1", "result": {"matches": ["a"]}},
-        {"type": "STATE_DELTA", "path": "user.theme", "new_value": "dark"},
-        {"type": "PLAN_CARD", "id": "p1", "title": "Plan", "content": "## Steps\n1. a",
-         "status": "ACTIVE"},
-        {"type": "RESOURCE_TREE", "root": tree},
-        {"type": "AGENT_ROSTER", "agents": [{"id": "main", "name": "Main", "status": "BUSY"}]},
-        {"type": "ARTIFACT_OPEN", "id": "art1", "title": "main.rs", "content": "fn main() {}\n",
-         "content_type": "code", "language": "rust"},
-        {"type": "ARTIFACT_UPDATE", "id": "art1", "content": "// more\n",
-         "change_type": "partial"},
-    ]
+    from tests.activityops import AGUI_EVENTS
+
+    return copy.deepcopy(AGUI_EVENTS)
 
 
 def run_messages(sid, run_id="run-1"):

@@ -90,11 +90,16 @@ def live_session(user, agent):
                                          capabilities=templates.V09_CAPS)
 
 
-def test_agent_endpoints(fuzzer, error_log, agent_key, live_session, other_user, agent):
+def agent_rest(error_log, agent_key):
+    """(failures, Rest, an APIClient with the agent's key) of one agent-side test."""
     failures = harness.Failures(SEED)
-    rest = Rest(error_log, failures)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+    return failures, Rest(error_log, failures), client
+
+
+def test_agent_endpoints(fuzzer, error_log, agent_key, live_session, other_user, agent):
+    failures, rest, client = agent_rest(error_log, agent_key)
     sid = str(live_session.session_id)
     foreign = A2UISessionLog.objects.create(agent=agent, user=other_user, state="closed")
     messages_path = f"/api/v4/sessions/{sid}/messages"

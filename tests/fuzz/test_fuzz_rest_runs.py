@@ -22,7 +22,7 @@ from a2ui.services import runs
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import CONTROLS, SURROGATES, Frame
 from tests.fuzz.seed import SEED, cases
-from tests.fuzz.test_fuzz_rest import METHODS, Rest, _frames
+from tests.fuzz.test_fuzz_rest import METHODS, _frames, agent_rest
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -49,10 +49,7 @@ def _running(session):
 
 def test_agent_agui_runs_and_listings(fuzzer, error_log, agent_key, live_session, other_user,
                                       agent):
-    failures = harness.Failures(SEED)
-    rest = Rest(error_log, failures)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+    failures, rest, client = agent_rest(error_log, agent_key)
     sid = str(live_session.session_id)
     foreign = A2UISessionLog.objects.create(agent=agent, user=other_user, state="closed")
     agui_path = f"/api/v4/sessions/{sid}/agui"
