@@ -120,6 +120,38 @@ def host_allowed(scope, allowed_hosts):
     return True
 
 
+async def _checked_body(receive, limit):
+    """(a receive that replays the body, the JSON-RPC error refusing it or None). A body past
+    ``limit`` is not checked: the SDK answers it 413."""
+    from .envelope import check
+
+    chunks, size, message = [], 0, None
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if not message.get("more_body") or (limit is not None and size > limit):
+            break
+    body = b"".join(chunks)
+    complete = message["type"] == "http.request" and not message.get("more_body")
+    refused = check(body) if complete else None
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            if message["type"] != "http.request":
+                return message
+            return {"type": "http.request", "body": body,
+                    "more_body": bool(message.get("more_body"))}
+        return await receive()
+
+    return replay, refused
+
+
 class Runner:
     """The SDK session manager's ``run()``, entered once per process in the serving loop."""
 
@@ -166,6 +198,7 @@ class MCPApp:
         from .eventstore import SessionManager
 
         self.allowed_hosts = list(allowed_hosts)
+        self.max_body = manager_options.get("max_request_body_size")
         self.security = transport_security(self.allowed_hosts)
         # With Redis, each MCP session's SSE streams are resumable (a2ui.mcp.eventstore).
         self.manager = SessionManager(
@@ -195,5 +228,10 @@ class MCPApp:
         scope["a2ui_mcp"] = principal
         scope["user"] = AuthenticatedUser(AccessToken(
             token="-", client_id=principal.client_id, scopes=[principal.kind]))
+        if scope.get("method") == "POST":
+            receive, refused = await _checked_body(receive, self.max_body)
+            if refused is not None:  # a2ui.mcp.envelope: before the SDK reads it
+                await _respond(send, 400, refused)
+                return
         await self.runner.ensure()
         await self.manager.handle_request(scope, receive, send)

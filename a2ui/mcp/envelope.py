@@ -1,0 +1,76 @@
+"""What /mcp refuses in a POST body before the SDK reads it. Sans-I/O.
+
+The SDK would answer some JSON-RPC envelopes wrongly or not at all:
+
+* a request whose ``id`` is not a string or an integer (``1.5``, ``true``, ``null``, ``[]``,
+  ``{}``) was taken for a notification: ``202 Accepted`` and no answer ever, so the client
+  waits forever. MCP: "Requests MUST include a string or integer ID ... MUST NOT be null".
+  Now ``-32600`` with id ``null``, as on the seed-000 sockets (docs/protocol-jsonrpc.md, "id
+  policy"); a string id must not contain NUL there either;
+* a batch (a JSON array; not part of MCP since 2025-06-18, and the SDK reads none) got
+  ``-32602`` with pydantic's validation text. Now ``-32600`` "Batch requests are not
+  supported";
+* values the JSON value policy of every other edge refuses (``a2ui.protocol.jsonvalue``:
+  integers beyond ±(2**53-1), such as ids of 2**64 that JavaScript clients cannot match, numbers
+  that overflow a double, lone surrogates, NUL in keys) went on to the handlers. Now ``-32602``
+  with ``data.path`` and ``data.reason``, as everywhere else.
+
+Text that is not JSON at all is left to the SDK (``-32700``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..protocol import jsonvalue
+from ..protocol.errors import ErrorCode
+
+
+def _error(code, message, data, request_id=None):
+    return {"jsonrpc": "2.0", "id": request_id,
+            "error": {"code": int(code), "message": message, "data": data}}
+
+
+def _id_problem(request_id):
+    if request_id is None:
+        return "id must be a string or an integer (not null)"
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return "id must be a string or an integer"
+    if isinstance(request_id, str) and "\x00" in request_id:
+        return "id must not contain NUL (\\u0000)"
+    return None
+
+
+def _readable_id(document):
+    request_id = document.get("id") if isinstance(document, dict) else None
+    if request_id is None or _id_problem(request_id) or jsonvalue.find(request_id) is not None:
+        return None
+    return request_id
+
+
+def check(body: bytes):
+    """The JSON-RPC error object to answer (with HTTP 400) for ``body``, or None to let the
+    SDK handle it."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        document = jsonvalue.loads(text)
+    except jsonvalue.JSONValueError as exc:
+        return _error(ErrorCode.INVALID_PARAMS, "Invalid params",
+                      {"path": exc.dotted, "reason": exc.reason}, _readable_id(exc.document))
+    except (ValueError, RecursionError):
+        return None  # not JSON: the SDK's -32700
+    if isinstance(document, list):
+        return _error(ErrorCode.INVALID_REQUEST, "Invalid Request",
+                      {"reason": "Batch requests are not supported"})
+    if isinstance(document, dict) and "id" in document:
+        problem = _id_problem(document["id"])
+        if problem:
+            return _error(ErrorCode.INVALID_REQUEST, "Invalid Request", {"reason": problem})
+    return None
+
+
+def encode(error) -> bytes:
+    return json.dumps(error).encode()
