@@ -17,47 +17,13 @@ from a2ui import tokens
 from a2ui.models import StreamToken
 from tests.fuzz import templates
 from tests.fuzz.grammar import Frame, Fuzzer, emit
-from tests.fuzz.harness import AGUI_CODES, strict_loads
+from tests.fuzz.harness import AGUI_CODES
+from tests.fuzz.mcp import check_mcp
 from tests.fuzz.seed import SEED, cases
 from tests.live.client import Client, init_session, open_agent
 from tests.live.mcpclient import INIT_BODY, MCP_HEADERS
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.fuzz]
-
-#: JSON-RPC codes an MCP server may answer a hostile request with: the spec's and ours (-320xx).
-MCP_CODES = {-32700, -32600, -32601, -32602, -32002, *range(-32099, -32000 + 1)} - {-32603}
-
-
-def _messages(text):
-    """The JSON-RPC messages of an MCP answer: a JSON body, or SSE ``data:`` lines."""
-    if not text.strip():
-        return []
-    if text.lstrip().startswith(("{", "[")):
-        return [strict_loads(text)]
-    return [strict_loads(line[5:].strip()) for line in text.splitlines()
-            if line.startswith("data:") and line[5:].strip()]
-
-
-def _check_mcp(label, status, text, problems):
-    if status >= 500:
-        problems.append(f"{label} -> HTTP {status}: {text[:200]!a}")
-        return
-    try:
-        messages = _messages(text)
-    except ValueError as exc:
-        problems.append(f"{label} -> not strict JSON ({exc}): {text[:200]!a}")
-        return
-    for message in messages:
-        for one in message if isinstance(message, list) else [message]:
-            error = one.get("error") if isinstance(one, dict) else None
-            if isinstance(error, dict) and error.get("code") not in MCP_CODES:
-                problems.append(f"{label} -> error code {error.get('code')}: "
-                                f"{json.dumps(one)[:200]}")
-            result = one.get("result") if isinstance(one, dict) else None
-            if isinstance(result, dict) and result.get("isError"):
-                content = json.dumps(result.get("content"))
-                if "Traceback" in content or "Internal error" in content:
-                    problems.append(f"{label} -> tool error leaks or is internal: {content[:200]}")
 
 
 def _agent_calls(sid):
@@ -114,7 +80,7 @@ async def _mcp_sweep(http, url, headers, calls, fuzzer, label, problems):
         if len(content) > 1_000_000:
             continue
         response = await http.post(url, headers=headers, content=content)
-        _check_mcp(frame.short(), response.status_code, response.text, problems)
+        check_mcp(frame.short(), response.status_code, response.text, problems)
     # Still served afterwards.
     response = await http.post(url, headers=headers, content=json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
