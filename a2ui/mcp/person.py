@@ -165,8 +165,7 @@ async def call(ctx, who, name, arguments):
         delivered = await surface_service.aclient_messages(sid, [message])
         return _result({"delivered": delivered}, await _surface_embedded(ctx, sid, rest))
     if name == "error":
-        message = {"version": "v0.9", "error": {k: rest.get(k) for k in
-                                                ("code", "message", "surfaceId")}}
+        message = tools.client_error(rest)
         return _result({"delivered": await surface_service.aclient_messages(sid, [message])})
     if name == "cancel":
         params = methods.validate_params("user.cancel", rest)

@@ -159,6 +159,8 @@ PERSON_TOOLS = {
             "code": {"type": "string"},
             "message": {"type": "string"},
             "surfaceId": {"type": "string"},
+            "path": {"type": "string", "description": "The JSON Pointer of the invalid value "
+                                                      "(required with VALIDATION_FAILED)."},
         }, ("code", "message", "surfaceId")),
     ),
     "respond": (
@@ -176,6 +178,13 @@ PERSON_TOOLS = {
                       ("request_id",)),
     ),
 }
+
+
+def client_error(arguments):
+    """The v0.9 ``error`` client message of the ``error`` tool's arguments (``path`` only when
+    given: VALIDATION_FAILED requires it, the other codes take none)."""
+    keys = ("code", "message", "surfaceId", *(("path",) if "path" in arguments else ()))
+    return {"version": "v0.9", "error": {k: arguments.get(k) for k in keys}}
 
 
 def tool_list(kind):

@@ -83,8 +83,8 @@ def person_arguments(sid):
     return {
         "action": {"session_id": sid, "name": "book", "surfaceId": "s1",
                    "sourceComponentId": "book", "context": {"name": "Ada"}},
-        "error": {"session_id": sid, "code": "RENDER_FAILED", "message": "bad",
-                  "surfaceId": "s1"},
+        "error": {"session_id": sid, "code": "VALIDATION_FAILED", "message": "bad",
+                  "surfaceId": "s1", "path": "/components/0"},
         "respond": {"session_id": sid, "request_id": "req-1", "value": "blue"},
         "approve": {"session_id": sid, "request_id": "conf-1", "approved": True,
                     "reason": "ok"},
