@@ -15,7 +15,10 @@ The SDK would answer some JSON-RPC envelopes wrongly or not at all:
   that overflow a double, lone surrogates, NUL in keys) went on to the handlers. Now ``-32602``
   with ``data.path`` and ``data.reason``, as everywhere else.
 
-Text that is not JSON at all is left to the SDK (``-32700``).
+* ``NaN``, ``Infinity`` and ``-Infinity`` literals, which the SDK's parser reads as numbers
+  (``"id": -Infinity`` made a request a notification again), are ``-32700`` as everywhere.
+
+Other text that is not JSON is left to the SDK (``-32700``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,15 @@ def _readable_id(document):
     return request_id
 
 
+def _only_with_constants(text):
+    """True when ``text`` parses only as Python's JSON extension (NaN, Infinity)."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def check(body: bytes):
     """The JSON-RPC error object to answer (with HTTP 400) for ``body``, or None to let the
     SDK handle it."""
@@ -61,6 +73,9 @@ def check(body: bytes):
         return _error(ErrorCode.INVALID_PARAMS, "Invalid params",
                       {"path": exc.dotted, "reason": exc.reason}, _readable_id(exc.document))
     except (ValueError, RecursionError):
+        if _only_with_constants(text):  # the SDK would read NaN and Infinity as numbers
+            return _error(ErrorCode.PARSE_ERROR, "Parse error",
+                          {"reason": "NaN and Infinity are not JSON"})
         return None  # not JSON: the SDK's -32700
     if isinstance(document, list):
         return _error(ErrorCode.INVALID_REQUEST, "Invalid Request",

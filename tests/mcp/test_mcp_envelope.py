@@ -23,6 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
     ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600,
      {"reason": "Batch requests are not supported"}),
     ('[]', -32600, {"reason": "Batch requests are not supported"}),
+    ('{"jsonrpc":"2.0","id":-Infinity,"method":"ping"}', -32700, {}),
+    ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":NaN}}', -32700, {}),
+    ("NaN", -32700, {}),
     ('{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}', -32602, {"path": "id"}),
     ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":1e400}}', -32602,
      {"path": "params.x"}),
@@ -39,7 +42,7 @@ def test_refused_envelopes(body, code, data):
 
 @pytest.mark.parametrize("body", [
     '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"jsonrpc":"2.0","id":"x","method":"ping"}',
-    '{"jsonrpc":"2.0","method":"notifications/initialized"}', "not json", "", "NaN",
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}', "not json", "",
     '{"jsonrpc":"2.0","id":9007199254740991,"result":{}}',
 ])
 def test_left_to_the_sdk(body):
@@ -61,10 +64,11 @@ async def test_the_app_answers_them_before_the_sdk(agent_key):
         headers["Mcp-Protocol-Version"] = PROTOCOL_VERSION
         for body in (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
                      b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
-                     b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}'):
+                     b'{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}',
+                     b'{"jsonrpc":"2.0","id":-Infinity,"method":"ping"}'):
             response = await http.request("POST", headers, body)
             assert response.status == 400, (body, response.status, response.text)
-            assert json.loads(response.text)["error"]["code"] in (-32600, -32602)
+            assert json.loads(response.text)["error"]["code"] in (-32700, -32600, -32602)
         response = await http.request("POST", headers, b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
         assert response.status == 200 and '"result":{}' in response.text
         # Unauthenticated requests are still 401 first.
