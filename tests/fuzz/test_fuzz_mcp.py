@@ -150,7 +150,7 @@ def _refused(status, found):
 def _is_request(frame):
     try:
         body = json.loads(frame.as_bytes())
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(body, dict) and "id" in body and "method" in body
 
@@ -158,7 +158,7 @@ def _is_request(frame):
 def _rpc_id(frame):
     try:
         body = json.loads(frame.as_bytes())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return body.get("id") if isinstance(body, dict) else None
 
@@ -457,6 +457,78 @@ async def test_what_agents_render_is_readable(fuzzer, error_log, mcp_app, user, 
     await mcp.ok(person, rpc("resources/read", {"uri": f"ui://sessions/{sid}/components/k-card"},
                              900))
     await mcp.ok(person, rpc("resources/list", rpc_id=901))
+    failures.check()
+
+
+STATELESS = "2026-07-28"
+
+
+def _stateless(body):
+    """``body`` as a self-contained 2026-07-28 request (the envelope keys in ``_meta``)."""
+    body = json.loads(json.dumps(body))
+    params = body.setdefault("params", {})
+    params["_meta"] = {**params.get("_meta", {}),
+                       "io.modelcontextprotocol/protocolVersion": STATELESS,
+                       "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
+                       "io.modelcontextprotocol/clientCapabilities": {
+                           "extensions": {"io.modelcontextprotocol/ui": {}}},
+                       "a2ui": {"clientCapabilities": templates.V09_CAPS}}
+    return body
+
+
+def _method_of(frame, default):
+    try:
+        body = json.loads(frame.as_bytes())
+    except (ValueError, RecursionError):
+        return default
+    method = body.get("method") if isinstance(body, dict) else None
+    return method if isinstance(method, str) and method.isprintable() and method.isascii() \
+        else default
+
+
+async def test_stateless_revision(fuzzer, error_log, mcp_app, user, agent, agent_key):
+    """2026-07-28: self-contained POSTs (no session), subscriptions/listen with hostile filters
+    (a2ui.mcp.listen's per-caller checks), hostile envelope keys and Mcp-Method headers."""
+    failures = harness.Failures(SEED)
+    mcp = Mcp(mcp_app, error_log, failures)
+    sid, mcp_token = await _setup_session(user, agent)
+    other_sid, _ = await _setup_session(user, agent)
+    await _open_things(agent.id, sid)
+    uris = hostile_uris(sid, other_sid)
+    for credential, arguments in ((mcp_token, person_arguments(sid)),
+                                  (agent_key, {k: v for k, v in agent_arguments(sid).items()
+                                               if k in ("notify", "render", "list_sessions")})):
+        headers = {**MCP_HEADERS, "Authorization": f"Bearer {credential}",
+                   "Mcp-Protocol-Version": STATELESS}
+        who = "person" if credential == mcp_token else "agent"
+        ok = _stateless(rpc("tools/list", rpc_id=1))
+        await mcp.ok({**headers, "Mcp-Method": "tools/list"}, ok)
+        templates_ = [_stateless(call(name, args)) for name, args in arguments.items()]
+        templates_ += [_stateless(rpc("resources/read", {"uri": uris[3]})),
+                       _stateless(rpc("resources/list", {})),
+                       _stateless(rpc("server/discover", {})),
+                       _stateless(rpc("subscriptions/listen", {"notifications": {
+                           "resourcesListChanged": True,
+                           "resourceSubscriptions": [uris[0], uris[3]]}}))]
+        frames = [Frame(f"{who}:2026:listen", emit(_stateless(rpc("subscriptions/listen", {
+            "notifications": {"resourceSubscriptions": value}}))))
+            for value in ([u] for u in uris)] + [
+            Frame(f"{who}:2026:listen", emit(_stateless(rpc("subscriptions/listen", {
+                "notifications": {"resourceSubscriptions": [uris[0]] * 300}})))),
+            Frame(f"{who}:2026:listen", emit(_stateless(rpc("subscriptions/listen", {
+                "notifications": {"resourceSubscriptions": "x"}}))))]
+        frames += fixed_frames(templates_[-1], f"{who}:2026:listen")[GENERIC_FIXED:]
+        for template in templates_:
+            frames += [fuzzer.frame(template, f"{who}:2026:{template['method']}")
+                       for _ in range(cases(6))]
+        for frame in frames:
+            method = _method_of(frame, "tools/call")
+            await mcp.case(frame, {**headers, "Mcp-Method": method},
+                           timeout=0.3 if method == "subscriptions/listen" else 10.0)
+        for value in ("", "\x00", "ping", "tools/list\r\nX: y", "x" * 5000):
+            await mcp.case(Frame(f"{who}:2026:Mcp-Method={value!a:.40}", emit(ok)),
+                           {**headers, "Mcp-Method": value})
+        await mcp.ok({**headers, "Mcp-Method": "tools/list"}, ok)
     failures.check()
 
 
