@@ -82,7 +82,8 @@ def check(body: bytes):
                       {"reason": "Batch requests are not supported"})
     if isinstance(document, dict) and "id" in document:
         problem = _id_problem(document["id"])
-        if problem:
+        if problem and (document["id"] is not None or "method" in document):
+            # (an error response to a message the client could not read has id null)
             return _error(ErrorCode.INVALID_REQUEST, "Invalid Request", {"reason": problem})
     return None
 

@@ -44,6 +44,7 @@ def test_refused_envelopes(body, code, data):
     '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"jsonrpc":"2.0","id":"x","method":"ping"}',
     '{"jsonrpc":"2.0","method":"notifications/initialized"}', "not json", "",
     '{"jsonrpc":"2.0","id":9007199254740991,"result":{}}',
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
 ])
 def test_left_to_the_sdk(body):
     assert envelope.check(body.encode()) is None
