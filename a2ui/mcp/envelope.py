@@ -51,6 +51,13 @@ def _readable_id(document):
     return request_id
 
 
+def mcp_path(dotted):
+    """A path from the message's root as /mcp's handlers name it: relative to ``params``
+    (``arguments.data.title``, ``notifications.resourceSubscriptions[0]``); the envelope's own
+    members (``id``, ``method``) as they are."""
+    return dotted[len("params."):] if dotted.startswith("params.") else dotted
+
+
 def _only_with_constants(text):
     """True when ``text`` parses only as Python's JSON extension (NaN, Infinity)."""
     try:
@@ -71,7 +78,8 @@ def check(body: bytes):
         document = jsonvalue.loads(text)
     except jsonvalue.JSONValueError as exc:
         return _error(ErrorCode.INVALID_PARAMS, "Invalid params",
-                      {"path": exc.dotted, "reason": exc.reason}, _readable_id(exc.document))
+                      {"path": mcp_path(exc.dotted), "reason": exc.reason},
+                      _readable_id(exc.document))
     except (ValueError, RecursionError):
         if _only_with_constants(text):  # the SDK would read NaN and Infinity as numbers
             return _error(ErrorCode.PARSE_ERROR, "Parse error",

@@ -27,8 +27,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
     ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":NaN}}', -32700, {}),
     ("NaN", -32700, {}),
     ('{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}', -32602, {"path": "id"}),
-    ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":1e400}}', -32602,
-     {"path": "params.x"}),
+    ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":1e400}}', -32602, {"path": "x"}),
+    ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"notify","arguments":'
+     '{"title":"\\ud800"}}}', -32602, {"path": "arguments.title"}),
     ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"\\ud800":1}}', -32602, {}),
 ])
 def test_refused_envelopes(body, code, data):
