@@ -24,7 +24,7 @@ from channels.db import database_sync_to_async
 from a2ui import tokens
 from a2ui.adapters import pushes
 from a2ui.mcp import tools as mcp_tools
-from a2ui.models import AgentRun, SessionActivity, StreamToken
+from a2ui.models import AgentRun, StreamToken
 from a2ui.services import sessions
 from a2ui.services import surfaces as surface_service
 from tests.fuzz import harness, templates
@@ -123,18 +123,9 @@ def hostile_uris(sid, other_sid):
 # The driver --------------------------------------------------------------------------------------
 
 
-def snapshot_sync():
-    """harness.snapshot_sync plus the AG-UI rows the agent's tools write."""
-    state = harness.snapshot_sync()
-    state["runs"] = list(AgentRun.objects.values_list(
-        "session_id", "run_id", "status", "outcome", "ended_at").order_by("pk"))
-    state["activity"] = list(SessionActivity.objects.values_list(
-        "session_id", "state", "transcript", "tool_calls", "plans", "resources", "roster",
-        "artifacts").order_by("pk"))
-    return state
-
-
-snapshot = database_sync_to_async(snapshot_sync)
+#: Stored state (harness: components, requests, surfaces, sessions, audit, consents, tokens,
+#: AG-UI runs and session activity, which the agent's tools write too).
+snapshot = database_sync_to_async(harness.snapshot_sync)
 
 
 def _refused(status, found):
