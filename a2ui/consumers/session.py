@@ -44,6 +44,33 @@ class SessionSocket:
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
 
+    # Handshake deadline ----------------------------------------------------------------------
+
+    #: A socket that has opened no session this long after connecting is closed: it holds a
+    #: connection and group memberships for nothing (every client sends its handshake first).
+    HANDSHAKE_TIMEOUT_SECONDS = 30
+    handshake_timer = None
+    handshaking = False  # a handshake is being handled: the deadline lets it finish
+
+    def start_handshake_deadline(self):
+        self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_deadline())
+
+    def stop_handshake_deadline(self):
+        if self.handshake_timer is not None:
+            self.handshake_timer.cancel()
+            self.handshake_timer = None
+
+    async def _handshake_deadline(self):
+        await asyncio.sleep(self.HANDSHAKE_TIMEOUT_SECONDS)
+        while self.handshaking:  # under load: one that arrived in time is not cut off
+            await asyncio.sleep(0.1)
+        self.handshake_timer = None
+        if self.session_id is None and not self.closing and not getattr(self, "gone", False):
+            await self.handshake_missed()
+
+    async def handshake_missed(self):
+        """Hook: tell the client, then close (each protocol in its own words and code)."""
+
     # Idle watchdog ---------------------------------------------------------------------------
 
     watchdog = None

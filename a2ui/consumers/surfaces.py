@@ -14,7 +14,6 @@ Authentication is the stream-token middleware's (``scope["a2ui_auth"]``); a sock
 valid token gets an error frame and close 4006, like the JSON-RPC socket.
 """
 
-import asyncio
 import json
 import logging
 from urllib.parse import parse_qs
@@ -34,7 +33,6 @@ from .session import SessionSocket
 
 log = logging.getLogger("a2ui.consumers")
 
-HANDSHAKE_TIMEOUT_SECONDS = 30
 CLOSE_BAD_HANDSHAKE = 1008  # policy violation: no valid capabilities message in time
 
 
@@ -95,19 +93,15 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             self.groups.append(group)
         housekeeping.ensure_started()
         self.start_watchdog()
-        self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_timeout())
+        self.start_handshake_deadline()
 
-    async def _handshake_timeout(self):
-        await asyncio.sleep(HANDSHAKE_TIMEOUT_SECONDS)
-        if self.session_id is None:
-            await self.send_json(error_frame(
-                "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
-            await self.close(code=CLOSE_BAD_HANDSHAKE)
+    async def handshake_missed(self):
+        await self.send_json(error_frame(
+            "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
+        await self.close(code=CLOSE_BAD_HANDSHAKE)
 
     async def disconnect(self, code):
-        timer = getattr(self, "handshake_timer", None)
-        if timer is not None:
-            timer.cancel()
+        self.stop_handshake_deadline()
         self.stop_watchdog()
         await self.detach()
 
@@ -132,7 +126,11 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                 raise ProtocolError(ErrorCode.PARSE_ERROR) from None
             await self.check_rate()
             if self.session_id is None:
-                await self.handshake(obj)
+                self.handshaking = True
+                try:
+                    await self.handshake(obj)
+                finally:
+                    self.handshaking = False
             else:
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
@@ -152,7 +150,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         session, resumed = await surface_service.aattach(
             self.token, self.requested_session, capabilities
         )
-        self.handshake_timer.cancel()
+        self.stop_handshake_deadline()
         sid = session.session_id
         try:
             await self.load_consents(session)

@@ -14,7 +14,7 @@ from ..core.events import Kind
 from ..protocol import events as wire
 from ..protocol import jsonrpc, methods
 from ..protocol.capabilities import server_capabilities
-from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import (
     admission,
     consent,
@@ -57,8 +57,16 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.accept()
         housekeeping.ensure_started()
         self.start_watchdog()
+        self.start_handshake_deadline()
+
+    async def handshake_missed(self):
+        await self.send_error(ProtocolError(
+            ErrorCode.SESSION_NOT_FOUND, "No a2ui.init arrived in time: send it first.",
+            data={"timeout_seconds": self.HANDSHAKE_TIMEOUT_SECONDS}))
+        await self.close(code=int(CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND]))
 
     async def disconnect(self, code):
+        self.stop_handshake_deadline()
         self.stop_watchdog()
         await self.detach()
 
@@ -83,7 +91,12 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                     ErrorCode.SESSION_NOT_FOUND, "Send a2ui.init first",
                 )
             buffer.add(self.session_id)
-        return await handler(self, msg)
+            return await handler(self, msg)
+        self.handshaking = True
+        try:
+            return await handler(self, msg)
+        finally:
+            self.handshaking = False
 
     async def on_init(self, msg):
         params = methods.validate_params("a2ui.init", msg.params)
