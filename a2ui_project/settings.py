@@ -212,7 +212,9 @@ A2UI = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Django's security events (a refused Host header...) as one WARNING line, no traceback.
+    "filters": {"refused_request": {"()": "a2ui.logfilters.RefusedRequest"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refused_request"]}},
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {
         "a2ui": {"level": os.environ.get("A2UI_LOG_LEVEL", "INFO")},

@@ -143,7 +143,16 @@ async def test_hostile_frames_through_daphne(daphne_server, stream_token, agent_
     if not 400 <= status < 500:
         problems.append(f"REST surrogate method -> HTTP {status}: {body!r:.200}")
 
+    # A Host header outside ALLOWED_HOSTS: 400, one WARNING line, no traceback (Django logs it
+    # at ERROR with one; a2ui.logfilters.RefusedRequest in the project's LOGGING).
+    for path in ("/a2ui/", "/api/v4/consents"):
+        status, body = await ahttp("GET", f"{server.url}{path}", headers={"Host": "evil.example"})
+        if status != 400:
+            problems.append(f"Host evil.example {path} -> HTTP {status}: {body!r:.200}")
+
     log = server.log()
+    if "Invalid HTTP_HOST header" not in log:
+        problems.append("the refused Host header is not in the server log")
     for marker in ("Traceback", "Exception inside application", "Internal Server Error"):
         if marker in log:
             problems.append(f"server log has {marker!r}:\n{log[-3000:]}")
