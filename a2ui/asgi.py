@@ -49,10 +49,28 @@ def http_application():
     if a2ui_settings.SERVE_STATIC:
         # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
         # off behind a web server that serves STATIC_ROOT itself.
-        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-
-        app = ASGIStaticFilesHandler(app)
+        app = _static_files_handler()(app)
     return app
+
+
+def _static_files_handler():
+    """Django's ASGIStaticFilesHandler, answering a path that climbs out of the static roots
+    (``/static/../../etc/passwd``) 400 as Django's own handler would: Django's lets the
+    SuspiciousFileOperation escape, a 500 with a traceback in the server log."""
+    from asgiref.sync import sync_to_async
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.core.exceptions import SuspiciousOperation
+    from django.core.handlers.exception import response_for_exception
+
+    class StaticFiles(ASGIStaticFilesHandler):
+        async def get_response_async(self, request):
+            try:
+                return await super().get_response_async(request)
+            except SuspiciousOperation as exc:
+                return await sync_to_async(response_for_exception, thread_sensitive=False)(
+                    request, exc)
+
+    return StaticFiles
 
 
 class _Mounts:

@@ -5,7 +5,9 @@ Seeded like tests/fuzz (``A2UI_FUZZ_SEED``); a few dozen frames per socket (unde
 rate limit of the server, 60 a minute per session).
 """
 
+import asyncio
 import json
+import socket
 import uuid
 import zlib
 
@@ -150,6 +152,11 @@ async def test_hostile_frames_through_daphne(daphne_server, stream_token, agent_
         if status != 400:
             problems.append(f"Host evil.example {path} -> HTTP {status}: {body!r:.200}")
 
+    # A static path out of the static roots, as a raw request line (clients normalize "..").
+    status_line = await asyncio.to_thread(_raw_get, server.port, "/static/../../etc/passwd")
+    if not status_line.startswith(b"HTTP/1.1 4"):
+        problems.append(f"/static/../../etc/passwd -> {status_line!r}")
+
     log = server.log()
     if "Invalid HTTP_HOST header" not in log:
         problems.append("the refused Host header is not in the server log")
@@ -157,3 +164,10 @@ async def test_hostile_frames_through_daphne(daphne_server, stream_token, agent_
         if marker in log:
             problems.append(f"server log has {marker!r}:\n{log[-3000:]}")
     assert not problems, (f"replay with A2UI_FUZZ_SEED={SEED}\n" + "\n".join(problems[:40]))
+
+
+def _raw_get(port, path):
+    """The status line of a GET whose path is sent exactly as given."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        return sock.recv(200).split(b"\r\n")[0]
