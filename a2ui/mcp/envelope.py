@@ -15,6 +15,9 @@ The SDK would answer some JSON-RPC envelopes wrongly or not at all:
   that overflow a double, lone surrogates, NUL in keys) went on to the handlers. Now ``-32602``
   with ``data.path`` and ``data.reason``, as everywhere else.
 
+* a request that also carries ``result`` or ``error`` was read by the SDK as a response:
+  ``202`` and no answer. Now ``-32600``, as is a response with both ``result`` and ``error``;
+
 * ``NaN``, ``Infinity`` and ``-Infinity`` literals, which the SDK's parser reads as numbers
   (``"id": -Infinity`` made a request a notification again), are ``-32700`` as everywhere.
 
@@ -88,6 +91,13 @@ def check(body: bytes):
     if isinstance(document, list):
         return _error(ErrorCode.INVALID_REQUEST, "Invalid Request",
                       {"reason": "Batch requests are not supported"})
+    if isinstance(document, dict) and ("result" in document or "error" in document):
+        # A request with a result or an error (the SDK read it as a response: 202, no answer),
+        # or a response with both (JSON-RPC: exactly one).
+        if "method" in document or ("result" in document and "error" in document):
+            return _error(ErrorCode.INVALID_REQUEST, "Invalid Request", {
+                "reason": "a message is a request (method) or a response (result or error), "
+                          "not both"}, _readable_id(document) if "method" in document else None)
     if isinstance(document, dict) and "id" in document:
         problem = _id_problem(document["id"])
         if problem and (document["id"] is not None or "method" in document):

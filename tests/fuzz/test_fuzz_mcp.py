@@ -563,6 +563,9 @@ KNOWN_ENVELOPES = [
     {"jsonrpc": "2.0", "id": "\x00", "error": {"code": 1, "message": "x"}},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2**64}},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "\x00"}},
+    # A request with an error or a result was read as a response: 202, no answer (seed 1014).
+    {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": "x"}, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 7, "result": {}, "method": "tools/list"},
 ]
 
 SESSION_IDS = ["", "x", "\x00", "a\x00b", "\xff", "0" * 32, "a" * 5000, "../", "\r\nX: y",

@@ -31,6 +31,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
     ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"notify","arguments":'
      '{"title":"\\ud800"}}}', -32602, {"path": "arguments.title"}),
     ('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"\\ud800":1}}', -32602, {}),
+    # A request carrying an error or a result was taken for a response (fuzz seed 1014).
+    ('{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"},"method":"ping"}', -32600,
+     {"reason": "a message is a request (method) or a response (result or error), not both"}),
+    ('{"jsonrpc":"2.0","id":7,"result":{},"method":"tools/list"}', -32600, {}),
+    ('{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}', -32600, {}),
 ])
 def test_refused_envelopes(body, code, data):
     error = envelope.check(body.encode())
