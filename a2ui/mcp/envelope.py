@@ -29,15 +29,17 @@ from __future__ import annotations
 import json
 
 from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.jsonrpc import readable_id
 
 
-def _error(code, message, data, request_id=None):
-    return {"jsonrpc": "2.0", "id": request_id,
-            "error": {"code": int(code), "message": message, "data": data}}
+def _error(code, data, request_id=None):
+    return ProtocolError(code, data=data, request_id=request_id).to_response()
 
 
 def _id_problem(request_id):
+    """MCP's id rule: a request's id is a string or an integer, never null (seed 000's
+    sockets also take a request without an id as a notification); a string id holds no NUL."""
     if request_id is None:
         return "id must be a string or an integer (not null)"
     if isinstance(request_id, bool) or not isinstance(request_id, str | int):
@@ -45,13 +47,6 @@ def _id_problem(request_id):
     if isinstance(request_id, str) and "\x00" in request_id:
         return "id must not contain NUL (\\u0000)"
     return None
-
-
-def _readable_id(document):
-    request_id = document.get("id") if isinstance(document, dict) else None
-    if request_id is None or _id_problem(request_id) or jsonvalue.find(request_id) is not None:
-        return None
-    return request_id
 
 
 def mcp_path(dotted):
@@ -80,31 +75,25 @@ def check(body: bytes):
     try:
         document = jsonvalue.loads(text)
     except jsonvalue.JSONValueError as exc:
-        return _error(ErrorCode.INVALID_PARAMS, "Invalid params",
+        return _error(ErrorCode.INVALID_PARAMS,
                       {"path": mcp_path(exc.dotted), "reason": exc.reason},
-                      _readable_id(exc.document))
+                      readable_id(exc.document))
     except (ValueError, RecursionError):
         if _only_with_constants(text):  # the SDK would read NaN and Infinity as numbers
-            return _error(ErrorCode.PARSE_ERROR, "Parse error",
-                          {"reason": "NaN and Infinity are not JSON"})
+            return _error(ErrorCode.PARSE_ERROR, {"reason": "NaN and Infinity are not JSON"})
         return None  # not JSON: the SDK's -32700
     if isinstance(document, list):
-        return _error(ErrorCode.INVALID_REQUEST, "Invalid Request",
-                      {"reason": "Batch requests are not supported"})
+        return _error(ErrorCode.INVALID_REQUEST, {"reason": "Batch requests are not supported"})
     if isinstance(document, dict) and ("result" in document or "error" in document):
         # A request with a result or an error (the SDK read it as a response: 202, no answer),
         # or a response with both (JSON-RPC: exactly one).
         if "method" in document or ("result" in document and "error" in document):
-            return _error(ErrorCode.INVALID_REQUEST, "Invalid Request", {
+            return _error(ErrorCode.INVALID_REQUEST, {
                 "reason": "a message is a request (method) or a response (result or error), "
-                          "not both"}, _readable_id(document) if "method" in document else None)
+                          "not both"}, readable_id(document) if "method" in document else None)
     if isinstance(document, dict) and "id" in document:
         problem = _id_problem(document["id"])
         if problem and (document["id"] is not None or "method" in document):
             # (an error response to a message the client could not read has id null)
-            return _error(ErrorCode.INVALID_REQUEST, "Invalid Request", {"reason": problem})
+            return _error(ErrorCode.INVALID_REQUEST, {"reason": problem})
     return None
-
-
-def encode(error) -> bytes:
-    return json.dumps(error).encode()

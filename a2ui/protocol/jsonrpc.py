@@ -107,7 +107,7 @@ def _load(raw: str | bytes, max_size: int) -> Any:
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS,
             data={"path": exc.dotted, "reason": exc.reason},
-            request_id=_readable_id(exc.document),
+            request_id=readable_id(exc.document),
         ) from None
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
@@ -122,8 +122,9 @@ def _valid_id(value: Any) -> bool:
     )
 
 
-def _readable_id(document: Any) -> RequestId:
-    """The id of a refused document if the id itself passes the value policy, else None."""
+def readable_id(document: Any) -> RequestId:
+    """The id of a refused document if the id itself passes the value policy, else None (what
+    an error reply may echo: every JSON-RPC edge, /mcp's envelope check included)."""
     request_id = document.get("id") if isinstance(document, dict) else None
     if not _valid_id(request_id) or jsonvalue.find(request_id) is not None:
         return None

@@ -120,10 +120,9 @@ def test_hostile_action_selections_are_400(client, superuser, populated):
 
 
 def test_integers_beyond_64_bits_are_not_a_crash(client, superuser, populated):
-    """SQLite raised OverflowError (500) for a filter or an object id beyond 64 bits."""
+    """SQLite raised OverflowError (500) for a filter beyond 64 bits (found by the admin fuzz);
+    PostgreSQL's lookup finds nothing."""
     client.force_login(superuser)
     huge = "9" * 30
-    lists = reverse("admin:a2ui_auditevent_changelist")
-    assert client.get(f"{lists}?agent__id__exact={huge}").status_code in (200, 302, 400)
-    change = reverse("admin:a2ui_agent_change", args=[huge])
-    assert client.get(change).status_code == 302  # "does not exist", back to the list
+    response = client.get(f"{reverse('admin:a2ui_streamtoken_changelist')}?agent={huge}")
+    assert response.status_code in (200, 400), response.status_code

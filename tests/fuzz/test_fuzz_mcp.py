@@ -26,11 +26,11 @@ from a2ui.adapters import pushes
 from a2ui.mcp import tools as mcp_tools
 from a2ui.models import AgentRun, StreamToken
 from a2ui.services import sessions
-from a2ui.services import surfaces as surface_service
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, check_mcp
 from tests.fuzz.seed import SEED, cases
+from tests.fuzz.test_fuzz_sockets import _agent_setup
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -246,17 +246,12 @@ def _setup_session(user, agent):
 
 
 async def _open_things(agent_id, sid):
-    """What the person's tools answer: two inputs, a confirm, a form, a v0.9 surface."""
-    for method, params in [
-        ("ui.request_input", {"request_id": "req-1", "input_type": "text", "prompt": "Colour?"}),
-        ("ui.request_input", {"request_id": "req-2", "input_type": "text", "prompt": "Size?"}),
-        ("ui.confirm", {"request_id": "conf-1", "title": "Go?", "severity": "info"}),
-        ("ui.render", {"component_id": "form-1", "component_type": "form",
-                       "data": templates.COMPONENTS["form"]}),
-    ]:
-        _, valid = pushes.validate(method, {**params, "session_id": sid})
-        await pushes.apush(agent_id, sid, method, valid)
-    await surface_service.apush(agent_id, sid, templates.surface_batch("s1"))
+    """What the person's tools answer: two inputs, a confirm, a form, a v0.9 surface (the
+    sockets' fuzz setup, with req-1 pushed here rather than awaited by an agent socket)."""
+    _, valid = pushes.validate("ui.request_input", {
+        "request_id": "req-1", "input_type": "text", "prompt": "Colour?", "session_id": sid})
+    await pushes.apush(agent_id, sid, "ui.request_input", valid)
+    await _agent_setup(agent_id, sid)
 
 
 def _tool_frames(fuzzer, arguments, n, label, first=True):
