@@ -48,6 +48,32 @@ def orm_render(sid, params):
         metadata=params["metadata"], expires_at=None, updated_at=timezone.now())
 
 
+def orm_render_new(sid, params):
+    """A component the session does not have yet: the UPDATE that misses, then Max + create."""
+    from django.db import IntegrityError, transaction
+    from django.db.models import Max
+    from django.utils import timezone
+
+    from a2ui.models import RenderedComponent
+
+    now = timezone.now()
+    fields = {"component_type": params["component_type"], "data": params["data"],
+              "metadata": params["metadata"], "expires_at": None, "updated_at": now}
+    if RenderedComponent.objects.filter(
+            session_id=sid, component_id=params["component_id"]).update(**fields):
+        return
+    with transaction.atomic():
+        top = RenderedComponent.objects.filter(session_id=sid).aggregate(m=Max("position"))
+        try:
+            with transaction.atomic():
+                RenderedComponent.objects.create(
+                    session_id=sid, component_id=params["component_id"],
+                    position=(top["m"] or 0) + 1, created_at=now, **fields)
+        except IntegrityError:
+            RenderedComponent.objects.filter(
+                session_id=sid, component_id=params["component_id"]).update(**fields)
+
+
 def orm_update(sid, params):
     from django.db import transaction
     from django.utils import timezone
@@ -151,15 +177,20 @@ async def run(args):
         await dbthreads.run(components.store_render, sid, CARD)
     k = args.concurrency
     runs = []  # (name, baseline call, our call)
+    tag = uuid.uuid4().hex[:8]
     runs.append(("thread hop (no statement)",
                  lambda i: orm_hop(lambda: None)(), lambda i: dbthreads.run(lambda: None)))
     runs.append(("ui.render (re-render)",
                  lambda i: orm_hop(orm_render)(sids[i % k], CARD),
                  lambda i: dbthreads.run(components.store_render, sids[i % k], CARD)))
+    runs.append(("ui.render (new component)",
+                 lambda i: orm_hop(orm_render_new)(sids[i % k],
+                                                   {**CARD, "component_id": f"o{tag}{i}"}),
+                 lambda i: dbthreads.run(components.store_render, sids[i % k],
+                                         {**CARD, "component_id": f"q{tag}{i}"})))
     runs.append(("ui.update (merge)",
                  lambda i: orm_hop(orm_update)(sids[i % k], UPDATE),
                  lambda i: dbthreads.run(components.store_update, sids[i % k], UPDATE)))
-    tag = uuid.uuid4().hex[:8]
     runs.append(("ui.request_input (insert)",
                  lambda i: orm_hop(orm_create)(sids[i % k], f"o{tag}{i}"),
                  lambda i: dbthreads.run(ours_create, sids[i % k], f"q{tag}{i}")))

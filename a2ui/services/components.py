@@ -3,7 +3,6 @@
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from ..core.errors import DomainError, Fault
@@ -28,24 +27,15 @@ def store_render(session_id, params):
         "expires_at": _expiry(metadata),
         "updated_at": now,
     }
-    # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips.
+    # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips;
+    # a new component one INSERT (which turns into the UPDATE if another process rendered it
+    # in between). Its session gone meanwhile (deleted from the admin) is -32001.
     if hotsql.update_component(session_id, params["component_id"], fields):
         return
-    with transaction.atomic():
-        top = RenderedComponent.objects.filter(session_id=session_id).aggregate(m=Max("position"))
-        try:
-            with transaction.atomic():
-                RenderedComponent.objects.create(
-                    session_id=session_id,
-                    component_id=params["component_id"],
-                    position=(top["m"] or 0) + 1,
-                    created_at=now,
-                    **fields,
-                )
-        except IntegrityError:  # rendered concurrently by another process: replace
-            RenderedComponent.objects.filter(
-                session_id=session_id, component_id=params["component_id"]
-            ).update(**fields)
+    try:
+        hotsql.insert_component(session_id, params["component_id"], fields, now)
+    except IntegrityError:
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(session_id)}) from None
 
 
 #: Tries of ``store_update``'s compare-and-set before it takes the row lock instead.

@@ -80,6 +80,32 @@ def update_component(session_id, component_id, fields, expect=None):
         return cursor.rowcount
 
 
+def insert_component(session_id, component_id, fields, created_at):
+    """INSERT the session's component ``component_id`` after its last one (``position`` one
+    past the session's highest), or, where the session already has it (rendered concurrently),
+    UPDATE it with ``fields`` and leave its place: one statement, in autocommit its own
+    transaction. IntegrityError if the session does not exist."""
+    connection = connections["default"]
+    table, cols = _names(RenderedComponent)
+    names = list(fields)
+    sql = (f"INSERT INTO {table} ({cols['session']}, {cols['component_id']}, "
+           f"{cols['position']}, {cols['created_at']}, "
+           f"{', '.join(cols[n] for n in names)}) "
+           f"SELECT %s, %s, COALESCE(MAX({cols['position']}), 0) + 1, %s, "
+           f"{', '.join(['%s'] * len(names))} FROM {table} WHERE {cols['session']} = %s "
+           f"ON CONFLICT ({cols['session']}, {cols['component_id']}) DO UPDATE SET "
+           + ", ".join(f"{cols[n]} = excluded.{cols[n]}" for n in names))
+    session = _prep(RenderedComponent, "session", session_id, connection)
+    params = [session, component_id, _prep(RenderedComponent, "created_at", created_at,
+                                           connection)]
+    params += [_prep(RenderedComponent, n, v, connection) for n, v in fields.items()]
+    params.append(session)
+    # Inside a transaction (a batch) a failed INSERT must not abort it: a savepoint.
+    guard = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
+    with guard, connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def component(session_id, component_id, *, for_update=False):
     """The session's component ``component_id`` or None (``SELECT ... FOR UPDATE`` inside a
     transaction where the database has it)."""

@@ -85,6 +85,68 @@ def test_an_expired_component_is_not_updated():
     assert RenderedComponent.objects.get(session_id=sid).data["description"] == "first"
 
 
+def test_new_components_go_last_and_a_re_render_keeps_its_place():
+    sid = _session()
+    for cid in ("a", "b", "c"):
+        components.store_render(sid, {**CARD, "component_id": cid})
+    first = RenderedComponent.objects.get(session_id=sid, component_id="a")
+    components.store_render(sid, {**CARD, "component_id": "a", "component_type": "text",
+                                  "data": {"content": "again"},
+                                  "metadata": {"ttl_seconds": 60}})
+    rows = list(RenderedComponent.objects.filter(session_id=sid).order_by("position"))
+    assert [(r.component_id, r.position) for r in rows] == [("a", 1), ("b", 2), ("c", 3)]
+    again = rows[0]
+    assert again.created_at == first.created_at and again.updated_at > first.updated_at
+    assert (again.component_type, again.data) == ("text", {"content": "again"})
+    assert again.metadata == {"ttl_seconds": 60} and again.expires_at > again.updated_at
+    other = _session()  # positions are per session
+    components.store_render(other, CARD)
+    assert RenderedComponent.objects.get(session_id=other).position == 1
+
+
+def test_a_new_component_rendered_meanwhile_elsewhere_is_replaced_in_its_place(monkeypatch):
+    """The render's UPDATE misses, then another process inserts the same component before the
+    render's INSERT: the INSERT turns into the update (no IntegrityError, no second row)."""
+    sid = _session()
+    components.store_render(sid, {**CARD, "component_id": "first"})
+    update = hotsql.update_component
+
+    def missed_while_another_renders(session_id, component_id, fields, expect=None):
+        changed = update(session_id, component_id, fields, expect)
+        if not changed:
+            RenderedComponent.objects.create(session_id=session_id, component_id=component_id,
+                                             component_type="card", position=7,
+                                             data={"title": "theirs"})
+        return 0
+
+    monkeypatch.setattr(hotsql, "update_component", missed_while_another_renders)
+    components.store_render(sid, {**CARD, "data": {"title": "ours"}})
+    row = RenderedComponent.objects.get(session_id=sid, component_id="c")
+    assert (row.position, row.data) == (7, {"title": "ours"})
+
+
+def test_a_render_into_a_session_deleted_meanwhile_is_session_not_found():
+    sid = _session()
+    A2UISessionLog.objects.filter(session_id=sid).delete()
+    with pytest.raises(DomainError) as caught:
+        components.store_render(sid, CARD)
+    assert caught.value.fault is Fault.SESSION_NOT_FOUND
+    assert not RenderedComponent.objects.filter(session_id=sid).exists()
+
+
+def test_a_batch_renders_new_components_in_one_transaction():
+    from django.db import transaction
+
+    sid = _session()
+    with transaction.atomic():
+        components.store_render(sid, {**CARD, "component_id": "x"})
+        components.store_render(sid, {**CARD, "component_id": "y"})
+        components.store_render(sid, {**CARD, "component_id": "x", "data": {"title": "2"}})
+    rows = RenderedComponent.objects.filter(session_id=sid).order_by("position")
+    assert [(r.component_id, r.position, r.data.get("title")) for r in rows] == [
+        ("x", 1, "2"), ("y", 2, "T")]
+
+
 def test_a_request_row_reads_back_as_the_orm_reads_it():
     sid = _session()
     params = {"request_id": "r1", "input_type": "text", "prompt": "P\u00e9", "n": 2 ** 53}
