@@ -8,10 +8,10 @@ when every socket of the session is in this process (``a2ui.services.direct``), 
 send. progress, notify and navigate touch no database at all.
 """
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from ..core import events
-from ..core.errors import DomainError
+from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from . import activity, components, consent, dbthreads, direct, pending, sessions, shared, stream
 from .metrics import buffer
@@ -76,14 +76,21 @@ def _apply(sid, kind, data, prefix=""):
 
 
 def _apply_all(sid, items):
+    """``_apply`` for every item in one transaction. A session deleted meanwhile (from the
+    admin) fails the rows' foreign key at the commit (the constraints are deferred): -32001,
+    nothing stored, as one render in autocommit."""
     applied = []
-    with transaction.atomic():
-        for index, (kind, data) in enumerate(items):
-            try:
-                applied.append((kind, _apply(sid, kind, data)))
-            except DomainError as exc:
-                exc.data = {**(exc.data if isinstance(exc.data, dict) else {}), "index": index}
-                raise
+    try:
+        with transaction.atomic():
+            for index, (kind, data) in enumerate(items):
+                try:
+                    applied.append((kind, _apply(sid, kind, data)))
+                except DomainError as exc:
+                    exc.data = {**(exc.data if isinstance(exc.data, dict) else {}),
+                                "index": index}
+                    raise
+    except IntegrityError:
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)}) from None
     return applied
 
 

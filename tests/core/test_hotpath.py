@@ -134,6 +134,20 @@ def test_a_render_into_a_session_deleted_meanwhile_is_session_not_found():
     assert not RenderedComponent.objects.filter(session_id=sid).exists()
 
 
+def test_a_batch_into_a_session_deleted_meanwhile_is_session_not_found():
+    """In a transaction the foreign key is checked at the commit (deferred): still -32001."""
+    from a2ui.core.events import Kind
+    from a2ui.services import delivery
+
+    sid = _session()
+    A2UISessionLog.objects.filter(session_id=sid).delete()
+    with pytest.raises(DomainError) as caught:
+        delivery._apply_all(sid, [(Kind.COMPONENT_RENDERED, {**CARD, "component_id": "x"}),
+                                  (Kind.COMPONENT_RENDERED, {**CARD, "component_id": "y"})])
+    assert caught.value.fault is Fault.SESSION_NOT_FOUND
+    assert not RenderedComponent.objects.filter(session_id=sid).exists()
+
+
 def test_a_batch_renders_new_components_in_one_transaction():
     from django.db import transaction
 
