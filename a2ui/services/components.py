@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from ..core.errors import DomainError, Fault
@@ -29,13 +29,9 @@ def store_render(session_id, params):
     }
     # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips;
     # a new component one INSERT (which turns into the UPDATE if another process rendered it
-    # in between). Its session gone meanwhile (deleted from the admin) is -32001.
-    if hotsql.update_component(session_id, params["component_id"], fields):
-        return
-    try:
+    # in between).
+    if not hotsql.update_component(session_id, params["component_id"], fields):
         hotsql.insert_component(session_id, params["component_id"], fields, now)
-    except IntegrityError:
-        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(session_id)}) from None
 
 
 #: Tries of ``store_update``'s compare-and-set before it takes the row lock instead.

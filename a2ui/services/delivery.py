@@ -37,7 +37,7 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
             pending.create, sid, data["kind"], data["params"], reply_channel, rpc_id
         )
     elif _stores(kind):
-        data = await dbthreads.run(_apply, sid, kind, data, prefix)
+        data = await dbthreads.run(_in_session, _apply, sid, kind, data, prefix)
     return await _send(sid, kind, data), request
 
 
@@ -55,7 +55,7 @@ async def aemit_batch(agent_id, session_id, items):
         raise ValueError("a batch cannot open requests")
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     if any(_stores(kind) for kind, _ in items):
-        items = await dbthreads.run(_apply_all, sid, items)
+        items = await dbthreads.run(_in_session, _apply_all, sid, items)
     return [await _send(sid, kind, data) for kind, data in items]
 
 
@@ -76,22 +76,26 @@ def _apply(sid, kind, data, prefix=""):
 
 
 def _apply_all(sid, items):
-    """``_apply`` for every item in one transaction. A session deleted meanwhile (from the
-    admin) fails the rows' foreign key at the commit (the constraints are deferred): -32001,
-    nothing stored, as one render in autocommit."""
     applied = []
+    with transaction.atomic():
+        for index, (kind, data) in enumerate(items):
+            try:
+                applied.append((kind, _apply(sid, kind, data)))
+            except DomainError as exc:
+                exc.data = {**(exc.data if isinstance(exc.data, dict) else {}), "index": index}
+                raise
+    return applied
+
+
+def _in_session(apply, sid, *args):
+    """``apply(sid, *args)``; a session deleted meanwhile (from the admin) is -32001 with
+    nothing stored. Its rows' foreign key fails as an IntegrityError at the statement in
+    autocommit, or at the commit of a transaction (the constraints are deferred): components,
+    activity, one event or a batch alike."""
     try:
-        with transaction.atomic():
-            for index, (kind, data) in enumerate(items):
-                try:
-                    applied.append((kind, _apply(sid, kind, data)))
-                except DomainError as exc:
-                    exc.data = {**(exc.data if isinstance(exc.data, dict) else {}),
-                                "index": index}
-                    raise
+        return apply(sid, *args)
     except IntegrityError:
         raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)}) from None
-    return applied
 
 
 async def _send(sid, kind, data):

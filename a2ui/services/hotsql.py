@@ -83,8 +83,9 @@ def update_component(session_id, component_id, fields, expect=None):
 def insert_component(session_id, component_id, fields, created_at):
     """INSERT the session's component ``component_id`` after its last one (``position`` one
     past the session's highest), or, where the session already has it (rendered concurrently),
-    UPDATE it with ``fields`` and leave its place: one statement, in autocommit its own
-    transaction. IntegrityError if the session does not exist."""
+    UPDATE it with ``fields`` and leave its place: one statement (no savepoint: the conflict
+    is the statement's own, and a session that does not exist fails its deferred foreign key,
+    in a transaction at the commit)."""
     connection = connections["default"]
     table, cols = _names(RenderedComponent)
     names = list(fields)
@@ -100,9 +101,7 @@ def insert_component(session_id, component_id, fields, created_at):
                                            connection)]
     params += [_prep(RenderedComponent, n, v, connection) for n, v in fields.items()]
     params.append(session)
-    # Inside a transaction (a batch) a failed INSERT must not abort it: a savepoint.
-    guard = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
-    with guard, connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 

@@ -55,6 +55,9 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
             created_at=now,
         ))
     except IntegrityError:
+        if hotsql.request(session_id, params["request_id"]) is None:  # the session was deleted
+            raise DomainError(Fault.SESSION_NOT_FOUND,
+                              data={"session_id": str(session_id)}) from None
         raise DomainError(
             Fault.INVALID_INPUT,
             "request_id already used in this session",

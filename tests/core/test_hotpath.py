@@ -125,27 +125,30 @@ def test_a_new_component_rendered_meanwhile_elsewhere_is_replaced_in_its_place(m
     assert (row.position, row.data) == (7, {"title": "ours"})
 
 
-def test_a_render_into_a_session_deleted_meanwhile_is_session_not_found():
-    sid = _session()
-    A2UISessionLog.objects.filter(session_id=sid).delete()
-    with pytest.raises(DomainError) as caught:
-        components.store_render(sid, CARD)
-    assert caught.value.fault is Fault.SESSION_NOT_FOUND
-    assert not RenderedComponent.objects.filter(session_id=sid).exists()
-
-
-def test_a_batch_into_a_session_deleted_meanwhile_is_session_not_found():
-    """In a transaction the foreign key is checked at the commit (deferred): still -32001."""
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("kind, data", [
+    ("COMPONENT_RENDERED", {**CARD, "component_id": "x"}),
+    ("PLAN", {"plan_id": "p", "title": "t", "content": "c", "status": "ACTIVE"}),
+])
+def test_an_event_stored_into_a_session_deleted_meanwhile_is_session_not_found(
+        batch, kind, data):
+    """Its rows' foreign key fails at the statement (autocommit) or at the commit (a batch's
+    transaction; the constraints are deferred): -32001, nothing stored, not -32603."""
     from a2ui.core.events import Kind
+    from a2ui.models import SessionActivity
     from a2ui.services import delivery
 
+    kind = Kind[kind]
     sid = _session()
     A2UISessionLog.objects.filter(session_id=sid).delete()
     with pytest.raises(DomainError) as caught:
-        delivery._apply_all(sid, [(Kind.COMPONENT_RENDERED, {**CARD, "component_id": "x"}),
-                                  (Kind.COMPONENT_RENDERED, {**CARD, "component_id": "y"})])
+        if batch:
+            delivery._in_session(delivery._apply_all, sid, [(kind, data), (kind, data)])
+        else:
+            delivery._in_session(delivery._apply, sid, kind, data)
     assert caught.value.fault is Fault.SESSION_NOT_FOUND
     assert not RenderedComponent.objects.filter(session_id=sid).exists()
+    assert not SessionActivity.objects.filter(session_id=sid).exists()
 
 
 def test_a_batch_renders_new_components_in_one_transaction():
@@ -175,6 +178,15 @@ def test_a_request_row_reads_back_as_the_orm_reads_it():
     with pytest.raises(DomainError):  # the same request_id twice: -32602, nothing stored
         pending.create(sid, PendingRequest.KIND_INPUT, params)
     assert PendingRequest.objects.filter(session_id=sid).count() == 1
+
+
+def test_a_request_into_a_session_deleted_meanwhile_is_session_not_found():
+    """Not "request_id already used": both are IntegrityErrors of the same INSERT."""
+    sid = _session()
+    A2UISessionLog.objects.filter(session_id=sid).delete()
+    with pytest.raises(DomainError) as caught:
+        pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"})
+    assert caught.value.fault is Fault.SESSION_NOT_FOUND
 
 
 def test_an_insert_inside_a_transaction_fails_without_breaking_it():
