@@ -72,6 +72,10 @@ DEFAULTS = {
     # long ends with RUN_ERROR (code RUN_TIMEOUT); keepalive comments go out this often.
     "AGUI_RUN_TIMEOUT_SECONDS": _env_int("A2UI_AGUI_RUN_TIMEOUT_SECONDS", 300),
     "AGUI_KEEPALIVE_SECONDS": _env_int("A2UI_AGUI_KEEPALIVE_SECONDS", 15),
+    # AG-UI 1.0 run inputs: clients resend the whole history on every run; of the trailing
+    # user and tool messages the session has not seen, at most this many (the last ones) are
+    # new: sent to the agent and added to the transcript, as one batch.
+    "AGUI_MAX_NEW_MESSAGES": 50,
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -128,6 +132,7 @@ POSITIVE_INTS = (
     "ACTIVITY_MAX_TREE_NODES",
     "ACTIVITY_MAX_ROSTER",
     "AGUI_RUN_TIMEOUT_SECONDS",
+    "AGUI_MAX_NEW_MESSAGES",
     "AGUI_KEEPALIVE_SECONDS",
 )
 

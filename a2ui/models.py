@@ -10,7 +10,11 @@ import uuid
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
+
+#: The name of the unique index of live sessions by AG-UI thread (``A2UISessionLog``).
+AGUI_THREAD_CONSTRAINT = "a2ui_session_agui_thread_live"
 
 
 class Agent(models.Model):
@@ -146,6 +150,16 @@ class A2UISessionLog(models.Model):
         ordering = ["-created_at"]
         verbose_name = "A2UI session"
         indexes = [models.Index(fields=["agent", "state"])]
+        constraints = [
+            # One live session per person, agent and AG-UI thread id (a2ui.agui1.threads): of
+            # concurrent first runs of a new thread, one session INSERT wins.
+            models.UniqueConstraint(
+                models.F("user"), models.F("agent"),
+                KeyTextTransform("agui_thread_id", "client_info"),
+                condition=models.Q(state__in=["connected", "initialized", "active"]),
+                name=AGUI_THREAD_CONSTRAINT,
+            ),
+        ]
 
     def __str__(self):
         return str(self.session_id)
@@ -319,6 +333,9 @@ class AgentRun(models.Model):
     thread_id = models.CharField(max_length=200)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
     notice = models.JSONField(default=dict, help_text="What the agent was told at the start.")
+    message_ids = models.JSONField(
+        default=list, blank=True,
+        help_text="The ids of the run's candidate new messages: seen by the session from now on.")
     outcome = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     heartbeat_at = models.DateTimeField(default=timezone.now)

@@ -35,6 +35,9 @@ ACTIVITY_EXAMPLES = {
                                    "content": "Hello"}),
                    (Kind.MESSAGE, {"message_id": "m2", "role": "user", "sender": "ada",
                                    "content": "Hi", "metadata": {"author_name": "Ada"}})],
+    Kind.MESSAGE_BATCH: [(Kind.MESSAGE_BATCH, {"messages": [
+        {"message_id": "b1", "role": "user", "sender": "ada", "content": "One"},
+        {"message_id": "m1", "role": "user", "sender": "ada", "content": "Two"}]})],
     Kind.TOOL_CALL: [
         (Kind.TOOL_CALL, {"call_id": "tc1", "phase": "requested", "tool_name": "grep",
                           "parameters": {"pattern": "error"}, "status": "PENDING"}),

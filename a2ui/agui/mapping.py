@@ -188,6 +188,8 @@ def translate(kind, data):
         return [consent_required(data)]
     if kind in _ACTIVITY:
         return [_ACTIVITY[kind](data)]
+    if kind is Kind.MESSAGE_BATCH:
+        return [message(m) for m in data["messages"]]
     return []  # NOT_TRANSLATED, or a kind this version does not know
 
 

@@ -41,6 +41,18 @@ class RunInput:
     thread_id: str
     run_id: str
     new_messages: list = field(default_factory=list)
+    #: The candidates for new messages (:func:`candidates`); ``new_messages`` are those the
+    #: session has not seen (:meth:`forget_seen`).
+    candidates: list = field(default_factory=list)
+    #: Trailing user and tool messages beyond the per-run limit: history, not new.
+    dropped: int = 0
+
+    def forget_seen(self, seen_ids):
+        """Only the candidates whose id the session has not seen are new."""
+        self.new_messages = [m for m in self.candidates if m.id not in seen_ids]
+
+    def candidate_ids(self):
+        return [m.id for m in self.candidates]
 
     def dump(self, value):
         return value.model_dump(by_alias=True, mode="json") if value is not None else None
@@ -67,8 +79,30 @@ def _loc(loc):
     return ".".join(str(p) for p in loc if not str(p).startswith("function-")) or None
 
 
-def parse(raw, max_size):
-    """``raw`` (bytes) as a :class:`RunInput`, or :class:`InputError`."""
+def candidates(messages, limit):
+    """(candidates, dropped): the messages that may be new to the agent. AG-UI clients send
+    the whole history on every run; what the person (or a frontend tool the person's client
+    ran) added since the agent last spoke is the trailing ``user`` and ``tool`` messages, each
+    id once (a repeated id is the same message), the last ``limit`` of them (``dropped``: how
+    many more there were, taken as history)."""
+    trailing = []
+    for message in reversed(messages):
+        if message.role not in NEW_ROLES:
+            break
+        trailing.append(message)
+    trailing.reverse()
+    ids, unique = set(), []
+    for message in trailing:
+        if message.id not in ids:
+            ids.add(message.id)
+            unique.append(message)
+    kept = unique[-limit:] if limit > 0 else []
+    return kept, len(unique) - len(kept)
+
+
+def parse(raw, max_size, max_new=MAX_MESSAGES):
+    """``raw`` (bytes) as a :class:`RunInput`, or :class:`InputError`. At most ``max_new`` of
+    its messages are candidates for new ones (:func:`candidates`)."""
     if len(raw) > max_size:
         raise InputError(413, f"The body is larger than {max_size} bytes.",
                          reason="payload_too_large")
@@ -103,11 +137,11 @@ def parse(raw, max_size):
                              name)
     if len(model.messages) > MAX_MESSAGES:
         raise InputError(400, f"At most {MAX_MESSAGES} messages.", "messages")
+    for i, message in enumerate(model.messages):
+        if len(message.id) > MAX_ID_LENGTH:
+            raise InputError(400, f"A message id is at most {MAX_ID_LENGTH} characters.",
+                             f"messages.{i}.id")
     if model.state is not None and not isinstance(model.state, dict):
         raise InputError(400, "state must be an object.", "state")
-    new = []
-    for message in reversed(model.messages):
-        if message.role not in NEW_ROLES:
-            break
-        new.append(message)
-    return RunInput(model, model.thread_id, model.run_id, list(reversed(new)))
+    kept, dropped = candidates(model.messages, max_new)
+    return RunInput(model, model.thread_id, model.run_id, list(kept), list(kept), dropped)

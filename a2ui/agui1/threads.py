@@ -7,16 +7,21 @@ by its id gets a new session for the thread, as a closed tab gets a new one. The
 itself as a socket of the session from here on (``arelease`` undoes it when the run is refused
 before its stream starts), so direct delivery never skips it and the session is detached when
 the last socket or run goes.
+
+A thread names at most one live session of a person and agent: a unique index
+(``AGUI_THREAD_CONSTRAINT``) on the thread id in ``client_info`` decides between concurrent
+first runs of a new thread (:func:`aopen`).
 """
 
 import uuid
 
 from channels.db import database_sync_to_async
+from django.db import IntegrityError, transaction
 
 from ..core import events
 from ..core.errors import DomainError, Fault
-from ..models import A2UISessionLog
-from ..services import admission, consent, groups, sessions
+from ..models import AGUI_THREAD_CONSTRAINT, A2UISessionLog
+from ..services import admission, consent, groups, runs, sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 
@@ -38,11 +43,19 @@ def find(user_id, agent_id, thread_id):
 afind = database_sync_to_async(find)
 
 
-async def aopen(token, thread_id, found):
-    """(session, counted epoch): the thread's session (``found``, from :func:`afind`),
-    resumed, or a new one; counted."""
+async def aopen(token, thread_id, found, *, run=None, issue=None):
+    """(token, session, counted epoch): the thread's session (``found``, from :func:`afind`),
+    resumed, or a new one; counted. ``token`` is None for a signed-in person: ``issue()`` makes
+    one (sync), in the new session's transaction when there is one.
+
+    A new session and its first run (``run``: ``runs.start``'s arguments after the session)
+    are one transaction, and the unique index of live sessions by thread decides between
+    concurrent first runs of a thread: the others are refused (409-like INVALID_REQUEST) with
+    nothing stored, and a run that finds the new session finds its run too."""
     session = None
     if found is not None:
+        if token is None:
+            token = await database_sync_to_async(issue)()
         try:
             session = await sessions.aresume_session(token, found)
         except DomainError as exc:
@@ -50,9 +63,8 @@ async def aopen(token, thread_id, found):
                 raise
     fresh = session is None
     if fresh:
-        session, _ = await admission.aadmit(
-            token, {"protocol": "agui", "name": "AG-UI 1.0", "agui_thread_id": thread_id},
-            CAPABILITIES)
+        token, opened = await database_sync_to_async(_open_new)(token, issue, thread_id, run)
+        session, _ = await admission.aannounce(opened)
     counted = await sessions.asocket_opened(session.session_id, fresh=fresh)
     if fresh and session.agent_id:
         await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
@@ -60,7 +72,28 @@ async def aopen(token, thread_id, found):
                 "session_id": str(session.session_id), "user": token.user.get_username(),
                 "client_info": session.client_info, "capabilities": CAPABILITIES,
                 "consents_missing": await consent.amissing_types(session.user_id)}))
-    return session, counted
+    return token, session, counted
+
+
+def _open_new(token, issue, thread_id, run):
+    """(token, ``admission.Opened``): a new session for the thread and its first run, or
+    nothing (the thread's session was opened by another run meanwhile: DomainError)."""
+    info = {"protocol": "agui", "name": "AG-UI 1.0", "agui_thread_id": thread_id}
+    with transaction.atomic():
+        if token is None:
+            token = issue()
+        try:
+            with transaction.atomic():
+                opened = admission.admit(token, info, CAPABILITIES)
+        except IntegrityError as exc:
+            if AGUI_THREAD_CONSTRAINT not in str(exc):
+                raise
+            raise runs.busy() from None
+        if opened.session is not None and run is not None:
+            runs.start(opened.session.session_id, *run)
+    if opened.session is None:
+        admission.record_limit_rejection(token, info, CAPABILITIES)
+    return token, opened
 
 
 async def arelease(session_id, counted):

@@ -207,6 +207,9 @@ class Run:
         return self._text_message(str(data.get("message_id") or self.make_id()), role,
                                   _text(data.get("content")))
 
+    def _message_batch(self, data):
+        return [event for m in data.get("messages") or () for event in self._message(m)]
+
     def _progress(self, data):
         task = str(data.get("task_id"))
         out = []

@@ -133,7 +133,8 @@ async def run_view(request):
     if refused is not None:
         return refused
     try:
-        run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE)
+        run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE,
+                                 a2ui_settings.AGUI_MAX_NEW_MESSAGES)
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)
     # Every check that can be made before anything is stored is made first, so that a refused
@@ -146,6 +147,8 @@ async def run_view(request):
         if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
             raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
         found = await threads.afind(user.pk, agent.pk, run_input.thread_id)
+        if found is not None:  # a message the session has seen is not new again
+            run_input.forget_seen(await runs.aseen_message_ids(found))
         forwards = run_input.new_messages or run_input.model.resume
         missing = await consent.amissing_types(user.pk)
         if missing and forwards:
@@ -154,9 +157,12 @@ async def run_view(request):
         said = _transcript(user, run_input)
         if found is not None:
             await runs.acheck_free(found, run_input.run_id)
-        if token is None:
-            token = await database_sync_to_async(_cookie_token)(user, agent)
-        session, counted = await threads.aopen(token, run_input.thread_id, found)
+        run = (run_input.run_id, run_input.thread_id, run_input.notice(),
+               run_input.candidate_ids())
+        # A new session and its first run are one transaction (a resume needs its session).
+        token, session, counted = await threads.aopen(
+            token, run_input.thread_id, found, run=None if plan else run,
+            issue=lambda: _cookie_token(user, agent))
     except DomainError as exc:
         return _domain(exc)
     sid = session.session_id
@@ -164,16 +170,19 @@ async def run_view(request):
         if plan and sid != found:  # the session ended meanwhile: its interrupts with it
             raise DomainError(Fault.INVALID_INPUT, "No open interrupt has this id.",
                               {"path": "resume.0.interruptId", "reason": "not open"})
-        await runs.astart(sid, run_input.run_id, run_input.thread_id, run_input.notice())
+        if sid == found:
+            await runs.astart(sid, *run)
     except DomainError as exc:  # lost a race with another run of the thread
         await threads.arelease(sid, counted)
         return _domain(exc)
-    for record in said:  # the person's words join the session's transcript, for every client
-        await activity.arecord_person_message(sid, record)
+    # The person's words join the session's transcript, for every client: one batch.
+    await activity.arecord_person_messages(sid, said)
+    details = {"run_id": run_input.run_id[:200], "messages": len(run_input.new_messages),
+               "resume": len(plan)}
+    if run_input.dropped:
+        details["dropped"] = run_input.dropped
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
-                        details={"run_id": run_input.run_id[:200],
-                                 "messages": len(run_input.new_messages),
-                                 "resume": len(plan)})
+                        details=details)
     response = StreamingHttpResponse(
         stream.run_events(stream.Context(session, token, run_input, plan, counted)),
         content_type="text/event-stream")

@@ -7,7 +7,8 @@ the snapshot invariant holds for these kinds as for the others. ``apply`` never 
 service checks each event (old values, limits, unknown artifacts) before it emits it.
 
 * ``message``: appended to the transcript (a known ``message_id`` is replaced in place); the
-  oldest messages go beyond ``Limits.transcript``.
+  oldest messages go beyond ``Limits.transcript``. ``message.batch``: each of its
+  ``messages`` so, in order.
 * ``tool_call``: the call's record by ``call_id``: ``requested`` replaces it, ``status`` and
   ``result`` merge their fields into it (a record is created for an unknown id); the oldest
   calls go beyond ``Limits.tool_calls``.
@@ -30,8 +31,8 @@ from whatthepatch.exceptions import WhatThePatchException
 
 from .events import Kind
 
-KINDS = frozenset({Kind.MESSAGE, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN, Kind.RESOURCES,
-                   Kind.ROSTER, Kind.ARTIFACT})
+KINDS = frozenset({Kind.MESSAGE, Kind.MESSAGE_BATCH, Kind.TOOL_CALL, Kind.STATE_DELTA,
+                   Kind.PLAN, Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT})
 ROLES = ("agent", "user", "system")
 TOOL_PHASES = ("requested", "status", "result")
 TOOL_STATUSES = ("PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
@@ -201,6 +202,12 @@ def _message(activity, data, limits):
     return replace(activity, transcript=_trim(transcript, limits.transcript))
 
 
+def _message_batch(activity, data, limits):
+    for message in data["messages"]:
+        activity = _message(activity, message, limits)
+    return activity
+
+
 def _tool_call(activity, data, limits):
     fields = {k: v for k, v in data.items() if k != "phase"}
     calls = dict(activity.tool_calls)
@@ -253,8 +260,8 @@ def _artifact(activity, data, limits):
 
 
 _REDUCERS = {
-    Kind.MESSAGE: _message, Kind.TOOL_CALL: _tool_call, Kind.STATE_DELTA: _delta,
-    Kind.PLAN: _plan, Kind.RESOURCES: _resources, Kind.ROSTER: _roster,
+    Kind.MESSAGE: _message, Kind.MESSAGE_BATCH: _message_batch, Kind.TOOL_CALL: _tool_call,
+    Kind.STATE_DELTA: _delta, Kind.PLAN: _plan, Kind.RESOURCES: _resources, Kind.ROSTER: _roster,
     Kind.ARTIFACT: _artifact,
 }
 

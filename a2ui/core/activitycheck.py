@@ -109,6 +109,16 @@ def _message(c):
     c.value("metadata", as_object=True)
 
 
+def _message_batch(c):
+    messages = c.data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise invalid_input(c.path("messages"), "must be a non-empty list of messages")
+    if len(messages) > c.limits.transcript:
+        raise invalid_input(c.path("messages"), f"more than {c.limits.transcript} messages")
+    c.out["messages"] = [check(Kind.MESSAGE, m, c.limits, c.path(f"messages.{i}"))
+                         for i, m in enumerate(messages)]
+
+
 def _tool_call(c):
     c.ident("call_id")
     c.enum("phase", A.TOOL_PHASES)
@@ -234,7 +244,7 @@ def _artifact(c):
 
 
 _CHECKS = {
-    Kind.MESSAGE: _message, Kind.TOOL_CALL: _tool_call, Kind.STATE_DELTA: _delta,
+    Kind.MESSAGE: _message, Kind.MESSAGE_BATCH: _message_batch, Kind.TOOL_CALL: _tool_call, Kind.STATE_DELTA: _delta,
     Kind.PLAN: _plan, Kind.RESOURCES: _resources, Kind.ROSTER: _roster,
     Kind.ARTIFACT: _artifact,
 }

@@ -35,6 +35,8 @@ run.ended              ``run_id``, ``status`` (finished|error), ``result``, ``me
 message                ``message_id``, ``role`` (agent|user|system), ``sender``, ``content``,
                        ``metadata`` (optional): the session's transcript (the person's chat
                        messages from any client are recorded too, role user)
+message.batch          ``messages``: several ``message`` data at once, in order (a person's new
+                       messages of one AG-UI 1.0 run: one event, not one per message)
 tool_call              ``call_id``, ``phase`` (requested|status|result), ``tool_name``,
                        ``parameters``, ``agent_id``, ``status`` (PENDING|RUNNING|COMPLETED|FAILED|
                        CANCELLED), ``progress`` (0..100), ``message``, ``result``, ``error`` (all
@@ -53,7 +55,7 @@ artifact               ``artifact_id``, ``phase`` (opened|updated), ``content``,
                        content after it)
 =====================  =============================================================================
 
-The last seven are the session's *activity* (``a2ui.core.activity`` says what each does to it;
+The last seven (and ``message.batch``) are the session's *activity* (``a2ui.core.activity`` says what each does to it;
 ``a2ui.services.activity`` checks and stores them); all seven are kept for snapshots.
 
 Session-level notices (session opened/resumed/closed, consent changed) are not in a session's
@@ -79,6 +81,7 @@ class Kind(StrEnum):
     CONSENT_REQUIRED = "consent.required"
     RUN_ENDED = "run.ended"
     MESSAGE = "message"
+    MESSAGE_BATCH = "message.batch"
     TOOL_CALL = "tool_call"
     STATE_DELTA = "state.delta"
     PLAN = "plan"
@@ -91,8 +94,8 @@ class Kind(StrEnum):
 STATEFUL = frozenset({
     Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
     Kind.REQUEST_OPENED, Kind.REQUEST_CLOSED, Kind.SURFACE_BATCH,
-    Kind.MESSAGE, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN, Kind.RESOURCES, Kind.ROSTER,
-    Kind.ARTIFACT,
+    Kind.MESSAGE, Kind.MESSAGE_BATCH, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN,
+    Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT,
 })
 TRANSIENT = frozenset(Kind) - STATEFUL
 

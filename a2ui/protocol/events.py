@@ -58,8 +58,8 @@ def to_event(method, params):
 
 
 #: The activity kinds (``a2ui.core.activity``): one ``ui.activity`` notification each.
-ACTIVITY_KINDS = frozenset({Kind.MESSAGE, Kind.TOOL_CALL, Kind.STATE_DELTA, Kind.PLAN,
-                            Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT})
+ACTIVITY_KINDS = frozenset({Kind.MESSAGE, Kind.MESSAGE_BATCH, Kind.TOOL_CALL, Kind.STATE_DELTA,
+                            Kind.PLAN, Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT})
 
 
 def notification(kind, data):

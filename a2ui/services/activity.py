@@ -10,7 +10,8 @@ session's ``SessionActivity`` row, before it is numbered and delivered. A refusa
 ``DomainError`` (``invalid_input`` with the field's path) and changes nothing.
 
 :func:`arecord_person_message` records a person's chat message (any client) in the transcript
-as role ``user`` and emits it, so every client of the session shows it.
+as role ``user`` and emits it, so every client of the session shows it;
+:func:`arecord_person_messages` records several at once (one ``message.batch`` event).
 """
 
 import uuid
@@ -30,7 +31,7 @@ KINDS = A.KINDS
 
 #: The ``SessionActivity`` column each kind changes (and reads).
 PART = {
-    Kind.MESSAGE: "transcript", Kind.TOOL_CALL: "tool_calls", Kind.STATE_DELTA: "state",
+    Kind.MESSAGE: "transcript", Kind.MESSAGE_BATCH: "transcript", Kind.TOOL_CALL: "tool_calls", Kind.STATE_DELTA: "state",
     Kind.PLAN: "plans", Kind.RESOURCES: "resources", Kind.ROSTER: "roster",
     Kind.ARTIFACT: "artifacts",
 }
@@ -115,3 +116,15 @@ async def arecord_person_message(session_id, data):
     data = await dbthreads.run(store, session_id, Kind.MESSAGE, data)
     await stream.emit(session_id, Kind.MESSAGE, data)
     return data
+
+
+async def arecord_person_messages(session_id, records):
+    """Store and emit several of a person's messages (``person_message`` data each) as one:
+    one transaction, one ``message.batch`` event (a lone message is a ``message``)."""
+    if len(records) == 1:
+        return [await arecord_person_message(session_id, records[0])]
+    if not records:
+        return []
+    data = await dbthreads.run(store, session_id, Kind.MESSAGE_BATCH, {"messages": records})
+    await stream.emit(session_id, Kind.MESSAGE_BATCH, data)
+    return data["messages"]

@@ -154,6 +154,12 @@ async def aadmit(token, client_info, capabilities, *, reuse=False):
     opened = await database_sync_to_async(_admit_or_record)(
         token, client_info, capabilities, reuse
     )
+    return await aannounce(opened)
+
+
+async def aannounce(opened):
+    """What ``aadmit`` does after ``admit``: the closes announced, then ``(session, resumed)``
+    or -32007."""
     for session, cancelled in opened.closed:
         await _announce_close(
             session, cancelled, State.CLOSED, REPLACED_REASON,

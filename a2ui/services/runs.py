@@ -47,6 +47,11 @@ def _conflict(used_before):
                        {"path": "runId" if used_before else "threadId", "reason": "conflict"})
 
 
+def busy():
+    """The refusal of a run while another run of its thread is in progress (HTTP 409)."""
+    return _conflict(False)
+
+
 def check_free(session_id, run_id):
     """Refuse, before anything is stored, a run that :func:`start` would refuse as things
     stand: its runId used before in the session, or another live run (a stale one does not
@@ -61,8 +66,9 @@ def check_free(session_id, run_id):
 acheck_free = dbthreads.wrap(check_free)
 
 
-def start(session_id, run_id, thread_id, notice):
-    """The session's new running run, or 409-like INVALID_REQUEST while another one runs."""
+def start(session_id, run_id, thread_id, notice, message_ids=()):
+    """The session's new running run, or 409-like INVALID_REQUEST while another one runs.
+    ``message_ids``: the ids of the run's candidate new messages (:func:`seen_message_ids`)."""
     now = timezone.now()
     AgentRun.objects.filter(session_id=session_id, status=Status.RUNNING,
                             heartbeat_at__lt=_stale_before()).update(
@@ -71,6 +77,7 @@ def start(session_id, run_id, thread_id, notice):
         with transaction.atomic():
             return AgentRun.objects.create(session_id=session_id, run_id=run_id,
                                            thread_id=thread_id, notice=notice,
+                                           message_ids=list(message_ids),
                                            started_at=now, heartbeat_at=now)
     except IntegrityError:
         used = AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists()
@@ -78,6 +85,24 @@ def start(session_id, run_id, thread_id, notice):
 
 
 astart = dbthreads.wrap(start)
+
+#: How many of a session's latest runs say which messages it has seen.
+SEEN_RUNS = 5
+
+
+def seen_message_ids(session_id):
+    """The ids of the messages the session's latest runs were sent (each run keeps the ids of
+    its candidates, seen before or not: a client resending a history with nothing new still
+    renews them), so a message a client sends again (a retry, a ``resume`` run with the same
+    history) is not new again."""
+    rows = AgentRun.objects.filter(session_id=session_id).order_by("-started_at", "-pk")
+    seen = set()
+    for ids in rows.values_list("message_ids", flat=True)[:SEEN_RUNS]:
+        seen.update(i for i in ids or () if isinstance(i, str))
+    return seen
+
+
+aseen_message_ids = dbthreads.wrap(seen_message_ids)
 
 
 def end(session_id, run_id, status, outcome=None):

@@ -13,7 +13,7 @@ from a2ui.core.events import Kind
 from tests.activityops import ACTIVITY_EXAMPLES, ActivityOps
 from tests.agui.test_agui_agent_paths import EVENTS
 
-TYPES = {Kind.MESSAGE: {"TEXT_MESSAGE"},
+TYPES = {Kind.MESSAGE: {"TEXT_MESSAGE"}, Kind.MESSAGE_BATCH: {"TEXT_MESSAGE"},
          Kind.TOOL_CALL: {"TOOL_CALL_REQUEST", "TOOL_CALL_STATUS", "TOOL_CALL_RESULT"},
          Kind.STATE_DELTA: {"STATE_DELTA"}, Kind.PLAN: {"PLAN_CARD"},
          Kind.RESOURCES: {"RESOURCE_TREE"}, Kind.ROSTER: {"AGENT_ROSTER"},
@@ -24,10 +24,13 @@ TYPES = {Kind.MESSAGE: {"TEXT_MESSAGE"},
 def test_each_kind_is_a_valid_seed_event(kind):
     seen = set()
     for k, data in ACTIVITY_EXAMPLES[kind]:
-        (event,) = mapping.translate(k, data)
-        frame = json.loads(p.encode(event))  # validated as a server event, nulls left out
-        assert "null" not in json.dumps(frame)
-        seen.add(event["type"])
+        events = mapping.translate(k, data)
+        # One event each; a batch is one event per message it holds.
+        assert len(events) == len(data.get("messages") or [None])
+        for event in events:
+            frame = json.loads(p.encode(event))  # validated as a server event, nulls left out
+            assert "null" not in json.dumps(frame)
+            seen.add(event["type"])
     assert seen == TYPES[kind]
 
 

