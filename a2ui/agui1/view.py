@@ -13,6 +13,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from .. import tokens
+from ..api.base import json_body_view, limited_body
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
@@ -126,6 +127,7 @@ def _transcript(user, run_input):
 
 
 @csrf_exempt
+@json_body_view
 async def run_view(request):
     if request.method != "POST":
         return _refuse(405, "Use POST with a RunAgentInput body.", code="method_not_allowed")
@@ -133,7 +135,8 @@ async def run_view(request):
     if refused is not None:
         return refused
     try:
-        run_input = inputs.parse(request.body, a2ui_settings.MAX_PAYLOAD_SIZE,
+        run_input = inputs.parse(limited_body(request, a2ui_settings.MAX_PAYLOAD_SIZE),
+                                 a2ui_settings.MAX_PAYLOAD_SIZE,
                                  a2ui_settings.AGUI_MAX_NEW_MESSAGES)
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)

@@ -1,8 +1,12 @@
 """What every REST view of the app shares: a JSON parser that cannot be made to 500, and the
 app's exception handler, so the views behave the same whatever the project's DRF settings."""
 
+import functools
+import io
+
 from adrf.views import APIView as AsyncAPIView
 from django.core.exceptions import RequestDataTooBig
+from django.http import JsonResponse
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.parsers import JSONParser
@@ -76,12 +80,66 @@ def app_authenticators():
     return [cls() for cls in classes]
 
 
+def keep_streamed_body(request, limit):
+    """A body streamed without a Content-Length, read now (at most ``limit + 1`` bytes) and
+    kept as Django keeps a body it has read, with that length.
+
+    Django's ``request.body`` reads such a body whole, however large, and DRF takes a request
+    with no Content-Length for one without a body (a JSON POST served as empty). With its
+    length known, every reader after this sees the body and the JSON parser refuses one over
+    the limit with 413.
+    """
+    if request.META.get("CONTENT_LENGTH") or request._read_started or hasattr(request, "_body"):
+        return
+    raw = request.read(limit + 1)
+    request._body = raw
+    request._stream = io.BytesIO(raw)
+    request.META["CONTENT_LENGTH"] = str(len(raw))
+
+
+def limited_body(request, limit):
+    """The request's body, of which no more than ``limit + 1`` bytes are read (a longer one
+    is longer than ``limit``: refuse it); ``request.body`` when it has been read already."""
+    if hasattr(request, "_body") or request._read_started:
+        return request.body
+    return request.read(limit + 1)
+
+
+def too_large_response(limit):
+    return JsonResponse({"error": {"code": "refused", "reason": "payload_too_large",
+                                   "message": f"The body is larger than {limit} bytes."}},
+                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+def json_body_view(view):
+    """A plain async view of the app with a JSON body (not DRF: the AG-UI 1.0 run): a body
+    streamed without a Content-Length is read no further than ``MAX_PAYLOAD_SIZE`` (it is
+    then longer than that), and Django's ``RequestDataTooBig`` (a Content-Length past
+    DATA_UPLOAD_MAX_MEMORY_SIZE, raised wherever the body is read: an HTML 400) is a JSON
+    413, as on every DRF view (``A2UIViewMixin``)."""
+
+    @functools.wraps(view)
+    async def wrapped(request, *args, **kwargs):
+        limit = a2ui_settings.MAX_PAYLOAD_SIZE
+        keep_streamed_body(request, limit)
+        try:
+            return await view(request, *args, **kwargs)
+        except RequestDataTooBig:
+            return too_large_response(limit)
+
+    return wrapped
+
+
 class A2UIViewMixin:
     parser_classes = [SafeJSONParser]
     renderer_classes = [SafeJSONRenderer, BrowsableAPIRenderer]
 
     def get_authenticators(self):
         return app_authenticators()
+
+    def initialize_request(self, request, *args, **kwargs):
+        keep_streamed_body(request, a2ui_settings.MAX_PAYLOAD_SIZE)
+        return super().initialize_request(request, *args, **kwargs)
 
     def get_exception_handler(self):
         return exception_handler
