@@ -19,6 +19,7 @@ import pytest
 from a2ui.conf import a2ui_settings
 from a2ui.models import A2UISessionLog, AgentRun, StreamToken
 from tests.live.aguihttp import post_run, run_input
+from tests.live.client import init_session, open_agent, open_user
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,6 +58,44 @@ async def test_concurrent_first_runs_of_a_new_thread_across_two_processes(two_se
             for s in streams:
                 if s.status == 200:
                     await s.close()
+
+
+async def test_a_thousand_messages_reach_another_client_as_one_frame(two_servers, user, agent,
+                                                                      agent_key):
+    """The issue's 147 KB body: 1,000 user messages were 1,000 transcript entries and 1,000
+    frames to each other client; now the last AGUI_MAX_NEW_MESSAGES, as one notification."""
+    a, b = two_servers
+    bot = await open_agent(a, agent_key)
+    token = await issue(user, agent, AGUI)
+    thread = f"many-{uuid.uuid4().hex[:8]}"
+    first = await post_run(b.url, run_input(thread_id=thread, run_id="r0", text="hello"), token)
+    assert first.status == 200
+    sid = (await bot.recv_until(lambda m: m.get("method") == "agui.run_started"))["params"][
+        "session_id"]
+    await bot.call("agui.run_finish", {"session_id": sid, "run_id": "r0"}, 1)
+    await first.rest()
+    await first.close()
+    person = await open_user(a, await issue(user, agent))
+    assert await init_session(person, session_id=sid) == sid
+    texts = [f"message {i} " + "x" * 100 for i in range(1000)]
+    body = run_input(thread_id=thread, run_id="r1", messages=[
+        {"id": f"m{i}", "role": "user", "content": t} for i, t in enumerate(texts)])
+    assert len(json.dumps(body)) > 140_000
+    run = await post_run(b.url, body, token)
+    assert run.status == 200, getattr(run, "json", None)
+    notice = (await bot.recv_until(lambda m: m.get("method") == "agui.run_started"
+                                   and m["params"]["run_id"] == "r1"))["params"]
+    kept = texts[-a2ui_settings.AGUI_MAX_NEW_MESSAGES:]
+    assert [m["content"] for m in notice["messages"]] == kept
+    frame = await person.recv_until(lambda m: m.get("method") == "ui.activity"
+                                    and m["params"]["kind"] != "snapshot")
+    assert frame["params"]["kind"] == "message.batch"
+    assert [m["content"] for m in frame["params"]["data"]["messages"]] == kept
+    await bot.call("agui.run_finish", {"session_id": sid, "run_id": "r1"}, 2)
+    await run.rest()
+    await run.close()
+    with pytest.raises(asyncio.TimeoutError):  # nothing more: one frame, not one per message
+        await person.recv_until(lambda m: m.get("method") == "ui.activity", timeout=1)
 
 
 async def _post_raw(url, content, headers):
