@@ -134,6 +134,34 @@ def _first_chunk(response, problems):
         problems.append(f"the stream does not start with RUN_STARTED: {text[:200]!a}")
 
 
+def _run_case(client, error_log, failures, frame, body, content_type, headers, accepted=None):
+    """One ``POST /api/v4/agui/run``: a stream that starts with RUN_STARTED, or a 4xx with a
+    JSON message that changed nothing; nothing logged. ``accepted()``: more problems of an
+    accepted run."""
+    problems = []
+    mark = len(error_log.records)
+    before = harness.snapshot_sync()
+    try:
+        response = client.generic("POST", "/api/v4/agui/run", body,
+                                  content_type=content_type, **headers)
+    except Exception as exc:  # noqa: BLE001 - the test client re-raises a view's crash
+        problems.append(f"the view raised {type(exc).__name__}: {str(exc)[:200]}")
+        response = None
+    if response is not None:
+        if response.status_code == 200 and response.streaming:
+            _first_chunk(response, problems)
+            if accepted is not None:
+                problems += accepted()
+        else:
+            problems += _refusal(response)
+            if not problems and harness.diff(before, harness.snapshot_sync()):
+                problems.append(f"refused ({response.status_code}), yet changed: "
+                                f"{harness.diff(before, harness.snapshot_sync())}")
+    problems += [f"logged: {line}" for line in error_log.since(mark)]
+    failures.add(frame or Frame("run", "(empty)"), problems)
+    return response
+
+
 def test_agui_run_input(fuzzer, error_log, user, agent):
     """``POST /api/v4/agui/run``: hostile RunAgentInput bodies, headers and credentials."""
     failures = harness.Failures(SEED)
@@ -148,25 +176,7 @@ def test_agui_run_input(fuzzer, error_log, user, agent):
             # Every case its own thread and run, so that an accepted one is not a conflict.
             text = frame.as_bytes().replace(b"thread-1", uuid.uuid4().hex.encode())
             body = text.replace(b'"run-1"', json.dumps(uuid.uuid4().hex).encode())
-        problems = []
-        mark = len(error_log.records)
-        before = harness.snapshot_sync()
-        try:
-            response = client.generic("POST", "/api/v4/agui/run", body,
-                                      content_type=content_type, **headers)
-        except Exception as exc:  # noqa: BLE001 - the test client re-raises a view's crash
-            problems.append(f"the view raised {type(exc).__name__}: {str(exc)[:200]}")
-            response = None
-        if response is not None:
-            if response.status_code == 200 and response.streaming:
-                _first_chunk(response, problems)
-            else:
-                problems += _refusal(response)
-                if not problems and harness.diff(before, harness.snapshot_sync()):
-                    problems.append(f"refused ({response.status_code}), yet changed: "
-                                    f"{harness.diff(before, harness.snapshot_sync())}")
-        problems += [f"logged: {line}" for line in error_log.since(mark)]
-        failures.add(frame or Frame("run", "(empty)"), problems)
+        _run_case(client, error_log, failures, frame, body, content_type, headers)
 
     for frame in _frames(fuzzer, valid, 150, "agui/run"):
         case(frame)
@@ -201,3 +211,145 @@ def _refusal(response):
     except (UnicodeDecodeError, ValueError, KeyError, TypeError, AssertionError):
         return [f"HTTP {status} without an error message: {body[:200]!r}"]
     return []
+
+
+HOSTILE_IDS = ["", " ", "m", "x" * 200, "x" * 201, "x" * 70_000, "\u202e", "a\x00b", "\ud800",
+               "__proto__", "0", "m" * 199 + "\ud83d\ude00"]
+
+
+def _history(fuzzer, limit):
+    """A hostile message history: many messages, few or hostile or repeated ids, any roles,
+    deep or odd content."""
+    rng = fuzzer.rng
+    n = rng.choice([0, 1, limit, limit + 1, 200, 999, 1000, 1001, rng.randrange(1, 1200)])
+    mode = rng.randrange(4)
+    messages = []
+    for i in range(n):
+        role = rng.choice(["user"] * 6 + ["tool", "assistant", "system", "developer"])
+        if mode == 0:
+            mid = f"m{i}"
+        elif mode == 1:  # a few ids, repeated
+            mid = f"m{rng.randrange(5)}"
+        elif mode == 2:
+            mid = fuzzer.choice(HOSTILE_IDS) if rng.random() < 0.1 else f"m{i}"
+        else:
+            mid = fuzzer.leaf() if rng.random() < 0.05 else uuid.uuid4().hex
+        content = "hi"
+        if rng.random() < 0.02:
+            content = fuzzer.leaf()
+        elif rng.random() < 0.01:
+            content = [{"type": "text", "text": fuzzer.nested(rng.randint(20, 200))}]
+        message = {"id": mid, "role": role, "content": content}
+        if role == "tool":
+            message["toolCallId"] = "tc1"
+        messages.append(message)
+    return messages
+
+
+def test_agui_run_histories(fuzzer, error_log, user, agent, monkeypatch):
+    """Hostile message histories: an accepted run adds at most ``AGUI_MAX_NEW_MESSAGES`` to
+    the transcript and the agent's notice, as at most one session event (issue 23, item 5);
+    a refusal is a 4xx with a message; bodies over the limit are 413."""
+    from a2ui.conf import a2ui_settings
+    from a2ui.core.events import Kind
+    from a2ui.models import SessionActivity
+    from a2ui.services import stream
+
+    failures = harness.Failures(SEED)
+    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    client = Client()
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_ACCEPT": "text/event-stream"}
+    limit = a2ui_settings.AGUI_MAX_NEW_MESSAGES
+    emitted = []
+    real = stream.emit
+
+    async def emit(sid, kind, data):
+        emitted.append(Kind(kind))
+        return await real(sid, kind, data)
+
+    monkeypatch.setattr(stream, "emit", emit)
+
+    def accepted(thread, run_id):
+        def check():
+            problems = []
+            said = [k for k in emitted if k in (Kind.MESSAGE, Kind.MESSAGE_BATCH)]
+            if len(said) > 1:
+                problems.append(f"{len(said)} message events for one run")
+            run = AgentRun.objects.filter(thread_id=thread, run_id=run_id).first()
+            if run is None:
+                return [*problems, "accepted, yet no run row"]
+            if len(run.notice["messages"]) > limit:
+                problems.append(f"{len(run.notice['messages'])} new messages told the agent")
+            row = SessionActivity.objects.filter(session_id=run.session_id).first()
+            if row is not None and len(row.transcript) > limit:
+                problems.append(f"{len(row.transcript)} transcript entries after one run")
+            return problems
+        return check
+
+    for i in range(cases(40)):
+        thread, run_id = f"h-{uuid.uuid4().hex}", f"r-{i}"
+        body = {"threadId": thread, "runId": run_id, "messages": _history(fuzzer, limit),
+                "state": {}, "tools": [], "context": []}
+        if fuzzer.rng.random() < 0.1:
+            body["state"] = {"deep": fuzzer.nested(fuzzer.rng.randint(10, 300))}
+        text = json.dumps(body)
+        emitted.clear()
+        _run_case(client, error_log, failures, Frame("history", text), text.encode(
+            "utf-8", "surrogatepass"), "application/json", auth, accepted(thread, run_id))
+    # Over the limit: many messages, one huge message, a huge id.
+    big = a2ui_settings.MAX_PAYLOAD_SIZE
+    for label, messages in (
+            ("many", [{"id": f"m{i}", "role": "user", "content": "x" * 2000}
+                      for i in range(big // 2000 + 2)]),
+            ("one", [{"id": "m", "role": "user", "content": "x" * big}]),
+            ("id", [{"id": "x" * big, "role": "user", "content": "hi"}])):
+        text = json.dumps({"threadId": f"o-{label}", "runId": "r", "messages": messages})
+        response = _run_case(client, error_log, failures, Frame(f"oversized:{label}", text[:300]),
+                             text.encode(), "application/json", auth)
+        if response is not None and response.status_code != 413:
+            failures.add(Frame(f"oversized:{label}", text[:300]),
+                         [f"HTTP {response.status_code}, not 413"])
+    failures.check()
+
+
+async def test_agui_thread_races(fuzzer, user, agent):
+    """Concurrent first runs of one new thread (hostile thread ids, 2 to 6 runs, some resending
+    the same message ids): exactly one streams, the others are 409, one session, one run
+    (issue 23, item 6). On PostgreSQL (``DATABASE_URL``) the requests really race."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    failures = harness.Failures(SEED)
+    token = await sync_to_async(tokens.issue_stream_token)(
+        user, agent, StreamToken.TYPE_STREAM_AGUI)
+    client = AsyncClient()
+    headers = {"Authorization": f"Bearer {token.token}"}
+    threads = ["t", "\u202e", "x" * 200, str(uuid.uuid4()), "thread 1", "\U0001f600", "0"]
+    for i in range(cases(8)):
+        rng = fuzzer.rng
+        thread = f"{fuzzer.choice(threads)}"[:190] + f"-{i}"
+        n = rng.randint(2, 6)
+        bodies = [json.dumps({"threadId": thread, "runId": f"r{j}", "messages": [
+            {"id": f"m{j if rng.random() < 0.5 else 0}", "role": "user", "content": "hi"}]})
+            for j in range(n)]
+        responses = await asyncio.gather(*(
+            client.post("/api/v4/agui/run", body, content_type="application/json",
+                        headers=headers) for body in bodies))
+        statuses = sorted(r.status_code for r in responses)
+        problems = []
+        if statuses != [200] + [409] * (n - 1):
+            problems.append(f"statuses {statuses}")
+        for response in responses:
+            if response.status_code == 200:
+                await sync_to_async(_first_chunk)(response, problems)
+            else:
+                problems += _refusal(response)
+        sessions = await A2UISessionLog.objects.filter(
+            client_info__agui_thread_id=thread).acount()
+        run_rows = await AgentRun.objects.filter(thread_id=thread).acount()
+        if (sessions, run_rows) != (1, 1):
+            problems.append(f"{sessions} sessions and {run_rows} runs for the thread")
+        failures.add(Frame("race", thread), problems)
+    failures.check()
