@@ -118,11 +118,12 @@ def _transcript(user, run_input):
     them (``activity.person_message``: sanitized and bounded, or a DomainError naming the
     message). Content given as parts (images, files) is forwarded to the agent only."""
     records = []
-    for i, message in enumerate(run_input.new_messages):
+    where = {id(m): i for i, m in enumerate(run_input.model.messages)}
+    for message in run_input.new_messages:
         content = getattr(message, "content", None)
         if getattr(message, "role", None) == "user" and isinstance(content, str) and content:
             records.append(activity.person_message(
-                user.get_username(), content, None, f"messages.{i}"))
+                user.get_username(), content, None, f"messages.{where[id(message)]}"))
     return records
 
 

@@ -111,6 +111,16 @@ def test_an_over_long_message_id_is_400_before_anything(bearer):
     assert not A2UISessionLog.objects.exists() and not AgentRun.objects.exists()
 
 
+def test_a_message_the_transcript_refuses_is_named_by_its_place_in_the_body(settings, bearer):
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "ACTIVITY_MAX_MESSAGE_LENGTH": 10}
+    messages = [*said("ok"), {"id": "a", "role": "assistant", "content": "fine"},
+                {"id": "n", "role": "user", "content": "x" * 11}]
+    response = post(Client(), run_body("t", "r1", messages), **bearer)
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "messages.2.content"
+    assert not AgentRun.objects.exists()
+
+
 async def _race(client, thread, headers, extra, n=5):
     responses = await asyncio.gather(*(
         client.post(URL, run_body(thread, f"r{i}", said("hi", prefix=f"{thread}-"), **extra),
