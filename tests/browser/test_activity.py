@@ -224,3 +224,25 @@ def test_script_in_every_text_field_of_every_kind_runs_nothing(page, agent):
     assert page.evaluate("window.__cspViolations") == []
     assert page.watch.foreign_requests() == []
     assert page.watch.errors == []
+
+
+def test_the_new_messages_of_an_agui_run_are_shown_at_once(page, agent, person, server):
+    """A person's AG-UI 1.0 run (another client of the same session: ``threadId`` is its id)
+    with several new messages reaches the page as one ``ui.activity`` ``message.batch``."""
+    import httpx
+
+    from a2ui import tokens
+    from a2ui.models import StreamToken
+
+    sid = open_client(page)
+    token = tokens.issue_stream_token(person, agent.record, StreamToken.TYPE_STREAM_AGUI).token
+    history = [{"id": "h0", "role": "assistant", "content": "earlier"},
+               *({"id": f"m{i}", "role": "user", "content": f"line {i}"} for i in range(3))]
+    with httpx.Client(timeout=20) as client, client.stream(
+            "POST", f"{server.url}/api/v4/agui/run", headers={"Authorization": f"Bearer {token}"},
+            json={"threadId": sid, "runId": "r1", "messages": history}) as response:
+        assert response.status_code == 200
+        assert '"RUN_STARTED"' in next(response.iter_lines())
+        mine = page.locator('[data-a2ui-chat] [data-role="user"] .a2ui-msg-text')
+        expect(mine).to_have_text(["line 0", "line 1", "line 2"])
+    assert page.watch.errors == []
