@@ -38,6 +38,10 @@ MAX_STEPS = 100
 MAX_IMAGE_DIMENSION = 16384
 #: A v0.9 component's ``weight`` (its CSS flex-grow): 0 to this.
 MAX_WEIGHT = 1000
+#: Literal ``decimals`` of the v0.9 ``formatNumber`` / ``formatCurrency`` calls: 0 to this
+#: (beyond 100 the renderer's Intl.NumberFormat and its toFixed fallback both throw).
+MAX_DECIMALS = 20
+_DECIMAL_FUNCTIONS = frozenset({"formatNumber", "formatCurrency"})
 
 Problem = tuple[tuple[str | int, ...], str]
 
@@ -148,4 +152,15 @@ def v09_component_problem(comp: dict[str, Any]) -> Problem | None:
             problem = number_problem(value)
             if problem:
                 return ("value",), problem
+    return None
+
+
+def v09_call_problem(name: Any, args: dict[str, Any]) -> Problem | None:
+    """A v0.9 function call's literal drawn numbers: ``decimals`` of ``formatNumber`` and
+    ``formatCurrency`` (a data binding or a nested call is not a number)."""
+    if name in _DECIMAL_FUNCTIONS:
+        problem = number_problem(args["decimals"], 0, MAX_DECIMALS) if is_number(
+            args.get("decimals")) else None
+        if problem:
+            return ("args", "decimals"), problem
     return None

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from ..protocol.drawn import v09_component_problem
-from .dynamic import Check, Ctx, FunctionSpec, PostChecks
+from .dynamic import Check, Ctx, FunctionSpec, PostChecks, drawn_invalid
 from .errors import CatalogError, Invalid
 from .locate import Locator, Plan, Shape
 from .schema import BASIC_CATALOG_ID, CatalogSchemas, SchemaCheck
@@ -100,7 +100,7 @@ class CompiledCatalog:
             post(comp, ctx)
         found = v09_component_problem(comp)  # numbers the client draws (protocol/drawn.py)
         if found is not None:
-            raise Invalid(found[1][:1].upper() + found[1][1:] + ".", list(reversed(found[0])))
+            raise drawn_invalid(found)
         if ctx.check_urls:
             for prop in _URL_PROPS:
                 url = comp.get(prop)

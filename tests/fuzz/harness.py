@@ -129,6 +129,18 @@ def undrawable(state):
                     or (value.get("component") == "Slider"
                         and (_range_problem(value) or _beyond(value.get("value"))))):
                 found.append(f"v0.9 component: {value!r:.200}")
+        stack = list((components or {}).values())
+        while stack:  # formatNumber / formatCurrency calls at any depth of a component
+            value = stack.pop()
+            if isinstance(value, list):
+                stack.extend(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+                args = value.get("args")
+                if value.get("call") in ("formatNumber", "formatCurrency") and \
+                        isinstance(args, dict) and _beyond(args.get("decimals"), 0,
+                                                           drawn.MAX_DECIMALS):
+                    found.append(f"v0.9 call: {value!r:.200}")
     return found
 
 

@@ -107,13 +107,16 @@ def surface_batch(sid="s1"):
         {"version": v, "updateComponents": {"surfaceId": sid, "components": [
             {"id": "root", "component": "Card", "child": "col"},
             {"id": "col", "component": "Column",
-             "children": ["title", "img", "name", "guests", "book"]},
+             "children": ["title", "img", "name", "guests", "count", "book"]},
             {"id": "title", "component": "Text", "text": "Book a table", "weight": 1},
             {"id": "img", "component": "Image", "url": "https://example.com/i.png"},
             {"id": "name", "component": "TextField", "label": "Name",
              "value": {"path": "/name"}},
             {"id": "guests", "component": "Slider", "label": "Guests", "min": 1, "max": 12,
              "value": 2},
+            {"id": "count", "component": "Text", "text": {
+                "call": "formatNumber", "args": {"value": {"path": "/n"}, "decimals": 0},
+                "returnType": "string"}},
             {"id": "book", "component": "Button", "child": "book_label",
              "action": {"event": {"name": "book", "context": {"name": {"path": "/name"}}}}},
             {"id": "book_label", "component": "Text", "text": "Book"}]}},

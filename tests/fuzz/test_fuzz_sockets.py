@@ -119,8 +119,14 @@ async def test_agent_socket(fuzzer, error_log, stream_token, agent, agent_key):
     frames = [Frame("agent:known", emit(m)) for m in templates.known_agent_killers(sid)]
     # Hostile numbers in every numeric field of every message (issue 23); the first two
     # messages get them with their fixed frames.
-    frames += [frame for message in messages[2:]
+    frames += [frame for message in messages[2:] if message["method"] != "a2ui.v09"
                for frame in drawn_frames(message, f"agent:{message['method']}")]
+    # A surface of its own for each (an accepted one would make the next createSurface a
+    # refusal for "already exists", before its numbers are judged).
+    frames += [Frame(frame.label, frame.text.replace('"fz"', f'"fz-{i}"'))
+               for i, frame in enumerate(drawn_frames(
+                   templates.rpc("a2ui.v09", {"session_id": sid, "messages":
+                                              templates.surface_batch("fz")}), "agent:a2ui.v09"))]
     try:
         for frame in frames + _frames(fuzzer, messages, 200, "agent"):
             await driver.case(frame)

@@ -202,3 +202,18 @@ def test_v09_slider_range_in_order_and_bindings_pass():
     slider = {"id": "sl", "component": "Slider", "min": 10, "max": 1, "value": {"path": "/v"}}
     v09_refused(v09(slider), "/updateComponents/components/1/max")
     validate_server_message(v09({**slider, "min": -LIMIT, "max": LIMIT}))
+
+
+@pytest.mark.parametrize("value", HOSTILE[:6] + [-1, drawn.MAX_DECIMALS + 1])
+@pytest.mark.parametrize("function", ["formatNumber", "formatCurrency"])
+def test_v09_format_decimals_are_bounded(function, value):
+    """formatNumber's decimals of 1e308: Intl.NumberFormat and its toFixed fallback throw."""
+    args = {"value": 3.5, "decimals": value, **({"currency": "EUR"} if "Currency" in function
+                                                 else {})}
+    text = {"id": "t", "component": "Text",
+            "text": {"call": function, "args": args, "returnType": "string"}}
+    v09_refused(v09(text), "/updateComponents/components/1/text/args/decimals")
+    args["decimals"] = drawn.MAX_DECIMALS
+    validate_server_message(v09(text))
+    args["decimals"] = {"path": "/d"}  # bound: the data model's, not judged
+    validate_server_message(v09(text))
