@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import drawn
 from . import fields as f
+from .drawn import MAX_IMAGE_DIMENSION
 from .errors import invalid_params
 from .sanitize import check_url, sanitize_markdown, sanitize_tree
 
@@ -35,7 +37,15 @@ PRIORITIES = ("normal", "high", "low")
 POSITIONS = ("main", "sidebar", "overlay")
 #: ttl_seconds upper bound: a week. Longer-lived UI belongs in a real page.
 MAX_TTL_SECONDS = 7 * 24 * 3600
-MAX_IMAGE_DIMENSION = 16384
+
+
+def _refuse(found: drawn.Problem | None, path: str) -> None:
+    """-32602 for a problem of :mod:`a2ui.protocol.drawn`, its parts joined onto ``path``."""
+    if found is not None:
+        parts, reason = found
+        for part in parts:
+            path = f.index(path, part) if isinstance(part, int) else f.join(path, part)
+        raise invalid_params(path, reason)
 
 
 def _card(data: dict[str, Any], path: str) -> None:
@@ -86,6 +96,7 @@ def _form(data: dict[str, Any], path: str) -> None:
         f.boolean(field, "required", item)
         f.number(field, "min", item)
         f.number(field, "max", item)
+        _refuse(drawn.range_problem(field), item)
         f.string(field, "pattern", item, max_length=512)
         options = f.strings(field, "options", item, required=kind == "select")
         if kind == "select" and not options:
@@ -120,6 +131,7 @@ def _chart(data: dict[str, Any], path: str) -> None:
         for j, point in enumerate(points):
             if point is not None and not f.is_number(point):
                 raise invalid_params(f.index(f.join(item, "data"), j), "must be a number or null")
+    _refuse(drawn.chart_problem(data), path)
 
 
 def _markdown(data: dict[str, Any], path: str) -> None:
@@ -152,6 +164,8 @@ def _alert(data: dict[str, Any], path: str) -> None:
 def _steps(data: dict[str, Any], path: str) -> None:
     steps_path = f.join(path, "steps")
     steps = f.objects(data, "steps", path, required=True)
+    if len(steps) > drawn.MAX_STEPS:
+        raise invalid_params(steps_path, f"at most {drawn.MAX_STEPS} steps")
     for i, step in enumerate(steps):
         item = f.index(steps_path, i)
         f.string(step, "label", item, required=True)
@@ -190,6 +204,12 @@ def validate_component(component_type: str, data: Any, path: str = "params.data"
     check_component_type(component_type)
     f.obj(data, path)
     _CHECKERS[component_type](data, path)
+    content = data.get("content")
+    if isinstance(content, dict):
+        # The web client draws ``{title, content: {...}}`` as content's keys under the top
+        # level's (components.js, normalize): what it would draw is checked as well.
+        view = {**content, **{k: v for k, v in data.items() if k != "content"}}
+        _CHECKERS[component_type](view, f.join(path, "content"))
     cleaned = sanitize_tree(data, path=path)
     if component_type == "markdown":
         cleaned["content"] = sanitize_markdown(data["content"])

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import Any
 
+from . import drawn
 from . import fields as f
 from .components import check_component_type, validate_component, validate_metadata
 from .errors import ErrorCode, ProtocolError, invalid_params
@@ -110,6 +111,9 @@ def _request_input(params: dict[str, Any]) -> dict[str, Any]:
         f.obj(validation, v_path)
         f.number(validation, "min", v_path)
         f.number(validation, "max", v_path)
+        found = drawn.range_problem(validation)
+        if found:
+            raise invalid_params(f.join(v_path, found[0][0]), found[1])
         f.string(validation, "pattern", v_path, max_length=512)
         f.boolean(validation, "required", v_path)
     f.set_default(out, "timeout_seconds", _timeout(params))
@@ -130,8 +134,8 @@ def _progress(params: dict[str, Any]) -> dict[str, Any]:
     out = _base(params)
     out["task_id"] = f.identifier(params, "task_id", P)
     out["progress_type"] = f.enum(params, "progress_type", PROGRESS_TYPES, P, required=True)
-    f.number(params, "value", P, minimum=0)
-    total = f.number(params, "total", P, minimum=0)
+    f.number(params, "value", P, minimum=0, maximum=drawn.MAX_DRAWN)
+    total = f.number(params, "total", P, minimum=0, maximum=drawn.MAX_DRAWN)
     if total == 0:
         raise invalid_params(f.join(P, "total"), "must be > 0")
     f.string(params, "message", P)

@@ -19,7 +19,8 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from .dynamic import Check, Ctx, FunctionSpec, PostChecks
+from ..protocol.drawn import v09_component_problem
+from .dynamic import Check, Ctx, FunctionSpec, PostChecks, drawn_invalid
 from .errors import CatalogError, Invalid
 from .locate import Locator, Plan, Shape
 from .schema import BASIC_CATALOG_ID, CatalogSchemas, SchemaCheck
@@ -97,6 +98,9 @@ class CompiledCatalog:
             raise Invalid("A component id must not be empty.", ["id"])
         if post is not None:
             post(comp, ctx)
+        found = v09_component_problem(comp)  # numbers the client draws (protocol/drawn.py)
+        if found is not None:
+            raise drawn_invalid(found)
         if ctx.check_urls:
             for prop in _URL_PROPS:
                 url = comp.get(prop)

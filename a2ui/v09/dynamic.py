@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.drawn import Problem, v09_call_problem
 from ..protocol.jsonvalue import MAX_DEPTH
 from .errors import Invalid
 from .locate import Plan
@@ -191,6 +192,9 @@ class PostChecks:
             ctx.fdepth -= 1
         if spec.url_args and ctx.check_urls:
             _police_url_args(args, spec.url_args)
+        found = v09_call_problem(name, args)  # numbers the client draws (protocol/drawn.py)
+        if found is not None:
+            raise drawn_invalid(found)
 
     def _function_call(self, v: Any, ctx: Ctx) -> None:
         if type(v) is dict:
@@ -271,6 +275,12 @@ def _check_return(name: str, given: str | None, declared: str | None, expected: 
     elif declared is not None and declared not in (expected, "any"):
         raise Invalid(f"Function '{name}' returns {declared}, but {expected} is needed here.",
                       ["call"])
+
+
+def drawn_invalid(found: Problem) -> Invalid:
+    """A problem of :mod:`a2ui.protocol.drawn` as Invalid (its parts, innermost first)."""
+    parts, reason = found
+    return Invalid(reason[:1].upper() + reason[1:] + ".", list(reversed(parts)))
 
 
 def _police_url_args(args: dict, url_args: tuple[str, ...]) -> None:

@@ -2,8 +2,8 @@
 
 * A document with every supported construct, pushed by the agent as a ``markdown`` component:
   the elements, heading levels shifted under the page's own, code classes, table alignment
-  (the align attribute: no style attribute, no CSP violation), links (other origins in a new tab), images, entities
-  decoded exactly once.
+  (the align attribute: no style attribute, no CSP violation), links (other origins in a new tab), images
+  (never loaded: a link to the image), entities decoded exactly once.
 * Links and images go through the client's URL policy (refused: rendered as text).
 * Pathological input of 1 MiB ("[a" repeated, nested emphasis, backtick runs...) renders in
   linear time: the guard against the old quadratic inline regex (128 KB of "[a" froze a tab
@@ -99,8 +99,14 @@ def test_markdown_component_renders_through_markdown_it(page, agent):
     expect(other).to_have_attribute("title", "More")
     expect(other).to_have_attribute("target", "_blank")
     expect(other).to_have_attribute("rel", "noopener noreferrer")
-    expect(md.get_by_role("img", name="chart")).to_have_attribute(
-        "src", "/static/a2ui/demo/chart.svg")
+    # Images in agent text are never loaded (the agent would pick what the browser fetches):
+    # a link to the image, named by its alt text, with its title.
+    image = md.get_by_role("link", name="chart")
+    expect(image).to_have_attribute("href", "/static/a2ui/demo/chart.svg")
+    expect(image).to_have_attribute("title", "A chart")
+    expect(image).to_have_class("a2ui-md-image")
+    expect(md.locator("img")).to_have_count(0)
+    assert not [url for url in page.watch.requests if url.endswith("/demo/chart.svg")]
     assert page.evaluate("window.__cspViolations") == []
     assert page.watch.errors == []
 

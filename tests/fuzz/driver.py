@@ -145,6 +145,7 @@ class Driver:
             replies = None
         if track_state:
             self.baseline = after = await harness.snapshot(self.sessions)
+            problems += [f"stored what no client can draw: {x}" for x in harness.undrawable(after)]
             if replies is not None and self.refused(replies, problems):
                 changed = harness.diff(before, after)
                 if changed:

@@ -2,7 +2,8 @@
 
 Every case starts from a valid message of the endpoint under test and mutates it the way a
 hostile or broken peer would: wrong types, integers no transport carries (2**64, 10**30),
-floats JSON has no value for (1e400, NaN), lone surrogates, NUL and bidi controls in ids,
+floats JSON has no value for (1e400, NaN), finite numbers no client can draw (1e308, -1e308 in
+every numeric field, arrays of 20 000 points: issue 23), lone surrogates, NUL and bidi controls in ids,
 methods, keys and values, bracketed-host and script URLs, deep nesting, oversized strings,
 batches, duplicate keys, invalid UTF-8 and binary frames, unknown session ids.
 
@@ -73,6 +74,11 @@ NUMBER_LITERALS = [Raw(t) for t in (
     "1e400", "-1e400", "1E-400", "NaN", "Infinity", "-Infinity", "-0", "1.7976931348623157e309",
     "123456789012345678901234567890123456789", "1" + "0" * 5000, "0.1e-99999",
 )]
+#: Finite numbers the JSON value policy lets through that no client can draw (issue 23: a pie of
+#: [1e308, -1e308] froze the tab): the ends of the double range, beyond the drawn bound (1e15,
+#: a2ui/protocol/drawn.py), negative (a pie's slice, a size, a weight), the smallest subnormals.
+DRAWN_NUMBERS = [1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 1e16, -1e16,
+                 1e15 + 1, -1e15 - 1, 2**53 - 1, -(2**53 - 1), 5e-324, -5e-324, -1, 1001]
 SURROGATES = ["\ud800", "x\udfff", "\udc00\ud800", "a\ud83d", "\ud83d\ude00"[0] + "b"]
 CONTROLS = ["\x00", "a\x00b", "\u202e", "Invoice(1)\u202etrela:tpircsavaj exe.png",
             "\u2066x\u2069", "\u200f", "\ufeff", "\x1b[31m", "\r\n", "\x7f"]
@@ -105,7 +111,9 @@ class Fuzzer:
     def leaf(self):
         """One hostile JSON value."""
         rng = self.rng
-        kind = rng.randrange(11)
+        kind = rng.randrange(12)
+        if kind == 11:
+            return self.drawn()
         if kind == 0:
             return rng.choice(BIG_INTS)
         if kind == 1:
@@ -128,6 +136,12 @@ class Fuzzer:
             return {rng.choice(SURROGATES + CONTROLS + ["", "__proto__", "constructor"]):
                     rng.choice(SURROGATES + [1, None])}
         return str(uuid.UUID(int=rng.getrandbits(128)))
+
+    def drawn(self):
+        """A number no client can draw, or more of them than any chart draws."""
+        if self.rng.random() < 0.8:
+            return self.rng.choice(DRAWN_NUMBERS)
+        return huge_array(self.rng.choice(DRAWN_NUMBERS + [1, None]), self.rng.choice([1001, 20_000]))
 
     def nested(self, depth):
         value = self.rng.choice([1, "x", None])
@@ -163,7 +177,9 @@ class Fuzzer:
             parent = parent[step]
         key = path[-1]
         action = self.rng.randrange(10)
-        if action == 0 and isinstance(parent, dict):
+        if _is_number(parent[key]) and self.rng.random() < 0.5:
+            parent[key] = self.drawn()  # numeric fields get the numbers no client draws
+        elif action == 0 and isinstance(parent, dict):
             del parent[key]
         elif action == 1 and isinstance(parent, dict):
             parent[self.rng.choice(SURROGATES + CONTROLS + ["extra", "__proto__"])] = self.leaf()
@@ -228,6 +244,15 @@ class Fuzzer:
         return Frame(f"{label}:oversized", emit(body, ascii_))
 
 
+def huge_array(item, n):
+    """``[item, item, ...]`` as a ``Raw`` literal: mutations do not walk its items."""
+    return Raw("[" + ",".join([emit(item)] * n) + "]")
+
+
+def _is_number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 GENERIC_FIXED = 11  # the first frames of fixed_frames() do not depend on ``valid``
 
 
@@ -256,7 +281,34 @@ def fixed_frames(valid, label, max_paths=8):
                 parent = parent[step]
             parent[path[-1]] = leaf
             frames.append(Frame(f"{label}:fixed", emit(body)))
-    return frames + nul_frames(valid, label)
+    return frames + nul_frames(valid, label) + drawn_frames(valid, label)
+
+
+def drawn_frames(valid, label, max_paths=40):
+    """Every numeric member at any depth set to each end of the double range, and every array
+    of numbers grown past any chart's bound: one frame each (issue 23)."""
+    frames = []
+    for path in [p for p in Fuzzer(0)._paths(valid) if len(p) >= 2][:max_paths * 4]:
+        parent = valid
+        for step in path[:-1]:
+            parent = parent[step]
+        value = parent[path[-1]]
+        if _is_number(value):
+            leaves = (1e308, -1e308, -1)
+        elif isinstance(value, list) and value and all(_is_number(v) for v in value):
+            leaves = (huge_array(value[0], 20_000),)
+        else:
+            continue
+        for leaf in leaves:
+            body = copy.deepcopy(valid)
+            target = body
+            for step in path[:-1]:
+                target = target[step]
+            target[path[-1]] = leaf
+            frames.append(Frame(f"{label}:drawn", emit(body)))
+        if len(frames) >= max_paths:
+            break
+    return frames
 
 
 def nul_frames(valid, label, max_paths=40):

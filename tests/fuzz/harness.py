@@ -4,7 +4,8 @@ For each hostile frame: every frame the server sends is UTF-8 text (what a real 
 carry) holding strict JSON; an error is the protocol's own (a known code, a message; never
 -32603); a close carries a plain ``int`` application code (Daphne turns anything else into
 1011); the consumer does not crash; no ERROR record or traceback is logged; the socket still
-answers a valid request afterwards; and a refused frame changes no stored state.
+answers a valid request afterwards; a refused frame changes no stored state; and nothing stored
+is what no client can draw (:func:`undrawable`, issue 23).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
+from a2ui.protocol import drawn
 from a2ui.services import shared
 
 #: The protocol's codes (seed 000 section 9 plus -32010). -32603 is not a refusal: it is a bug.
@@ -77,6 +79,69 @@ async def snapshot(session_ids=()):
     state = await database_sync_to_async(snapshot_sync)()
     state["seq"] = [await shared.current_seq(s.replace("-", "")) for s in session_ids]
     return state
+
+
+def _beyond(value, low=-drawn.MAX_DRAWN, high=drawn.MAX_DRAWN):
+    return isinstance(value, int | float) and not isinstance(value, bool) and \
+        not low <= value <= high
+
+
+def _chart_problem(data):
+    x_axis = data.get("x_axis") if isinstance(data.get("x_axis"), dict) else {}
+    values = x_axis.get("values") if isinstance(x_axis.get("values"), list) else []
+    series = [s for s in data.get("series") or [] if isinstance(s, dict)]
+    low = 0 if data.get("chart_type") == "pie" else -drawn.MAX_DRAWN
+    points = [s.get("data") for s in series if isinstance(s.get("data"), list)]
+    return (len(data.get("series") or []) > drawn.MAX_CHART_SERIES
+            or len(values) > drawn.MAX_CHART_POINTS or any(_beyond(v) for v in values)
+            or any(len(p) > drawn.MAX_CHART_POINTS or any(_beyond(v, low) for v in p)
+                   for p in points))
+
+
+def _range_problem(d):
+    return isinstance(d, dict) and (_beyond(d.get("min")) or _beyond(d.get("max")))
+
+
+def undrawable(state):
+    """Stored components, prompts and surfaces that hold what no client can draw (numbers
+    beyond a2ui/protocol/drawn.py's bounds, too many series, points or steps, a negative pie
+    slice): written independently of drawn.py's functions, with its bounds."""
+    found = []
+    for _sid, cid, ctype, data, *_ in state["components"]:
+        if not isinstance(data, dict):
+            continue
+        content = data.get("content")
+        for view in [data] + ([{**content, **data}] if isinstance(content, dict) else []):
+            if ctype == "chart" and _chart_problem(view):
+                found.append(f"chart {cid}: {view!r:.200}")
+            elif ctype == "form" and any(_range_problem(f) for f in view.get("fields") or []):
+                found.append(f"form {cid}: {view!r:.200}")
+            elif ctype == "steps" and len(view.get("steps") or []) > drawn.MAX_STEPS:
+                found.append(f"steps {cid}: {len(view['steps'])} steps")
+    for _sid, rid, _kind, params, *_ in state["requests"]:
+        if isinstance(params, dict) and _range_problem(params.get("validation")):
+            found.append(f"request {rid}: {params!r:.200}")
+    for row in state["surfaces"]:
+        components = row[3].get("components") if isinstance(row[3], dict) else None
+        for value in (components or {}).values():
+            if isinstance(value, dict) and (
+                    _beyond(value.get("weight"), 0, drawn.MAX_WEIGHT)
+                    or (value.get("component") == "Slider"
+                        and (_range_problem(value) or _beyond(value.get("value"))))):
+                found.append(f"v0.9 component: {value!r:.200}")
+        stack = list((components or {}).values())
+        while stack:  # formatNumber / formatCurrency calls at any depth of a component
+            value = stack.pop()
+            if isinstance(value, list):
+                stack.extend(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+                args = value.get("args")
+                if value.get("call") in ("formatNumber", "formatCurrency") and \
+                        isinstance(args, dict) and _beyond(args.get("decimals"), 0,
+                                                           drawn.MAX_DECIMALS):
+                    found.append(f"v0.9 call: {value!r:.200}")
+    return found
 
 
 def diff(before, after):

@@ -28,6 +28,11 @@ COMPONENTS = {
 }
 
 
+#: A pie: its slices must not be negative; with a numeric x axis.
+PIE = {"chart_type": "pie", "x_axis": {"values": [2024, 2025]},
+       "series": [{"name": "share", "data": [60, 40.5]}]}
+
+
 def rpc(method, params, rpc_id=7):
     msg = {"jsonrpc": "2.0", "method": method, "params": params}
     if rpc_id is not None:
@@ -43,6 +48,8 @@ def agent_messages(sid):
                                           "position": "main"}})
            for kind, data in COMPONENTS.items()]
     out += [
+        rpc("ui.render", {"session_id": sid, "component_id": "c-pie", "component_type": "chart",
+                          "data": PIE}),
         rpc("ui.update", {"session_id": sid, "component_id": "c-card", "operation": "merge",
                           "data": {"title": "New"}}),
         rpc("ui.update", {"session_id": sid, "component_id": "c-table", "operation": "append",
@@ -99,11 +106,17 @@ def surface_batch(sid="s1"):
                                          "sendDataModel": True}},
         {"version": v, "updateComponents": {"surfaceId": sid, "components": [
             {"id": "root", "component": "Card", "child": "col"},
-            {"id": "col", "component": "Column", "children": ["title", "img", "name", "book"]},
-            {"id": "title", "component": "Text", "text": "Book a table"},
+            {"id": "col", "component": "Column",
+             "children": ["title", "img", "name", "guests", "count", "book"]},
+            {"id": "title", "component": "Text", "text": "Book a table", "weight": 1},
             {"id": "img", "component": "Image", "url": "https://example.com/i.png"},
             {"id": "name", "component": "TextField", "label": "Name",
              "value": {"path": "/name"}},
+            {"id": "guests", "component": "Slider", "label": "Guests", "min": 1, "max": 12,
+             "value": 2},
+            {"id": "count", "component": "Text", "text": {
+                "call": "formatNumber", "args": {"value": {"path": "/n"}, "decimals": 0},
+                "returnType": "string"}},
             {"id": "book", "component": "Button", "child": "book_label",
              "action": {"event": {"name": "book", "context": {"name": {"path": "/name"}}}}},
             {"id": "book_label", "component": "Text", "text": "Book"}]}},

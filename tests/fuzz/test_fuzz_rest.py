@@ -68,6 +68,7 @@ class Rest:
             problems.append(f"the view raised {type(exc).__name__}: {str(exc)[:200]}")
             response = None
         self.baseline = after = harness.snapshot_sync()
+        problems += [f"stored what no client can draw: {x}" for x in harness.undrawable(after)]
         if response is not None and _check(response, problems):
             changed = harness.diff(before, after)
             if changed:

@@ -16,7 +16,14 @@ from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
-from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames, nul_frames
+from tests.fuzz.grammar import (
+    GENERIC_FIXED,
+    Frame,
+    drawn_frames,
+    emit,
+    fixed_frames,
+    nul_frames,
+)
 from tests.fuzz.seed import SEED, cases
 
 pytestmark = [
@@ -110,6 +117,16 @@ async def test_agent_socket(fuzzer, error_log, stream_token, agent, agent_key):
     await driver.connect()
     messages = templates.agent_messages(sid) + templates.user_messages()[:2]
     frames = [Frame("agent:known", emit(m)) for m in templates.known_agent_killers(sid)]
+    # Hostile numbers in every numeric field of every message (issue 23); the first two
+    # messages get them with their fixed frames.
+    frames += [frame for message in messages[2:] if message["method"] != "a2ui.v09"
+               for frame in drawn_frames(message, f"agent:{message['method']}")]
+    # A surface of its own for each (an accepted one would make the next createSurface a
+    # refusal for "already exists", before its numbers are judged).
+    frames += [Frame(frame.label, frame.text.replace('"fz"', f'"fz-{i}"'))
+               for i, frame in enumerate(drawn_frames(
+                   templates.rpc("a2ui.v09", {"session_id": sid, "messages":
+                                              templates.surface_batch("fz")}), "agent:a2ui.v09"))]
     try:
         for frame in frames + _frames(fuzzer, messages, 200, "agent"):
             await driver.case(frame)

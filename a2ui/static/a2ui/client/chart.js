@@ -8,6 +8,12 @@
 import { h, text } from './dom.js';
 
 const TYPES = ['bar', 'line', 'pie'];
+// The server's bounds (a2ui/protocol/drawn.py), applied here too because sessions stored before
+// the server enforced them are replayed: a value near the double range (a pie slice of 1e308)
+// made Chart.js loop for minutes. Beyond them values are clamped and items left out.
+export const MAX_DRAWN = 1e15;
+export const MAX_SERIES = 20;
+export const MAX_POINTS = 1000;
 let loading = null;
 
 function load() {
@@ -17,7 +23,11 @@ function load() {
 
 function num(value) {
   const n = Number(value);
-  return Number.isFinite(n) ? n : 0;
+  return Number.isFinite(n) ? Math.min(Math.max(n, -MAX_DRAWN), MAX_DRAWN) : 0;
+}
+
+function list(value, max) {
+  return Array.isArray(value) ? value.slice(0, max) : [];
 }
 
 function fmt(n) {
@@ -30,10 +40,10 @@ function percent(value, total) {
 
 export function renderChart(data) {
   const type = TYPES.includes(data.chart_type) ? data.chart_type : 'bar';
-  const labels = (data.x_axis?.values || []).map(text);
-  const series = (Array.isArray(data.series) ? data.series : []).map((s, idx) => ({
+  const labels = list(data.x_axis?.values, MAX_POINTS).map(text);
+  const series = list(data.series, MAX_SERIES).map((s, idx) => ({
     name: text(s?.name ?? `Series ${idx + 1}`),
-    data: (Array.isArray(s?.data) ? s.data : []).map(num),
+    data: list(s?.data, MAX_POINTS).map(num),
   }));
   const count = Math.max(labels.length, ...series.map((s) => s.data.length), 0);
   while (labels.length < count) labels.push(String(labels.length + 1));

@@ -1,8 +1,8 @@
 // Markdown -> DOM with markdown-it (npm, served from node_modules through the import map).
 // markdown-it only parses: its tokens are turned into DOM nodes here, with text inserted as
 // text nodes and only the attributes set below, so no HTML string is ever parsed. Raw HTML
-// and linkify are off; links and images must pass the client's URL policy (urlpolicy.js),
-// otherwise their text is shown without a link (images: their alt text).
+// and linkify are off; links must pass the client's URL policy (urlpolicy.js), otherwise their
+// text is shown without a link. Images are never loaded: they become links (see image()).
 import MarkdownIt from 'markdown-it';
 import { h, text } from './dom.js';
 import { safeUrl } from './urlpolicy.js';
@@ -55,14 +55,17 @@ function link(href, title) {
   return a;
 }
 
+// Images in agent text are never loaded: the agent would choose what the person's browser
+// fetches (a relative "x" is a GET to the page's own origin, with the person's cookies). An
+// address the URL policy accepts becomes a link to the image, named by its alt text (fetched
+// only if the person follows it); any other stays as the alt text.
 function image(token) {
   const alt = token.children?.length ? md.renderer.renderInlineAsText(token.children, md.options, {}) : token.content;
-  const src = safeUrl(token.attrGet('src'));
-  if (!src) return document.createTextNode(alt);
-  return h('img', {
-    src, alt, title: token.attrGet('title') || null, loading: 'lazy', decoding: 'async',
-    referrerpolicy: 'no-referrer',
-  });
+  const a = link(token.attrGet('src'), token.attrGet('title'));
+  if (a.tagName !== 'A') return document.createTextNode(alt);
+  a.className = 'a2ui-md-image';
+  a.append(alt || 'image');
+  return a;
 }
 
 function code(token, block) {
