@@ -29,9 +29,18 @@ KINDS = {
 
 
 class SlowClient:
-    def __init__(self, port, kind, source="127.0.0.1", interval=0.5):
+    """One connection from ``source``: a ``kind`` of :data:`KINDS`, or ``pieces`` (the first
+    sent at once, the others one per ``interval``, then nothing more)."""
+
+    def __init__(self, port, kind=None, source="127.0.0.1", interval=0.5, pieces=None):
         self.kind, self.source, self.interval = kind, source, interval
-        self.first, self.trickle, self.deadline = KINDS[kind]
+        if kind is not None:
+            first, self.trickle, self.deadline = KINDS[kind]
+            self.pieces = [first]
+        else:
+            self.pieces, self.trickle, self.deadline = list(pieces), b"", None
+        self.sent = b""
+        self.head_done = None  # seconds from connecting to sending the head's last byte
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind((source, 0))
         self.sock.settimeout(10)
@@ -41,19 +50,26 @@ class SlowClient:
         self.closed_after = None  # seconds from connecting to the server's close
         self.received = b""
         self._next = self.opened
-        if self.first:
-            self.sock.sendall(self.first)
+        self.tick(self.opened)
 
     def fileno(self):
         return self.sock.fileno()
 
     def tick(self, now):
-        if self.closed_after is None and self.trickle and now >= self._next:
-            self._next = now + self.interval
-            try:
-                self.sock.send(self.trickle)
-            except OSError:
-                self._closed(now)
+        if self.closed_after is not None or now < self._next:
+            return
+        piece = self.pieces.pop(0) if self.pieces else self.trickle
+        if not piece:
+            return
+        self._next = now + self.interval
+        try:
+            self.sock.sendall(piece)
+        except OSError:
+            self._closed(now)
+            return
+        self.sent += piece
+        if self.head_done is None and b"\r\n\r\n" in self.sent:
+            self.head_done = now - self.opened
 
     def readable(self, now):
         try:
@@ -108,7 +124,7 @@ def refused(port, source="127.0.0.1", wait=5.0):
             return sock.recv(100) == b""
         except ConnectionError:  # reset, or the pipe already broken
             return True
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return False
 
 
