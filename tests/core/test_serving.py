@@ -252,6 +252,19 @@ def test_the_process_cap_refuses_every_address():
     assert factory.edge.limiter.total == 0
 
 
+def test_loopback_is_a_trusted_proxy_by_default(settings):
+    """A proxy on the same host connects from loopback: every client would share its cap."""
+    factory, _clock = _factory(serving.Edge.from_settings(per_address=1))
+    assert all(isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+               for _ in range(5))
+    assert isinstance(_connect(factory, "127.0.0.2")[0], serving.EdgeProtocol)
+    assert not isinstance(_connect(factory, "127.0.0.2")[0], serving.EdgeProtocol)
+    settings.A2UI = {**settings.A2UI, "EDGE_TRUSTED_PROXIES": []}
+    factory, _clock = _factory(serving.Edge.from_settings(per_address=1))
+    assert isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+    assert not isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+
+
 def test_the_process_cap_stays_under_the_descriptor_limit(settings):
     edge = serving.Edge.from_settings(fd_limit=1024)
     assert edge.limiter.total_cap == (1024 - 102) // 2

@@ -60,29 +60,35 @@ async def test_slowloris_is_closed_by_the_head_deadline_while_others_are_served(
 
 
 async def test_an_address_beyond_its_cap_is_refused_and_another_is_served(daphne_server):
+    """127.0.0.2 holds its 30 connections: its 31st is refused at once, while 127.0.0.3 is
+    served, and so is 127.0.0.1 beyond 30 (loopback is a trusted proxy's address by default:
+    A2UI['EDGE_TRUSTED_PROXIES'])."""
     server = daphne_server("--header-timeout", "4", "--max-connections-per-address", "30")
-    held = [slowclients.SlowClient(server.port, "silent") for _ in range(30)]
+    held = [slowclients.SlowClient(server.port, "silent", source="127.0.0.2") for _ in range(30)]
+    held += [slowclients.SlowClient(server.port, "silent") for _ in range(40)]
     try:
-        assert await asyncio.to_thread(slowclients.refused, server.port, "127.0.0.1")
-        status = await asyncio.to_thread(slowclients.answered, server.port, "127.0.0.2")
-        assert status.startswith(b"HTTP/1.1 ") and not status.startswith(b"HTTP/1.1 5"), status
+        assert await asyncio.to_thread(slowclients.refused, server.port, "127.0.0.2")
+        for source in ("127.0.0.3", "127.0.0.1"):
+            status = await asyncio.to_thread(slowclients.answered, server.port, source)
+            assert status.startswith(b"HTTP/1.1 "), (source, status)
+            assert not status.startswith(b"HTTP/1.1 5"), (source, status)
     finally:
         # the deadline closes them; their places are given back
         await asyncio.to_thread(slowclients.drive, held, 4 + SLACK)
     assert all(c.closed_after is not None for c in held)
-    status = await asyncio.to_thread(slowclients.answered, server.port, "127.0.0.1")
+    status = await asyncio.to_thread(slowclients.answered, server.port, "127.0.0.2")
     assert status.startswith(b"HTTP/1.1 ") and not status.startswith(b"HTTP/1.1 5"), status
 
-    lines = _edge_lines(server.log())
-    assert lines and all("127.0.0.2" not in line for line in lines), lines
-    assert "refused a connection from 127.0.0.1: it holds 30 connections" in lines[0], lines
+    lines = [line for line in _edge_lines(server.log()) if "127.0.0.2" in line]
     assert len(lines) == 1, lines  # the 30 closes that followed are held back
+    assert "refused a connection from 127.0.0.2: it holds 30 connections" in lines[0], lines
+    assert not [line for line in _edge_lines(server.log()) if "127.0.0.3" in line]
 
 
 async def test_the_process_cap_refuses_every_address(daphne_server):
     server = daphne_server("--header-timeout", "4", "--max-connections", "20",
                            "--max-connections-per-address", "0")
-    held = [slowclients.SlowClient(server.port, "silent") for _ in range(20)]
+    held = [slowclients.SlowClient(server.port, "silent") for _ in range(20)]  # a trusted proxy
     try:
         assert await asyncio.to_thread(slowclients.refused, server.port, "127.0.0.2")
     finally:
