@@ -227,13 +227,14 @@ async def test_slow_clients_through_daphne(daphne_server):
         problems.append(f"a whole GET during the slow clients -> {status!r}")
     for client in clients:
         done = client.head_done
-        due = header if done is None or done >= header else done + body
+        due = [header if done is None or done >= header else done + body]
+        if done is not None and abs(done - header) < 0.3:
+            due = [header, done + body]  # the head's end crossed the deadline: either may win
         what = f"{client.sent[:60]!r}... in pieces every {client.interval:.2f} s from {client.source}"
-        if client.closed_after is None or client.closed_after > due + 3.0:
-            problems.append(f"{what}: closed at {client.closed_after} s (None: not in 15 s), "
-                            f"due at {due:.2f}")
-        elif client.closed_after < due - 0.5:
-            problems.append(f"{what}: closed at {client.closed_after:.2f} s, due at {due:.2f}")
+        closed = client.closed_after
+        if closed is None or not any(d - 0.5 <= closed <= d + 3.0 for d in due):
+            problems.append(f"{what}: closed at {closed} s (None: not in 15 s), due at "
+                            + " or ".join(f"{d:.2f}" for d in due))
         if client.received.startswith(b"HTTP/1.1 5"):
             problems.append(f"{what}: answered {client.received[:40]!r}")
     log = server.log()
