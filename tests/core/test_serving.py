@@ -311,3 +311,23 @@ def test_bad_edge_settings_are_refused(settings, name, value):
 def test_bad_edge_flags_are_refused(flag):
     with pytest.raises(CommandError, match="positive"):
         call_command("a2ui_serve", "-p", "0", flag, "0")
+
+
+def test_the_listening_sockets_get_a_backlog():
+    """Twisted's backlog of 50 dropped other clients' SYNs under a connection flood (each
+    connect waited a second for the retry); a2ui_serve asks for 1024."""
+    from daphne.endpoints import build_endpoint_description_strings
+    from twisted.internet import reactor
+    from twisted.internet.endpoints import serverFromString
+
+    from a2ui.management.commands.a2ui_serve import DEFAULT_BACKLOG, with_backlog
+
+    built = build_endpoint_description_strings(host="::1", port=8000, unix_socket="/tmp/a.sock",
+                                               file_descriptor=3)
+    endpoints = with_backlog(built, DEFAULT_BACKLOG)
+    assert endpoints == [r"tcp:port=8000:interface=\:\:1:backlog=1024",
+                         "unix:/tmp/a.sock:backlog=1024", "fd:fileno=3"]
+    assert serverFromString(reactor, endpoints[0])._backlog == 1024
+    assert serverFromString(reactor, endpoints[1])._backlog == 1024
+    with pytest.raises(CommandError, match="backlog"):
+        call_command("a2ui_serve", "-p", "0", "--backlog", "0")

@@ -27,6 +27,10 @@ from django.utils.module_loading import import_string
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+#: Connections the kernel queues for ``accept()`` on the sockets this command listens on.
+#: Twisted's default is 50: under a connection flood the queue filled, and the kernel dropped
+#: other clients' SYNs (each connect then waited a second or more for the retry).
+DEFAULT_BACKLOG = 1024
 ALLOCATORS = ("malloc", "pymalloc")
 
 
@@ -40,6 +44,14 @@ def reexec_argv(allocator, environ):
         return None  # exec would not keep the process (Windows), or no interpreter to run
     orig = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
     return sys.executable, [sys.executable, *orig[1:]], {**environ, "PYTHONMALLOC": "malloc"}
+
+
+def with_backlog(endpoints, backlog):
+    """Daphne's endpoint strings for ``-b``/``-p`` and ``-u`` with Twisted's ``backlog`` option
+    (the kernel caps it at ``net.core.somaxconn``); an inherited socket (``--fd``) keeps the
+    backlog its owner gave it."""
+    return [f"{e}:backlog={backlog}" if e.startswith(("tcp:", "unix:")) else e
+            for e in endpoints]
 
 
 def _daphne_logging(verbosity, log_fmt):
@@ -108,6 +120,10 @@ class Command(BaseCommand):
         parser.add_argument("--websocket-max-message-size", type=int, default=None,
                             help="transport cap per WebSocket message and frame, bytes; must "
                                  "exceed A2UI['MAX_PAYLOAD_SIZE'] (default: twice it)")
+        parser.add_argument("--backlog", type=int, default=DEFAULT_BACKLOG,
+                            help="connections the kernel queues before they are accepted, for "
+                                 f"-b/-p and -u (default {DEFAULT_BACKLOG}; capped by "
+                                 "net.core.somaxconn)")
         parser.add_argument("--header-timeout", type=int, default=None,
                             help="seconds for a request's head to arrive, from the connection's "
                                  "opening or the request's first byte (default: "
@@ -147,10 +163,13 @@ class Command(BaseCommand):
             port = DEFAULT_PORT
         elif port is not None and not host:
             host = DEFAULT_HOST
-        endpoints = sorted(options["socket_strings"] + build_endpoint_description_strings(
-            host=host, port=port, unix_socket=options["unix_socket"],
-            file_descriptor=options["file_descriptor"],
-        ))
+        if options["backlog"] <= 0:
+            raise CommandError("--backlog must be a positive integer.")
+        endpoints = sorted(options["socket_strings"] + with_backlog(
+            build_endpoint_description_strings(
+                host=host, port=port, unix_socket=options["unix_socket"],
+                file_descriptor=options["file_descriptor"]),
+            options["backlog"]))
 
         access_log = None
         if options["access_log"] == "-":
