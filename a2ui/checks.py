@@ -59,6 +59,31 @@ def _check_catalogs(user):
     return []
 
 
+def _check_edge(user):
+    """The edge's caps: a count (0: no per-address cap; None: the descriptor limit's) and a
+    list of trusted proxy addresses or networks (a2ui.E007)."""
+    from .edge import parse_networks
+
+    errors = []
+    for name, allowed in (("EDGE_MAX_CONNECTIONS_PER_ADDRESS", "a non-negative integer (0: no "
+                           "cap)"), ("EDGE_MAX_CONNECTIONS", "a positive integer or None (the "
+                                     "descriptor limit's)")):
+        value = user.get(name, DEFAULTS[name])
+        if value is None and name == "EDGE_MAX_CONNECTIONS":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < (
+                0 if name == "EDGE_MAX_CONNECTIONS_PER_ADDRESS" else 1):
+            errors.append(Error(f"A2UI[{name!r}] must be {allowed}, got {value!r}.",
+                                hint="See docs/settings.md.", id="a2ui.E007"))
+    try:
+        parse_networks(user.get("EDGE_TRUSTED_PROXIES", DEFAULTS["EDGE_TRUSTED_PROXIES"]))
+    except ValueError as exc:
+        errors.append(Error(f"A2UI['EDGE_TRUSTED_PROXIES'] must be a list of IP addresses or "
+                            f"networks: {exc}.", hint='For example ["10.0.0.5", "10.1.0.0/16"].',
+                            id="a2ui.E007"))
+    return errors
+
+
 @register(Tags.compatibility)
 def check_a2ui_settings(app_configs, **kwargs):
     user = getattr(settings, "A2UI", {}) or {}
@@ -73,6 +98,7 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_consents(user)
     errors += _check_flush(user)
     errors += _check_catalogs(user)
+    errors += _check_edge(user)
     if user.get("MCP_CONFORMANCE_FIXTURES") and not settings.DEBUG:
         errors.append(Error(
             "A2UI['MCP_CONFORMANCE_FIXTURES'] is on with DEBUG off: the MCP conformance "

@@ -93,6 +93,19 @@ DEFAULTS = {
     "ACTIVITY_MAX_STATE_DEPTH": 16,
     "ACTIVITY_MAX_TREE_NODES": 2000,
     "ACTIVITY_MAX_ROSTER": 100,
+    # The server's edge (manage.py a2ui_serve; a2ui.serving, docs/operations.md "The edge"):
+    # deadlines for a request's head and body to arrive and for an idle keep-alive connection,
+    # caps on the TCP connections one address (0: none) and the process hold (None: what the
+    # descriptor limit allows), the addresses without a per-address cap (trusted reverse
+    # proxies: addresses or networks; loopback, where a proxy on the same host connects from),
+    # and one WARNING line per address and this interval.
+    "EDGE_HEADER_TIMEOUT_SECONDS": 10,
+    "EDGE_BODY_TIMEOUT_SECONDS": 30,
+    "EDGE_KEEPALIVE_TIMEOUT_SECONDS": 30,
+    "EDGE_MAX_CONNECTIONS_PER_ADDRESS": 256,
+    "EDGE_MAX_CONNECTIONS": None,
+    "EDGE_TRUSTED_PROXIES": ["127.0.0.1", "::1"],
+    "EDGE_LOG_INTERVAL_SECONDS": 60,
     # Web client.
     "SERVE_STATIC": True,
     # Test-only: the MCP conformance suite's fixture tools, resources and prompts on /mcp
@@ -134,6 +147,10 @@ POSITIVE_INTS = (
     "AGUI_RUN_TIMEOUT_SECONDS",
     "AGUI_MAX_NEW_MESSAGES",
     "AGUI_KEEPALIVE_SECONDS",
+    "EDGE_HEADER_TIMEOUT_SECONDS",
+    "EDGE_BODY_TIMEOUT_SECONDS",
+    "EDGE_KEEPALIVE_TIMEOUT_SECONDS",
+    "EDGE_LOG_INTERVAL_SECONDS",
 )
 
 

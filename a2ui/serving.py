@@ -16,6 +16,18 @@ app never got to answer ``-32002 Payload too large``. :func:`build_server` build
   after up to :data:`SHUTDOWN_GRACE` seconds the applications still running are cancelled, as
   Daphne does, and the process exits.
 
+and an **edge** (:class:`Edge`, the settings ``EDGE_*``; docs/operations.md, "The edge"):
+
+* deadlines on Twisted's HTTP/1.1 channel (its own idle timer, :class:`EdgeChannel`): a
+  request's head must be complete within ``EDGE_HEADER_TIMEOUT_SECONDS`` of the connection's
+  opening or of the request's first byte, however slowly it trickles in; its body within
+  ``EDGE_BODY_TIMEOUT_SECONDS`` of the head; an idle keep-alive connection is closed after
+  ``EDGE_KEEPALIVE_TIMEOUT_SECONDS``;
+* caps on the TCP connections a peer address and the process hold
+  (:class:`a2ui.edge.ConnectionLimiter`), checked when Twisted accepts the connection, before
+  a byte of it is parsed; a refused connection is closed at once;
+* one WARNING line per address and ``EDGE_LOG_INTERVAL_SECONDS`` for those refusals and closes.
+
 ``manage.py a2ui_serve`` (the one way this project runs Daphne) calls it. Importing this module
 installs Twisted's asyncio reactor (``daphne.server`` does so on import), as Daphne's CLI does.
 """
@@ -24,10 +36,15 @@ import asyncio
 import logging
 import time
 
+from daphne.http_protocol import HTTPFactory
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import defer, reactor, task
+from twisted.internet.protocol import Protocol
+from twisted.protocols import basic
+from twisted.web import http
 
+from . import edge as edgecaps
 from .conf import a2ui_settings
 
 log = logging.getLogger("a2ui.serving")
@@ -46,17 +63,236 @@ def websocket_hard_cap(limit=None):
     return HARD_CAP_FACTOR * limit
 
 
-class A2UIServer(Server):
-    """Daphne's ``Server`` whose WebSocket failures end with a close frame, never a drop."""
+def descriptor_limit():
+    """The process's soft RLIMIT_NOFILE, or None where there is none to read."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
 
-    def __init__(self, *args, ready_callable=None, **kwargs):
+
+class Edge:
+    """The server's edge: the deadlines its HTTP channels use, the connection caps, and the
+    throttled WARNING lines for what it refuses or closes (logger ``a2ui.edge``)."""
+
+    log = logging.getLogger("a2ui.edge")
+
+    def __init__(self, *, header_timeout, body_timeout, keepalive_timeout, per_address,
+                 max_connections, trusted_proxies=(), log_interval=60, clock=time.monotonic):
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.keepalive_timeout = keepalive_timeout
+        self.exempt = edgecaps.parse_networks(list(trusted_proxies))
+        self.limiter = edgecaps.ConnectionLimiter(per_address, max_connections)
+        self.throttle = edgecaps.LogThrottle(log_interval)
+        self.clock = clock
+
+    @classmethod
+    def from_settings(cls, *, header_timeout=None, body_timeout=None, keepalive_timeout=None,
+                      per_address=None, max_connections=None, fd_limit=None):
+        """The edge the ``EDGE_*`` settings describe; a keyword given (not None) wins over its
+        setting. The process cap is never above what the descriptor limit allows
+        (:func:`a2ui.edge.connection_budget` of RLIMIT_NOFILE)."""
+        s = a2ui_settings
+
+        def pick(given, setting):
+            return given if given is not None else getattr(s, setting)
+
+        budget = fd_limit if fd_limit is not None else descriptor_limit()
+        cap = pick(max_connections, "EDGE_MAX_CONNECTIONS")
+        if budget is not None:
+            budget = edgecaps.connection_budget(budget)
+            cap = budget if cap is None else min(cap, budget)
+        return cls(
+            header_timeout=pick(header_timeout, "EDGE_HEADER_TIMEOUT_SECONDS"),
+            body_timeout=pick(body_timeout, "EDGE_BODY_TIMEOUT_SECONDS"),
+            keepalive_timeout=pick(keepalive_timeout, "EDGE_KEEPALIVE_TIMEOUT_SECONDS"),
+            per_address=pick(per_address, "EDGE_MAX_CONNECTIONS_PER_ADDRESS"),
+            max_connections=cap if cap is not None else float("inf"),
+            trusted_proxies=s.EDGE_TRUSTED_PROXIES,
+            log_interval=s.EDGE_LOG_INTERVAL_SECONDS,
+        )
+
+    def describe(self):
+        per = self.limiter.per_address or "no cap"
+        trusted = f" (not for {len(self.exempt)} trusted network(s))" if self.exempt else ""
+        return (f"request head within {self.header_timeout} s, body within "
+                f"{self.body_timeout} s, keep-alive {self.keepalive_timeout} s; connections "
+                f"per address {per}{trusted}, per process {self.limiter.total_cap}")
+
+    def admit(self, addr):
+        """A :class:`a2ui.edge.Slot` for a connection from ``addr`` (Twisted's address), or
+        None when it is refused (logged, throttled)."""
+        host = getattr(addr, "host", None)
+        key = edgecaps.address_key(host, self.exempt)
+        slot = self.limiter.slot(key)
+        if isinstance(slot, str):
+            if slot == self.limiter.TOTAL:
+                self.warn("total", "refused a connection from %s: the process holds %d "
+                          "connections, its cap (EDGE_MAX_CONNECTIONS, under the descriptor "
+                          "limit)", host, self.limiter.total)
+            else:
+                self.warn(key, "refused a connection from %s: it holds %d connections, the "
+                          "cap per address (EDGE_MAX_CONNECTIONS_PER_ADDRESS)", host,
+                          self.limiter.count(key))
+            return None
+        return slot
+
+    def timed_out(self, addr, phase):
+        host = getattr(addr, "host", None)
+        key = edgecaps.address_key(host) or str(host)
+        if phase == "head":
+            self.warn(key, "closed a connection from %s: no complete request head within %s s "
+                      "(EDGE_HEADER_TIMEOUT_SECONDS)", host, self.header_timeout)
+        else:
+            self.warn(key, "closed a connection from %s: the request body did not arrive "
+                      "within %s s (EDGE_BODY_TIMEOUT_SECONDS)", host, self.body_timeout)
+
+    def warn(self, key, message, *args):
+        allowed, held = self.throttle.allow(key, self.clock())
+        if allowed:
+            if held:
+                message += "; %d more refusals or closes since the last line"
+                args = (*args, held)
+            self.log.warning("a2ui edge: " + message, *args)
+
+
+class EdgeChannel(http.HTTPChannel):
+    """Twisted's HTTP/1.1 channel with deadlines, on its own idle timer (``TimeoutMixin``).
+
+    Twisted restarts that timer on every byte, so a client trickling a byte every few seconds
+    (slowloris) kept its connection for ever. Here the timer runs as a deadline while a
+    request arrives: from the connection's opening (or the request's first byte) until its
+    head is complete (``header_timeout``), then until its body is (``body_timeout``). Between
+    requests it is Twisted's idle timer (``timeOut``, the keep-alive timeout); while a request
+    is handled (a response, an SSE stream, a WebSocket) it is off, as in Twisted.
+    """
+
+    _phase = None  # "head", "body", or None (between requests, or handling one)
+
+    def connectionMade(self):
+        self.edge = self.factory.edge
+        super().connectionMade()
+        self._expect("head", self.edge.header_timeout)
+
+    def _expect(self, phase, seconds):
+        self._phase = phase
+        self.setTimeout(seconds)
+
+    def dataReceived(self, data):
+        # HTTPChannel.dataReceived minus its resetTimeout(): the first byte of a request
+        # starts its deadline; later bytes do not move it.
+        if self._phase is None and not self._handlingRequest:
+            self._expect("head", self.edge.header_timeout)
+        basic.LineReceiver.dataReceived(self, data)
+
+    def allHeadersReceived(self):
+        super().allHeadersReceived()
+        self._expect("body", self.edge.body_timeout)
+
+    def allContentReceived(self):
+        # Twisted saves the timer's period here and restores it once the response is done:
+        # the keep-alive timeout, not the body's deadline.
+        self._phase = None
+        self.setTimeout(self.edge.keepalive_timeout)
+        super().allContentReceived()
+
+    def timeoutConnection(self):
+        if self._phase is not None:
+            self.edge.timed_out(self.transport.getPeer(), self._phase)
+        super().timeoutConnection()
+
+
+class EdgeProtocol(http._GenericHTTPChannelProtocol):
+    """What Twisted's ``HTTPFactory`` builds (an HTTP/1.1 or HTTP/2 channel behind one proxy
+    object), holding the connection's place (``slot``) until the connection is lost. A
+    WebSocket upgrade hands the transport to Daphne's protocol: the slot goes with the
+    transport (:class:`EdgeWebSocketProtocol` releases it)."""
+
+    slot = None
+
+    def makeConnection(self, transport):
+        transport.a2ui_edge_slot = self.slot
+        self._channel.makeConnection(transport)
+
+    def connectionLost(self, reason):
+        if self.slot is not None:
+            self.slot.release()
+        self._channel.connectionLost(reason)
+
+
+class EdgeWebSocketProtocol(WebSocketProtocol):
+    """Daphne's WebSocket protocol, giving its connection's place back when it is lost."""
+
+    def connectionLost(self, reason):
+        slot = getattr(self.transport, "a2ui_edge_slot", None)
+        if slot is not None:
+            slot.release()
+        super().connectionLost(reason)
+
+
+class _Refused(Protocol):
+    """A refused connection: closed as soon as it is made (under a TLS wrapper too, where
+    returning no protocol would fail)."""
+
+    def connectionMade(self):
+        self.transport.abortConnection()
+
+
+class EdgeHTTPFactory(HTTPFactory):
+    """Daphne's ``HTTPFactory`` with the edge: caps checked in ``buildProtocol`` (when the
+    connection is accepted, before any parsing), :class:`EdgeChannel` for HTTP/1.1, and the
+    keep-alive timeout as Twisted's idle ``timeOut``."""
+
+    def __init__(self, server):
+        super().__init__(server)
+        self.edge = server.edge
+        self.timeOut = self.edge.keepalive_timeout
+
+    def protocol(self):
+        return EdgeProtocol(EdgeChannel())
+
+    def buildProtocol(self, addr):
+        slot = self.edge.admit(addr)
+        if slot is None:
+            return _Refused()
+        try:
+            protocol = super().buildProtocol(addr)
+        except BaseException:
+            slot.release()
+            raise
+        protocol.slot = slot
+        return protocol
+
+
+class A2UIServer(Server):
+    """Daphne's ``Server`` whose WebSocket failures end with a close frame, never a drop, with
+    the edge's deadlines and caps (:class:`Edge`)."""
+
+    def __init__(self, *args, ready_callable=None, edge=None, **kwargs):
         self._user_ready = ready_callable
+        self.edge = edge if edge is not None else Edge.from_settings()
         super().__init__(*args, ready_callable=self._ready, **kwargs)
+
+    @property
+    def http_factory(self):
+        return self.__dict__.get("_http_factory")
+
+    @http_factory.setter
+    def http_factory(self, factory):
+        # Daphne's run() builds its HTTPFactory right before it listens with it: the edge's
+        # factory (that class, plus the caps and deadlines) takes its place.
+        if not isinstance(factory, EdgeHTTPFactory):
+            factory = EdgeHTTPFactory(self)
+        self.__dict__["_http_factory"] = factory
 
     def _ready(self):
         # Daphne builds its factories inside run(), right before this hook; no connection has
         # been served yet (the reactor is not running).
         self.ws_factory.setProtocolOptions(failByDrop=False)
+        self.ws_factory.protocol = EdgeWebSocketProtocol
         reactor.addSystemEventTrigger("before", "shutdown", self.close_websockets)
         reactor.addSystemEventTrigger("before", "shutdown", stop_adapters)
         if self._user_ready is not None:
@@ -145,8 +381,9 @@ def stop_adapters():
     return defer.gatherResults(waits) if waits else None
 
 
-def build_server(application, endpoints, *, max_message_size=None, **options):
-    """An :class:`A2UIServer` for ``endpoints`` (Daphne endpoint strings) with the A2UI limits.
+def build_server(application, endpoints, *, max_message_size=None, edge=None, **options):
+    """An :class:`A2UIServer` for ``endpoints`` (Daphne endpoint strings) with the A2UI limits
+    and ``edge`` (default: :meth:`Edge.from_settings`).
 
     ``max_message_size`` defaults to :func:`websocket_hard_cap`; it must exceed
     ``MAX_PAYLOAD_SIZE``, or oversized frames never reach the app (ValueError). Other keyword
@@ -162,6 +399,7 @@ def build_server(application, endpoints, *, max_message_size=None, **options):
     return A2UIServer(
         application=application,
         endpoints=endpoints,
+        edge=edge,
         websocket_max_message_size=cap,
         websocket_max_frame_size=cap,
         **options,

@@ -3,6 +3,7 @@ tests/live/test_live_payload_limits.py show the limits on real sockets."""
 
 import pytest
 from django.core.management import CommandError, call_command
+from twisted.web import http
 
 from a2ui import serving
 
@@ -93,3 +94,240 @@ def test_the_command_line_runs_again_under_malloc_unless_told_otherwise(monkeypa
 def test_a_bad_allocator_is_refused():
     with pytest.raises(CommandError, match="allocator"):
         call_command("a2ui_serve", "--allocator", "jemalloc")
+
+
+# The edge (a2ui.serving.Edge): deadlines on the HTTP channel and connection caps, on Twisted's
+# in-memory transport and clock. tests/live/test_live_edge.py shows them on real sockets.
+
+class _Answer(http.Request):
+    """A request answered at once (or never, for a path starting /stream: an SSE stream)."""
+
+    def process(self):
+        if self.path.startswith(b"/stream"):
+            return
+        self.setHeader(b"content-length", b"2")
+        self.write(b"ok")
+        self.finish()
+
+
+def _edge(**overrides):
+    options = dict(header_timeout=10, body_timeout=30, keepalive_timeout=30, per_address=2,
+                   max_connections=100, log_interval=60)
+    return serving.Edge(**{**options, **overrides})
+
+
+def _factory(edge):
+    from twisted.internet import task
+
+    server = serving.build_server(app, ["tcp:port=0"], edge=edge)
+    server.connections = {}
+    factory = serving.EdgeHTTPFactory(server)
+    factory.reactor = clock = task.Clock()
+    edge.clock = clock.seconds
+    return factory, clock
+
+
+def _connect(factory, host="192.0.2.1"):
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.testing import StringTransport
+
+    addr = IPv4Address("TCP", host, 40000)
+    protocol = factory.buildProtocol(addr)
+    transport = StringTransport(peerAddress=addr)
+    protocol.makeConnection(transport)
+    if isinstance(protocol, serving.EdgeProtocol):
+        protocol.requestFactory = _Answer
+    return protocol, transport
+
+
+def _lose(protocol):
+    from twisted.internet.error import ConnectionDone
+    from twisted.python.failure import Failure
+
+    protocol.connectionLost(Failure(ConnectionDone()))
+
+
+def test_a_request_head_trickling_in_is_closed_at_its_deadline(caplog):
+    """Slowloris: Twisted restarted its idle timer on every byte, so a header line every few
+    seconds held the connection for ever; the head's deadline does not move."""
+    factory, clock = _factory(_edge())
+    protocol, transport = _connect(factory)
+    transport.protocol = protocol
+    protocol.dataReceived(b"GET / HTTP/1.1\r\n")
+    for _ in range(9):
+        clock.advance(1)
+        protocol.dataReceived(b"X-Slow: 1\r\n")
+    assert not transport.disconnecting
+    clock.advance(1)
+    assert transport.disconnecting and transport.value() == b""  # closed, nothing answered
+    assert [r.getMessage() for r in caplog.records if r.name == "a2ui.edge"] == [
+        "a2ui edge: closed a connection from 192.0.2.1: no complete request head within 10 s "
+        "(EDGE_HEADER_TIMEOUT_SECONDS)"]
+
+
+def test_a_connection_that_sends_nothing_is_closed_at_the_head_deadline():
+    factory, clock = _factory(_edge())
+    _protocol, transport = _connect(factory)
+    clock.advance(9.9)
+    assert not transport.disconnecting
+    clock.advance(0.1)
+    assert transport.disconnecting
+
+
+def test_a_body_trickling_in_is_closed_at_its_deadline():
+    factory, clock = _factory(_edge())
+    protocol, transport = _connect(factory)
+    protocol.dataReceived(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+    for _ in range(29):
+        clock.advance(1)
+        protocol.dataReceived(b"a")
+    assert not transport.disconnecting
+    clock.advance(1)
+    assert transport.disconnecting
+
+
+def test_keep_alive_then_the_next_request_has_its_own_head_deadline():
+    factory, clock = _factory(_edge())
+    protocol, transport = _connect(factory)
+    clock.advance(9)
+    protocol.dataReceived(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+    assert transport.value().startswith(b"HTTP/1.1 200") and not transport.disconnecting
+    clock.advance(20)  # idle: the keep-alive timeout (30 s) runs
+    protocol.dataReceived(b"GET / HTTP/1.1\r\n")  # the next request's first byte: 10 s for it
+    clock.advance(5)
+    protocol.dataReceived(b"Host: x\r\n")
+    clock.advance(4.9)
+    assert not transport.disconnecting
+    clock.advance(0.1)
+    assert transport.disconnecting
+
+
+def test_an_idle_keep_alive_connection_is_closed():
+    factory, clock = _factory(_edge(keepalive_timeout=5))
+    protocol, transport = _connect(factory)
+    protocol.dataReceived(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert transport.value().startswith(b"HTTP/1.1 200")
+    clock.advance(4.9)
+    assert not transport.disconnecting
+    clock.advance(0.1)
+    assert transport.disconnecting
+
+
+def test_a_response_being_streamed_has_no_deadline():
+    """An SSE stream (a request still being answered) is not cut by any of the timers."""
+    factory, clock = _factory(_edge())
+    protocol, transport = _connect(factory)
+    protocol.dataReceived(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+    clock.advance(3600)
+    assert not transport.disconnecting
+
+
+def test_connections_beyond_an_address_cap_are_refused_before_parsing(caplog):
+    factory, _clock = _factory(_edge(per_address=2))
+    first, _ = _connect(factory)
+    _connect(factory)
+    refused = []
+    for _ in range(50):
+        protocol, transport = _connect(factory)
+        refused.append(not isinstance(protocol, serving.EdgeProtocol) and transport.disconnecting)
+    assert refused == [True] * 50  # closed as soon as made, no HTTP channel
+    other, other_transport = _connect(factory, "192.0.2.2")  # another address is served
+    assert isinstance(other, serving.EdgeProtocol) and not other_transport.disconnecting
+    _lose(first)
+    again, _ = _connect(factory)  # a closed connection gives its place back
+    assert isinstance(again, serving.EdgeProtocol)
+    lines = [r.getMessage() for r in caplog.records if r.name == "a2ui.edge"]
+    assert lines == ["a2ui edge: refused a connection from 192.0.2.1: it holds 2 connections, "
+                     "the cap per address (EDGE_MAX_CONNECTIONS_PER_ADDRESS)"]  # not 50
+
+
+def test_the_process_cap_refuses_every_address():
+    factory, _clock = _factory(_edge(per_address=0, max_connections=3))
+    held = [_connect(factory, f"192.0.2.{n}")[0] for n in range(3)]
+    assert all(isinstance(p, serving.EdgeProtocol) for p in held)
+    protocol, transport = _connect(factory, "192.0.2.50")
+    assert not isinstance(protocol, serving.EdgeProtocol) and transport.disconnecting
+    for protocol in held:
+        _lose(protocol)
+    assert factory.edge.limiter.total == 0
+
+
+def test_loopback_is_a_trusted_proxy_by_default(settings):
+    """A proxy on the same host connects from loopback: every client would share its cap."""
+    factory, _clock = _factory(serving.Edge.from_settings(per_address=1))
+    assert all(isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+               for _ in range(5))
+    assert isinstance(_connect(factory, "127.0.0.2")[0], serving.EdgeProtocol)
+    assert not isinstance(_connect(factory, "127.0.0.2")[0], serving.EdgeProtocol)
+    settings.A2UI = {**settings.A2UI, "EDGE_TRUSTED_PROXIES": []}
+    factory, _clock = _factory(serving.Edge.from_settings(per_address=1))
+    assert isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+    assert not isinstance(_connect(factory, "127.0.0.1")[0], serving.EdgeProtocol)
+
+
+def test_the_process_cap_stays_under_the_descriptor_limit(settings):
+    edge = serving.Edge.from_settings(fd_limit=1024)
+    assert edge.limiter.total_cap == (1024 - 102) // 2
+    settings.A2UI = {**settings.A2UI, "EDGE_MAX_CONNECTIONS": 100}
+    assert serving.Edge.from_settings(fd_limit=1024).limiter.total_cap == 100
+    settings.A2UI = {**settings.A2UI, "EDGE_MAX_CONNECTIONS": 100000}
+    assert serving.Edge.from_settings(fd_limit=1024).limiter.total_cap == 461
+
+
+def test_a_websocket_gives_its_connection_place_back(monkeypatch):
+    """After an upgrade the transport belongs to Daphne's WebSocket protocol; the place goes
+    with the transport and is given back when that protocol's connection is lost."""
+    factory, _clock = _factory(_edge(per_address=1))
+    protocol, transport = _connect(factory)
+    assert transport.a2ui_edge_slot is protocol.slot and protocol.slot.open
+    from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
+
+    # Daphne's onClose reads what its onConnect (the handshake, not sent here) set up
+    monkeypatch.setattr(WebSocketProtocol, "onClose", lambda self, *args: None)
+    ws_factory = WebSocketFactory(factory.server, server="daphne")
+    ws_factory.protocol = serving.EdgeWebSocketProtocol  # as A2UIServer sets it
+    ws = ws_factory.buildProtocol(transport.getPeer())
+    transport.protocol = ws  # Daphne's upgrade: the transport changes hands
+    ws.makeConnection(transport)
+    assert protocol.slot.open
+    _lose(ws)
+    assert not protocol.slot.open and factory.edge.limiter.total == 0
+
+
+@pytest.mark.parametrize("name, value", [
+    ("EDGE_MAX_CONNECTIONS_PER_ADDRESS", -1), ("EDGE_MAX_CONNECTIONS_PER_ADDRESS", "256"),
+    ("EDGE_MAX_CONNECTIONS", 0), ("EDGE_MAX_CONNECTIONS", True),
+    ("EDGE_TRUSTED_PROXIES", "10.0.0.1"), ("EDGE_TRUSTED_PROXIES", ["nginx"]),
+    ("EDGE_HEADER_TIMEOUT_SECONDS", 0),
+])
+def test_bad_edge_settings_are_refused(settings, name, value):
+    from a2ui.checks import check_a2ui_settings
+
+    settings.A2UI = {**settings.A2UI, name: value}
+    assert [e.id for e in check_a2ui_settings(None)] in (["a2ui.E007"], ["a2ui.E002"])
+
+
+@pytest.mark.parametrize("flag", ["--header-timeout", "--max-connections", "--keepalive-timeout"])
+def test_bad_edge_flags_are_refused(flag):
+    with pytest.raises(CommandError, match="positive"):
+        call_command("a2ui_serve", "-p", "0", flag, "0")
+
+
+def test_the_listening_sockets_get_a_backlog():
+    """Twisted's backlog of 50 dropped other clients' SYNs under a connection flood (each
+    connect waited a second for the retry); a2ui_serve asks for 1024."""
+    from daphne.endpoints import build_endpoint_description_strings
+    from twisted.internet import reactor
+    from twisted.internet.endpoints import serverFromString
+
+    from a2ui.management.commands.a2ui_serve import DEFAULT_BACKLOG, with_backlog
+
+    built = build_endpoint_description_strings(host="::1", port=8000, unix_socket="/tmp/a.sock",
+                                               file_descriptor=3)
+    endpoints = with_backlog(built, DEFAULT_BACKLOG)
+    assert endpoints == [r"tcp:port=8000:interface=\:\:1:backlog=1024",
+                         "unix:/tmp/a.sock:backlog=1024", "fd:fileno=3"]
+    assert serverFromString(reactor, endpoints[0])._backlog == 1024
+    assert serverFromString(reactor, endpoints[1])._backlog == 1024
+    with pytest.raises(CommandError, match="backlog"):
+        call_command("a2ui_serve", "-p", "0", "--backlog", "0")

@@ -206,7 +206,7 @@ def _port_open(port):
 class DaphneServer:
     """One ``manage.py a2ui_serve`` process (Daphne as production runs it) on 127.0.0.1."""
 
-    def __init__(self, env, name):
+    def __init__(self, env, name, args=()):
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -216,7 +216,7 @@ class DaphneServer:
         )
         self.log_path = self._log.name
         self.proc = subprocess.Popen(
-            serve_command("-b", "127.0.0.1", "-p", str(self.port)),
+            serve_command("-b", "127.0.0.1", "-p", str(self.port), *args),
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
@@ -293,7 +293,8 @@ def live_env(redis_url):
 
 @pytest.fixture
 def daphne_server(request, live_services, transactional_db):
-    """Factory: ``daphne_server()`` starts one more Daphne process and waits until it listens.
+    """Factory: ``daphne_server()`` starts one more Daphne process and waits until it listens
+    (``daphne_server("--header-timeout", "2")``: with those ``a2ui_serve`` options too).
 
     Every process is stopped at teardown (before the test's data is flushed); when the test
     fails, the report shows their logs.
@@ -302,8 +303,8 @@ def daphne_server(request, live_services, transactional_db):
     env = live_env(live_services)
     servers = request.node._live_servers = []
 
-    def start():
-        server = DaphneServer(env, name=chr(ord("A") + len(servers)))
+    def start(*args):
+        server = DaphneServer(env, name=chr(ord("A") + len(servers)), args=args)
         servers.append(server)
         return server.wait_ready()
 

@@ -171,3 +171,79 @@ def _raw_get(port, path):
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         return sock.recv(200).split(b"\r\n")[0]
+
+
+def _slow_requests():
+    """Whole requests to every kind of endpoint, as bytes; a slow client sends a prefix."""
+    def post(path, body, extra=b""):
+        return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n").encode() + extra + b"\r\n" + body
+
+    upgrade = (b"Host: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    return [
+        b"GET /a2ui/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/html\r\n\r\n",
+        b"GET /ws/v4/a2ui?token=x HTTP/1.1\r\n" + upgrade,
+        b"GET /ws/v09/a2ui?token=x HTTP/1.1\r\n" + upgrade,
+        post("/api/v4/sessions", json.dumps({"title": "x" * 300}).encode()),
+        post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-06-18"}}).encode(),
+             b"Accept: application/json, text/event-stream\r\n"),
+        post("/api/v4/agui/run", json.dumps({"threadId": "t", "runId": "r",
+                                             "messages": []}).encode()),
+        b"POST /api/v4/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+        b"\r\n5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n",
+    ]
+
+
+async def test_slow_clients_through_daphne(daphne_server):
+    """Seeded slow clients: a prefix of a real request (its head or its body cut anywhere, never
+    whole) sent in random pieces at random intervals from four loopback addresses. Each is
+    closed by its deadline (the head's from the connection's opening, the body's from the
+    head's end), the server answers meanwhile, and logs one WARNING line per address at most."""
+    from tests.live import slowclients
+
+    header, body = 2, 3
+    server = daphne_server("--header-timeout", str(header), "--body-timeout", str(body))
+    fuzzer = Fuzzer(zlib.crc32(f"{SEED}:slow".encode()))
+    rng = fuzzer.rng
+    requests = _slow_requests()
+    clients = []
+    for _ in range(cases(24)):
+        request = rng.choice(requests)
+        prefix = request[:rng.randrange(0, len(request))]
+        cuts = sorted(rng.sample(range(1, len(prefix)), max(0, min(len(prefix) - 1, rng.randrange(6)))))
+        pieces = [prefix[a:b] for a, b in zip([0, *cuts], [*cuts, len(prefix)], strict=True)]
+        clients.append(slowclients.SlowClient(
+            server.port, source=f"127.0.0.{rng.randrange(1, 5)}", interval=rng.uniform(0.1, 0.8),
+            pieces=pieces))
+    flood = asyncio.create_task(asyncio.to_thread(slowclients.drive, clients, 15))
+    await asyncio.sleep(0.5)
+    status = await asyncio.to_thread(slowclients.answered, server.port, "127.0.0.1")
+    await flood
+
+    problems = []
+    if not status.startswith(b"HTTP/1.1 ") or status.startswith(b"HTTP/1.1 5"):
+        problems.append(f"a whole GET during the slow clients -> {status!r}")
+    for client in clients:
+        done = client.head_done
+        due = [header if done is None or done >= header else done + body]
+        if done is not None and abs(done - header) < 0.3:
+            due = [header, done + body]  # the head's end crossed the deadline: either may win
+        what = f"{client.sent[:60]!r}... in pieces every {client.interval:.2f} s from {client.source}"
+        closed = client.closed_after
+        if closed is None or not any(d - 0.5 <= closed <= d + 3.0 for d in due):
+            problems.append(f"{what}: closed at {closed} s (None: not in 15 s), due at "
+                            + " or ".join(f"{d:.2f}" for d in due))
+        if client.received.startswith(b"HTTP/1.1 5"):
+            problems.append(f"{what}: answered {client.received[:40]!r}")
+    log = server.log()
+    edge_lines = [line for line in log.splitlines() if "a2ui edge:" in line]
+    for source in {client.source for client in clients}:
+        mine = [line for line in edge_lines if f"from {source}:" in line]
+        if len(mine) > 1:
+            problems.append(f"{len(mine)} WARNING lines for {source}: {mine}")
+    for marker in ("Traceback", "Exception inside application", "Internal Server Error"):
+        if marker in log:
+            problems.append(f"server log has {marker!r}:\n{log[-3000:]}")
+    assert not problems, (f"replay with A2UI_FUZZ_SEED={SEED}\n" + "\n".join(problems[:40]))

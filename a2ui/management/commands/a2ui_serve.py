@@ -3,7 +3,9 @@
 Daphne's own CLI options for where to listen (``-b``/``-p``, ``-u``, ``--fd``, ``-e``) and how to
 behave behind a proxy, with the WebSocket transport limits derived from
 ``A2UI['MAX_PAYLOAD_SIZE']`` (see :mod:`a2ui.serving`): frames up to twice the limit reach the
-app and get ``-32002``; larger ones are closed with 1009. SIGTERM (and SIGINT unless ignored)
+app and get ``-32002``; larger ones are closed with 1009. The edge's deadlines and connection
+caps (``--header-timeout``, ``--max-connections-per-address``...; ``A2UI['EDGE_*']``) guard
+the process against slow clients and connection floods. SIGTERM (and SIGINT unless ignored)
 stops the server: open sockets are closed, applications cancelled, exit status 0.
 
 Run from the command line, it serves with C ``malloc`` as Python's allocator (``--allocator``,
@@ -25,6 +27,10 @@ from django.utils.module_loading import import_string
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+#: Connections the kernel queues for ``accept()`` on the sockets this command listens on.
+#: Twisted's default is 50: under a connection flood the queue filled, and the kernel dropped
+#: other clients' SYNs (each connect then waited a second or more for the retry).
+DEFAULT_BACKLOG = 1024
 ALLOCATORS = ("malloc", "pymalloc")
 
 
@@ -38,6 +44,14 @@ def reexec_argv(allocator, environ):
         return None  # exec would not keep the process (Windows), or no interpreter to run
     orig = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
     return sys.executable, [sys.executable, *orig[1:]], {**environ, "PYTHONMALLOC": "malloc"}
+
+
+def with_backlog(endpoints, backlog):
+    """Daphne's endpoint strings for ``-b``/``-p`` and ``-u`` with Twisted's ``backlog`` option
+    (the kernel caps it at ``net.core.somaxconn``); an inherited socket (``--fd``) keeps the
+    backlog its owner gave it."""
+    return [f"{e}:backlog={backlog}" if e.startswith(("tcp:", "unix:")) else e
+            for e in endpoints]
 
 
 def _daphne_logging(verbosity, log_fmt):
@@ -106,6 +120,27 @@ class Command(BaseCommand):
         parser.add_argument("--websocket-max-message-size", type=int, default=None,
                             help="transport cap per WebSocket message and frame, bytes; must "
                                  "exceed A2UI['MAX_PAYLOAD_SIZE'] (default: twice it)")
+        parser.add_argument("--backlog", type=int, default=DEFAULT_BACKLOG,
+                            help="connections the kernel queues before they are accepted, for "
+                                 f"-b/-p and -u (default {DEFAULT_BACKLOG}; capped by "
+                                 "net.core.somaxconn)")
+        parser.add_argument("--header-timeout", type=int, default=None,
+                            help="seconds for a request's head to arrive, from the connection's "
+                                 "opening or the request's first byte (default: "
+                                 "A2UI['EDGE_HEADER_TIMEOUT_SECONDS'])")
+        parser.add_argument("--body-timeout", type=int, default=None,
+                            help="seconds for a request's body to arrive after its head "
+                                 "(default: A2UI['EDGE_BODY_TIMEOUT_SECONDS'])")
+        parser.add_argument("--keepalive-timeout", type=int, default=None,
+                            help="seconds an idle keep-alive connection stays open (default: "
+                                 "A2UI['EDGE_KEEPALIVE_TIMEOUT_SECONDS'])")
+        parser.add_argument("--max-connections-per-address", type=int, default=None,
+                            help="TCP connections one peer address may hold, 0 for no cap "
+                                 "(default: A2UI['EDGE_MAX_CONNECTIONS_PER_ADDRESS'])")
+        parser.add_argument("--max-connections", type=int, default=None,
+                            help="TCP connections the process may hold, never more than its "
+                                 "descriptor limit allows (default: "
+                                 "A2UI['EDGE_MAX_CONNECTIONS'], or that limit's)")
         parser.add_argument("--allocator", choices=ALLOCATORS, default=ALLOCATORS[0],
                             help="Python's memory allocator from the command line: 'malloc' "
                                  "(default; memory freed after a burst goes back to the system) "
@@ -128,10 +163,13 @@ class Command(BaseCommand):
             port = DEFAULT_PORT
         elif port is not None and not host:
             host = DEFAULT_HOST
-        endpoints = sorted(options["socket_strings"] + build_endpoint_description_strings(
-            host=host, port=port, unix_socket=options["unix_socket"],
-            file_descriptor=options["file_descriptor"],
-        ))
+        if options["backlog"] <= 0:
+            raise CommandError("--backlog must be a positive integer.")
+        endpoints = sorted(options["socket_strings"] + with_backlog(
+            build_endpoint_description_strings(
+                host=host, port=port, unix_socket=options["unix_socket"],
+                file_descriptor=options["file_descriptor"]),
+            options["backlog"]))
 
         access_log = None
         if options["access_log"] == "-":
@@ -150,10 +188,20 @@ class Command(BaseCommand):
         root_path = options["root_path"]
         if root_path is None:
             root_path = getattr(settings, "FORCE_SCRIPT_NAME", "") or ""
+        edge_options = {name: options[name] for name in (
+            "header_timeout", "body_timeout", "keepalive_timeout", "max_connections")}
+        for name, value in edge_options.items():
+            if value is not None and value <= 0:
+                raise CommandError(f"--{name.replace('_', '-')} must be a positive integer.")
+        per_address = options["max_connections_per_address"]
+        if per_address is not None and per_address < 0:
+            raise CommandError("--max-connections-per-address must be 0 (no cap) or more.")
+        edge = serving.Edge.from_settings(per_address=per_address, **edge_options)
         try:
             server = serving.build_server(
                 application, endpoints,
                 max_message_size=options["websocket_max_message_size"],
+                edge=edge,
                 http_timeout=options["http_timeout"],
                 ping_interval=options["ping_interval"],
                 ping_timeout=options["ping_timeout"],
@@ -171,9 +219,11 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         logging.getLogger("daphne").info(
-            "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes; allocator %s",
+            "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes; allocator %s; "
+            "edge: %s (descriptor limit %s)",
             ", ".join(endpoints), a2ui_settings.MAX_PAYLOAD_SIZE,
             server.websocket_max_message_size, os.environ.get("PYTHONMALLOC", "pymalloc"),
+            edge.describe(), serving.descriptor_limit(),
         )
         server.run()
         if server.abort_start:

@@ -1,0 +1,180 @@
+"""The server's edge, sans I/O: how many TCP connections an address and a process may hold, and
+how often a refusal or a timeout is logged.
+
+:mod:`a2ui.serving` asks :class:`ConnectionLimiter` when Twisted accepts a connection (before a
+byte of it is parsed) and tells it when the connection closes; :class:`LogThrottle` keeps a
+flood of refusals to one WARNING line per address and interval. Nothing here reads a socket,
+a clock or the settings: the callers pass the time and the limits in.
+
+Addresses are counted as :func:`address_key` names them: an IPv4 address as itself (also when
+it arrives IPv4-mapped, ``::ffff:192.0.2.1``), an IPv6 address by its /64 network (one client
+holds a whole /64), anything else (a UNIX socket's peer) not at all.
+"""
+
+import ipaddress
+
+#: IPv6 addresses are counted by this prefix length.
+IPV6_PREFIX = 64
+#: A request body over 100 KB (or chunked) is spooled by Twisted to a temporary file: one more
+#: descriptor for that connection. The process cap counts on two per connection.
+DESCRIPTORS_PER_CONNECTION = 2
+
+
+def address_key(host, exempt=()):
+    """The name a peer address is counted under: ``"192.0.2.1"``, ``"2001:db8:1:2::/64"``; None
+    for an address in one of the ``exempt`` networks (:func:`parse_networks`) and for what is
+    not an IP address (a UNIX socket's peer, an unparsable string)."""
+    if not host:
+        return None
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])  # fe80::1%eth0: scope dropped
+    except ValueError:
+        return None
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if any(address in network for network in exempt):
+        return None
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False))
+    return str(address)
+
+
+def parse_networks(values):
+    """``["10.0.0.1", "10.1.0.0/16", "::1"]`` as ip_network objects; ValueError names the first
+    entry that is not an address or network."""
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise ValueError("a list of IP addresses or networks")
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value, strict=False))
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not an IP address or network") from None
+    return tuple(networks)
+
+
+def connection_budget(soft_limit, reserve=None):
+    """Connections a process may hold under ``soft_limit`` file descriptors (RLIMIT_NOFILE):
+    ``reserve`` descriptors (default a tenth of the limit, at least 64) are kept for the
+    database, Redis, logs and the listening sockets, and each connection is counted as
+    :data:`DESCRIPTORS_PER_CONNECTION`. At least 1."""
+    if reserve is None:
+        reserve = max(64, soft_limit // 10)
+    return max(1, (soft_limit - reserve) // DESCRIPTORS_PER_CONNECTION)
+
+
+class ConnectionLimiter:
+    """Open connections per address and in total.
+
+    ``per_address``: most connections one address (the key :func:`address_key` gives it) may
+    hold; 0 or None: no per-address cap. ``total``: most connections in all. A connection whose
+    key is None (a trusted proxy's, a UNIX socket's) counts in the total only.
+
+    :meth:`admit` returns None and counts the connection, or the reason it is refused
+    (``"address"``, ``"total"``) and counts nothing. Every admitted connection must be released
+    once with the key :meth:`admit` gave it (:class:`Slot` does so).
+    """
+
+    ADDRESS = "address"
+    TOTAL = "total"
+
+    def __init__(self, per_address, total):
+        self.per_address = per_address or 0
+        self.total_cap = total
+        self.total = 0
+        self._counts = {}
+
+    def count(self, key):
+        return self._counts.get(key, 0)
+
+    @property
+    def addresses(self):
+        """How many addresses hold a connection."""
+        return len(self._counts)
+
+    def admit(self, key):
+        """None (admitted and counted) or the reason the connection is refused."""
+        if self.total >= self.total_cap:
+            return self.TOTAL
+        if key is not None and self.per_address:
+            if self._counts.get(key, 0) >= self.per_address:
+                return self.ADDRESS
+        self.total += 1
+        if key is not None:
+            self._counts[key] = self._counts.get(key, 0) + 1
+        return None
+
+    def release(self, key):
+        """One connection admitted under ``key`` closed."""
+        self.total = max(0, self.total - 1)
+        if key is None:
+            return
+        left = self._counts.get(key, 0) - 1
+        if left > 0:
+            self._counts[key] = left
+        else:
+            self._counts.pop(key, None)
+
+    def slot(self, key):
+        """:meth:`admit`, as a :class:`Slot` to release, or the refusal reason (a string)."""
+        refused = self.admit(key)
+        return refused if refused is not None else Slot(self, key)
+
+
+class Slot:
+    """One admitted connection; :meth:`release` gives its place back, once."""
+
+    __slots__ = ("_limiter", "key", "open")
+
+    def __init__(self, limiter, key):
+        self._limiter, self.key, self.open = limiter, key, True
+
+    def release(self):
+        if self.open:
+            self.open = False
+            self._limiter.release(self.key)
+
+
+class LogThrottle:
+    """At most one line per key and ``interval`` seconds; the lines held back are counted and
+    reported with the key's next line. At most ``max_keys`` keys are remembered (a flood from
+    many addresses is logged under one shared key past that), so memory stays bounded."""
+
+    OTHERS = "(other addresses)"
+
+    def __init__(self, interval, max_keys=1024):
+        self.interval = interval
+        self.max_keys = max_keys
+        self._keys = {}  # key -> [time of the last line, lines held back since]
+        self._swept = None
+
+    def __len__(self):
+        return len(self._keys)
+
+    def allow(self, key, now):
+        """``(log, held_back)``: whether to log a line for ``key`` at ``now``, and how many
+        lines were held back since its last one."""
+        entry = self._keys.get(key)
+        if entry is None and len(self._keys) >= self.max_keys:
+            if self._swept is None or now - self._swept >= self.interval:
+                self._forget(now)
+            if len(self._keys) >= self.max_keys:
+                key = self.OTHERS
+                entry = self._keys.get(key)
+        if entry is None:
+            self._keys[key] = [now, 0]
+            return True, 0
+        if now - entry[0] >= self.interval:
+            held = entry[1]
+            entry[0], entry[1] = now, 0
+            return True, held
+        entry[1] += 1
+        return False, entry[1]
+
+    def _forget(self, now):
+        """Drop the keys whose interval is over and that held nothing back (once an interval
+        at most: a flood from new addresses does not sweep the table on every line)."""
+        self._swept = now
+        for key, (last, held) in list(self._keys.items()):
+            if now - last >= self.interval and not held:
+                del self._keys[key]
