@@ -171,6 +171,27 @@ class RunStream(SessionStream):
                                       lambda: self.run.error(reason, "RESUME_FAILED")))
             return
         self._restart_timeout()
+        await self.ask_open_questions()
+
+    async def ask_open_questions(self):
+        """The session's questions still open (asked between runs, or left open by a run that
+        ended otherwise) are the run's starting state: each goes through the translator as the
+        ``request.opened`` it was, and the run ends with their interrupt as when the agent asks
+        mid-run (``_ask``). Read after the run joined the session and gave the resume answers,
+        so a question is either read here or arrives as an event after it."""
+        if self.run is None or self.run.ended:
+            return
+        out = []
+        for data in await pending.aopen_requests(self.session_id):
+            out += self.run.translate(Kind.REQUEST_OPENED, data)
+        self.emit(out + await self._ask())
+
+    async def _ask(self):
+        """The run's end with an interrupt when the agent asked something, else nothing."""
+        if not self.run.pending:
+            return []
+        ids = [i.id for i in self.run.pending]
+        return await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
 
     async def idle(self):
         if self.loop.time() >= self.deadline:
@@ -198,9 +219,7 @@ class RunStream(SessionStream):
                                 await surface_service.aload(self.session_id))
         else:
             out = self.run.translate(kind, data)
-        if self.run.pending:
-            ids = [i.id for i in self.run.pending]
-            out += await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
+        out += await self._ask()
         self._restart_timeout()  # the agent is alive: the timeout starts again
         self.emit(out)
 
@@ -215,6 +234,7 @@ class RunStream(SessionStream):
         surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
         self.emit(self.run.resync(activity=await _activity(sid), components=snap.components,
                                   surfaces=surfaces))
+        await self.ask_open_questions()  # the lost event may have been a question
 
     async def announce_close(self, code, reason):
         """The session closed (or the token was revoked): the run ends with RUN_ERROR."""
