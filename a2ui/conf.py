@@ -72,6 +72,10 @@ DEFAULTS = {
     # long ends with RUN_ERROR (code RUN_TIMEOUT); keepalive comments go out this often.
     "AGUI_RUN_TIMEOUT_SECONDS": _env_int("A2UI_AGUI_RUN_TIMEOUT_SECONDS", 300),
     "AGUI_KEEPALIVE_SECONDS": _env_int("A2UI_AGUI_KEEPALIVE_SECONDS", 15),
+    # AG-UI 1.0 runs: the lease a run's stream holds in Redis, refreshed every third of it by
+    # the process serving it. A run whose lease lapsed lost its stream (its process died): the
+    # thread's next run or the housekeeping sweep ends it and tells the agent.
+    "AGUI_RUN_LEASE_SECONDS": _env_int("A2UI_AGUI_RUN_LEASE_SECONDS", 6),
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -129,6 +133,7 @@ POSITIVE_INTS = (
     "ACTIVITY_MAX_ROSTER",
     "AGUI_RUN_TIMEOUT_SECONDS",
     "AGUI_KEEPALIVE_SECONDS",
+    "AGUI_RUN_LEASE_SECONDS",
 )
 
 

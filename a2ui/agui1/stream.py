@@ -35,7 +35,7 @@ from ..core import activity as A
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..services import activity as activity_service
-from ..services import pending, runs, sessions
+from ..services import housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
 from .translate import Run
 
@@ -100,6 +100,8 @@ def _final(run, status, outcome):
         return run.error(outcome.get("message"), outcome.get("code"))
     if status == Status.TIMED_OUT:
         return run.error("The agent did not end the run in time.", "RUN_TIMEOUT")
+    if outcome.get("reason") == runs.STREAM_LOST:  # taken for lost (its lease lost with Redis)
+        return run.error(outcome.get("message") or "The run's stream was lost.", "STREAM_LOST")
     return run.error(f"The run ended ({status}).", "RUN_ENDED")
 
 
@@ -159,6 +161,10 @@ class RunStream(SessionStream):
 
     async def open(self):
         sid = self.session_id
+        # This process streams the run: it keeps the run's lease while the stream lives, and
+        # its housekeeping ends the runs of processes that died (runs.aend_lost).
+        await runleases.ahold(sid, self.ctx.run_input.run_id)
+        housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
         self.emit(self.run.start())
         # The agent hears of the run first, then gets the answers its resume entries carry.
@@ -244,6 +250,8 @@ class RunStream(SessionStream):
                                                              "SESSION_CLOSED")))
 
     async def leaving(self):
+        sid = self.session_id or self.target
         if self.run is None or not self.run.ended:  # the client went away (or the stream failed)
-            await runs.aend(self.ctx.session.agent_id, self.session_id or self.target,
-                            self.ctx.run_input.run_id, Status.CANCELLED)
+            await runs.aend(self.ctx.session.agent_id, sid, self.ctx.run_input.run_id,
+                            Status.CANCELLED)
+        await runleases.arelease(sid, self.ctx.run_input.run_id)

@@ -3,63 +3,15 @@ asked while no run was streaming is the next run's interrupt, and that run's res
 it. In process, through Django's async test client and the Python API's waiting calls."""
 
 import asyncio
-import json
 
 import pytest
 from channels.db import database_sync_to_async
-from django.test import AsyncClient
 
-from a2ui import agents, tokens
-from a2ui.models import AgentRun, PendingRequest, StreamToken
+from a2ui import agents
+from a2ui.models import AgentRun, PendingRequest
+from tests.agui1.sse import issue, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
-URL = "/api/v4/agui/run"
-
-
-class Run:
-    """One run's SSE response, read event by event (each ``data:`` frame as JSON)."""
-
-    def __init__(self, response):
-        assert response.status_code == 200, response.content
-        self.it = aiter(response.streaming_content)
-        self.buffer = ""
-
-    async def next(self, timeout=3):
-        async with asyncio.timeout(timeout):
-            while True:
-                if "\n\n" in self.buffer:
-                    block, self.buffer = self.buffer.split("\n\n", 1)
-                    if block.startswith("data: "):
-                        event = json.loads(block[6:])
-                        event.pop("timestamp")
-                        return event
-                    continue
-                chunk = await anext(self.it)
-                self.buffer += chunk.decode() if isinstance(chunk, bytes) else chunk
-
-    async def rest(self, timeout=3):
-        out = []
-        try:
-            while True:
-                out.append(await self.next(timeout))
-        except StopAsyncIteration:
-            return out
-
-    async def close(self):
-        await self.it.aclose()
-
-
-async def start(token, run_id, thread="t1", text="hi", **extra):
-    body = {"threadId": thread, "runId": run_id,
-            "messages": [{"id": run_id, "role": "user", "content": text}] if text else [],
-            **extra}
-    return Run(await AsyncClient().post(URL, json.dumps(body), content_type="application/json",
-                                        headers={"Authorization": f"Bearer {token}"}))
-
-
-@database_sync_to_async
-def _issue(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
 
 
 @database_sync_to_async
@@ -96,7 +48,7 @@ async def _a_finished_run(token, agent):
 
 
 async def test_a_question_asked_between_runs_is_the_next_runs_interrupt(user, agent):
-    token = await _issue(user, agent)
+    token = await issue(user, agent)
     sid = await _a_finished_run(token, agent)
     asking = asyncio.ensure_future(agents.arequest_input(agent, sid, "text", "Name?",
                                                          request_id="name"))
@@ -133,7 +85,7 @@ async def test_a_question_asked_between_runs_is_the_next_runs_interrupt(user, ag
 
 
 async def test_two_open_questions_are_one_interrupt_and_one_resume_answers_both(user, agent):
-    token = await _issue(user, agent)
+    token = await issue(user, agent)
     sid = await _a_finished_run(token, agent)
     name = asyncio.ensure_future(agents.arequest_input(agent, sid, "text", "Name?",
                                                        request_id="q-name"))
