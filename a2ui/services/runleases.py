@@ -13,9 +13,12 @@ the housekeeping sweep) and tells the agent.
 What may go wrong, and what it does:
 
 * Redis loses the key (a restart, a flush): the holder sets it again within a third of a lease
-  (SET, not EXPIRE). A check in that window takes the live run for lost and ends it; its stream
-  hears the end (``run.ended``) and sends RUN_ERROR: detectable, never silent. A run held by the
-  asking process is never taken for lost.
+  (SET, not EXPIRE). Every setting of leases also sets ``a2ui:run:since`` (the time it was
+  first set, no TTL) if it is missing: a Redis younger than a lease may have lost leases its
+  holders have not set again yet, so ``alive`` then answers None (unknown) for a missing lease
+  rather than False. A run held by the asking process is never taken for lost. Should a live
+  run still be taken for lost, its stream hears the end (``run.ended``) and sends RUN_ERROR:
+  detectable, never silent.
 * Redis cannot be reached: ``alive`` answers None (unknown) and ``runs`` falls back on the row's
   heartbeat (three ``AGUI_KEEPALIVE_SECONDS`` without one).
 * The process dies between the row and its first lease: ``runs`` gives a run one lease from its
@@ -35,6 +38,7 @@ from . import shared
 
 log = logging.getLogger(__name__)
 
+SINCE = "a2ui:run:since"  # when this Redis's leases began (see the module's docstring)
 _held = {}  # key -> True: the runs whose stream lives in this process
 _local = {}  # key -> expiry (monotonic): the leases, without Redis
 _refreshers = weakref.WeakKeyDictionary()  # event loop -> task
@@ -71,7 +75,8 @@ async def _set(keys):
                 del _local[old]
         return
     try:
-        await redis.execute(*[("SET", k, "1", "EX", seconds()) for k in keys])
+        await redis.execute(("SET", SINCE, str(int(time.time())), "NX"),
+                            *[("SET", k, "1", "EX", seconds()) for k in keys])
     except Exception:  # the lease lapses: the run's row heartbeat answers for it meanwhile
         log.warning("a2ui: could not set %d run lease(s)", len(keys), exc_info=True)
 
@@ -112,11 +117,21 @@ async def alive(pairs):
     if not keys:
         return []
     try:
-        replies = await redis.execute(*[("EXISTS", k) for k in keys])
+        since, *replies = await redis.execute(("GET", SINCE), *[("EXISTS", k) for k in keys])
     except Exception:
         log.warning("a2ui: could not read %d run lease(s)", len(keys), exc_info=True)
         return [True if k in _held else None for k in keys]
-    return [k in _held or bool(reply) for k, reply in zip(keys, replies, strict=True)]
+    settled = _age(since) >= seconds()  # else a lease may be lost and not set again yet
+    return [True if k in _held or reply else (False if settled else None)
+            for k, reply in zip(keys, replies, strict=True)]
+
+
+def _age(since):
+    """Seconds since the leases of this Redis began (0 when unknown)."""
+    try:
+        return time.time() - int(since)
+    except (TypeError, ValueError):
+        return 0
 
 
 async def _refresh():

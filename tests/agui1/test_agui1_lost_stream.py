@@ -6,6 +6,7 @@ the housekeeping sweep, and an agent ending it is told the client did not receiv
 The live test (tests/live/test_live_agui_lost_stream.py) kills the serving process."""
 
 import asyncio
+import time
 from datetime import timedelta
 
 import pytest
@@ -15,10 +16,18 @@ from django.utils import timezone
 from a2ui import agents, tokens
 from a2ui.models import A2UISessionLog, AgentRun
 from a2ui.protocol.errors import ProtocolError
-from a2ui.services import housekeeping
+from a2ui.services import housekeeping, runleases
 from tests.agui1.sse import issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+async def _settled_redis():
+    """On Redis (the PostgreSQL + Redis tier): its leases began long ago, so a missing lease
+    is a lapsed one (a Redis younger than a lease says "unknown": test_agui1_run_leases)."""
+    if runleases._redis() is not None:
+        await runleases._redis().execute(("SET", runleases.SINCE, str(int(time.time()) - 3600)))
 
 
 @database_sync_to_async
