@@ -1,5 +1,5 @@
-"""Which AG-UI 1.0 runs still have a live stream, whichever process serves it (docs/protocol-agui.md,
-"A lost stream").
+"""Which AG-UI 1.0 runs still have a live stream, whichever process serves it
+(docs/protocol-agui.md, "A lost stream").
 
 A running run (an ``AgentRun`` row, ``a2ui.services.runs``) is streamed by one process, which
 holds the run's *lease*: with Redis, the key ``a2ui:run:<session hex>:<run digest>``, set for
