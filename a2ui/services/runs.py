@@ -21,6 +21,7 @@ The agent learns of a run from the ``agui.run_started`` notification (``anotify_
 by listing running runs (``running``, for agents with no socket).
 """
 
+import logging
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
@@ -34,6 +35,7 @@ from ..models import AgentRun
 from ..protocol.sanitize import clean_display_string, sanitize_tree
 from . import dbthreads, groups, runleases, sessions, stream
 
+log = logging.getLogger(__name__)
 Status = AgentRun.Status
 STARTED = "agui.run_started"
 ENDED = "agui.run_ended"
@@ -92,10 +94,14 @@ async def aend_lost(session_id=None):
     rows = await _arunning_rows(session_id, started_before=_lease_start())
     ended = 0
     for sid, run_id, agent_id, _, _ in await _alost(rows):
-        if await aend(agent_id, sid, run_id, Status.CANCELLED, dict(LOST)):
-            ended += 1
-            await stream.emit(sid, Kind.RUN_ENDED, {"run_id": run_id,
-                                                    "status": str(Status.CANCELLED), **LOST})
+        try:
+            if await aend(agent_id, sid, run_id, Status.CANCELLED, dict(LOST)):
+                ended += 1
+                await stream.emit(sid, Kind.RUN_ENDED, {"run_id": run_id,
+                                                        "status": str(Status.CANCELLED), **LOST})
+        except Exception:  # Redis away: the row is ended or the next sweep ends it
+            log.warning("a2ui: ending the lost run %s of %s failed", run_id[:200], sid,
+                        exc_info=True)
     return ended
 
 

@@ -130,3 +130,18 @@ async def test_the_housekeeping_sweep_ends_lost_runs_and_tells_the_agent(user, a
     assert (await row("r1"))["outcome"]["reason"] == "stream_lost"
     assert (await row("r-young"))["status"] == AgentRun.Status.RUNNING
     await young.close()
+
+
+async def test_a_notice_that_fails_does_not_stop_ending_the_lost_runs(user, agent, monkeypatch):
+    """Ending lost runs goes on when a notice cannot be sent (Redis away): the thread's next
+    run is not a 500 and the sweep ends every lost run."""
+    from a2ui.services import runs
+
+    async def unreachable(*args, **kwargs):
+        raise ConnectionError("Redis away")
+
+    await a_lost_run(user, agent)
+    await a_lost_run(user, agent, "r2", "t2")
+    monkeypatch.setattr(runs.stream, "emit", unreachable)
+    assert await runs.aend_lost() == 2
+    assert [(await row(r))["status"] for r in ("r1", "r2")] == ["cancelled", "cancelled"]
