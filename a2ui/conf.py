@@ -76,6 +76,10 @@ DEFAULTS = {
     # user and tool messages the session has not seen, at most this many (the last ones) are
     # new: sent to the agent and added to the transcript, as one batch.
     "AGUI_MAX_NEW_MESSAGES": 50,
+    # AG-UI 1.0 runs: the lease a run's stream holds in Redis, refreshed every third of it by
+    # the process serving it. A run whose lease lapsed lost its stream (its process died): the
+    # thread's next run or the housekeeping sweep ends it and tells the agent.
+    "AGUI_RUN_LEASE_SECONDS": _env_int("A2UI_AGUI_RUN_LEASE_SECONDS", 6),
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -151,6 +155,7 @@ POSITIVE_INTS = (
     "EDGE_BODY_TIMEOUT_SECONDS",
     "EDGE_KEEPALIVE_TIMEOUT_SECONDS",
     "EDGE_LOG_INTERVAL_SECONDS",
+    "AGUI_RUN_LEASE_SECONDS",
 )
 
 

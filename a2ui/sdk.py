@@ -223,7 +223,9 @@ class AgentClient:
         return (await self.call("a2ui.sessions", {}))["sessions"]
 
     async def finish_run(self, session_id, run_id, result=None):
-        """End an AG-UI run (``agui.run_started``): RUN_FINISHED, with ``result`` if given."""
+        """End an AG-UI run (``agui.run_started``): RUN_FINISHED, with ``result`` if given.
+        ``{"ended": true, "delivered": bool, "seq": n}``: ``delivered`` false when the run's
+        stream was lost (the client did not receive the end)."""
         params = {"session_id": session_id, "run_id": run_id}
         if result is not None:
             params["result"] = result

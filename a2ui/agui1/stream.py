@@ -35,7 +35,7 @@ from ..core import activity as A
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..services import activity as activity_service
-from ..services import pending, runs, sessions
+from ..services import housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
 from .translate import Run
 
@@ -100,6 +100,8 @@ def _final(run, status, outcome):
         return run.error(outcome.get("message"), outcome.get("code"))
     if status == Status.TIMED_OUT:
         return run.error("The agent did not end the run in time.", "RUN_TIMEOUT")
+    if outcome.get("reason") == runs.STREAM_LOST:  # taken for lost (its lease lost with Redis)
+        return run.error(outcome.get("message") or "The run's stream was lost.", "STREAM_LOST")
     return run.error(f"The run ended ({status}).", "RUN_ENDED")
 
 
@@ -159,6 +161,10 @@ class RunStream(SessionStream):
 
     async def open(self):
         sid = self.session_id
+        # This process streams the run: it keeps the run's lease while the stream lives, and
+        # its housekeeping ends the runs of processes that died (runs.aend_lost).
+        await runleases.ahold(sid, self.ctx.run_input.run_id)
+        housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
         self.emit(self.run.start())
         # The agent hears of the run first, then gets the answers its resume entries carry.
@@ -171,6 +177,27 @@ class RunStream(SessionStream):
                                       lambda: self.run.error(reason, "RESUME_FAILED")))
             return
         self._restart_timeout()
+        await self.ask_open_questions()
+
+    async def ask_open_questions(self):
+        """The session's questions still open (asked between runs, or left open by a run that
+        ended otherwise) are the run's starting state: each goes through the translator as the
+        ``request.opened`` it was, and the run ends with their interrupt as when the agent asks
+        mid-run (``_ask``). Read after the run joined the session and gave the resume answers,
+        so a question is either read here or arrives as an event after it."""
+        if self.run is None or self.run.ended:
+            return
+        out = []
+        for data in await pending.aopen_requests(self.session_id):
+            out += self.run.translate(Kind.REQUEST_OPENED, data)
+        self.emit(out + await self._ask())
+
+    async def _ask(self):
+        """The run's end with an interrupt when the agent asked something, else nothing."""
+        if not self.run.pending:
+            return []
+        ids = [i.id for i in self.run.pending]
+        return await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
 
     async def idle(self):
         if self.loop.time() >= self.deadline:
@@ -198,9 +225,7 @@ class RunStream(SessionStream):
                                 await surface_service.aload(self.session_id))
         else:
             out = self.run.translate(kind, data)
-        if self.run.pending:
-            ids = [i.id for i in self.run.pending]
-            out += await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
+        out += await self._ask()
         self._restart_timeout()  # the agent is alive: the timeout starts again
         self.emit(out)
 
@@ -215,6 +240,7 @@ class RunStream(SessionStream):
         surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
         self.emit(self.run.resync(activity=await _activity(sid), components=snap.components,
                                   surfaces=surfaces))
+        await self.ask_open_questions()  # the lost event may have been a question
 
     async def announce_close(self, code, reason):
         """The session closed (or the token was revoked): the run ends with RUN_ERROR."""
@@ -224,6 +250,8 @@ class RunStream(SessionStream):
                                                              "SESSION_CLOSED")))
 
     async def leaving(self):
+        sid = self.session_id or self.target
         if self.run is None or not self.run.ended:  # the client went away (or the stream failed)
-            await runs.aend(self.ctx.session.agent_id, self.session_id or self.target,
-                            self.ctx.run_input.run_id, Status.CANCELLED)
+            await runs.aend(self.ctx.session.agent_id, sid, self.ctx.run_input.run_id,
+                            Status.CANCELLED)
+        await runleases.arelease(sid, self.ctx.run_input.run_id)

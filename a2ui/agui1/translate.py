@@ -341,7 +341,9 @@ class Run:
         return [ActivitySnapshotEvent(message_id=key, activity_type=activity, content=content)]
 
     def _request_opened(self, data):
-        self.pending.append(interrupts.of_request(data["kind"], data["params"]))
+        found = interrupts.of_request(data["kind"], data["params"])
+        if all(i.id != found.id for i in self.pending):  # read at the start and heard again
+            self.pending.append(found)
         return []
 
     def _navigate(self, data):

@@ -17,7 +17,7 @@ from ..api.base import json_body_view, limited_body
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
-from ..services import activity, audit, consent, pending, runs, shared
+from ..services import activity, audit, consent, pending, runleases, runs, shared
 from . import inputs, interrupts, stream, threads
 
 STATUS = {
@@ -176,6 +176,8 @@ async def run_view(request):
                               {"path": "resume.0.interruptId", "reason": "not open"})
         if sid == found:
             await runs.astart(sid, *run)
+        else:  # the new session's first run was stored with it: its lease from now on
+            await runleases.aset(sid, run_input.run_id)
     except DomainError as exc:  # lost a race with another run of the thread
         await threads.arelease(sid, counted)
         return _domain(exc)

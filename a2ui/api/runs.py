@@ -4,7 +4,8 @@
 ``agui.run_started`` notice said (an agent with no socket polls this).
 ``POST /api/v4/sessions/<id>/runs/finish`` ``{"run_id", "result"?}`` and
 ``POST /api/v4/sessions/<id>/runs/error`` ``{"run_id", "message", "code"?}`` end one: 200
-``{"ended": true, "seq": n}``; a run that is not running is 400 (``data.path: "run_id"``), a
+``{"ended": true, "delivered": bool, "seq": n}``; a run that is not running is 400
+(``data.path: "run_id"``, ``data.stream_lost`` when its stream was lost), a
 session not the agent's 404.
 """
 

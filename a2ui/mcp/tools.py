@@ -101,12 +101,15 @@ AGENT_TOOLS = {
         _schema({"session_id": SESSION_ID}),
     ),
     "finish_run": (
-        "End an AG-UI run (RUN_FINISHED for the person's client), with an optional result.",
+        "End an AG-UI run (RUN_FINISHED for the person's client), with an optional result. "
+        "Answers {ended, delivered, seq}: delivered is false when the run's stream was lost "
+        "(its server process stopped), so the client did not receive the end.",
         _session_tool({"run_id": {"type": "string", "maxLength": 200}, "result": {}},
                       ("run_id",)),
     ),
     "fail_run": (
-        "End an AG-UI run as failed (RUN_ERROR with this message and optional code).",
+        "End an AG-UI run as failed (RUN_ERROR with this message and optional code); "
+        "delivered: false in the answer when the run's stream was lost.",
         _session_tool({"run_id": {"type": "string", "maxLength": 200},
                        "message": {"type": "string"}, "code": {"type": "string"}},
                       ("run_id", "message")),

@@ -1,5 +1,6 @@
 """A periodic task in every serving process: time out idle sessions and orphaned requests,
-remove components whose ``ttl_seconds`` ran out.
+remove components whose ``ttl_seconds`` ran out, end the AG-UI 1.0 runs whose stream was lost
+with its process (``runs.aend_lost``: their lease lapsed).
 
 Each process runs it (started by the first socket); closing and expiring are conditional
 updates, so two processes doing the same sweep is harmless.
@@ -9,7 +10,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, pending, sessions
+from . import components, pending, runs, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -20,6 +21,7 @@ async def sweep():
     closed = await sessions.areap()
     expired = await pending.areap()
     await components.aexpire_due()  # component.removed for each ttl run out
+    await runs.aend_lost()  # agui.run_ended (stream_lost) for each run whose process died
     return closed, expired
 
 

@@ -160,6 +160,19 @@ def open_request(session_id, request_id):
 aopen_request = database_sync_to_async(open_request)
 
 
+def open_requests(session_id):
+    """The session's open requests (pending, before their deadline), oldest first, at most
+    ``LIST_LIMIT``: each as its ``request.opened`` event's data ``{kind, params}``, so a
+    stream that starts shows them exactly as it shows one asked while it streams."""
+    rows = PendingRequest.objects.filter(
+        session_id=session_id, status=Status.PENDING, deadline__gt=timezone.now(),
+    ).order_by("created_at", "pk").values_list("kind", "params")[:LIST_LIMIT]
+    return [{"kind": kind, "params": params} for kind, params in rows]
+
+
+aopen_requests = dbthreads.wrap(open_requests)
+
+
 async def acancel(session_id, request_id):
     """The person cancels an open request (AG-UI ``resume`` ``cancelled``); True if it was open.
     The waiter gets ``cancelled``, as when the session closes."""

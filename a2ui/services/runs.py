@@ -10,12 +10,18 @@ end wins whichever process it happens in:
   event;
 * the stream: ``aend`` when the agent asks the person something (``interrupted``), when the
   agent stays silent past ``AGUI_RUN_TIMEOUT_SECONDS`` (``timed_out``) or when the person's
-  client goes away (``cancelled``); the agent is then told ``agui.run_ended``.
+  client goes away (``cancelled``); the agent is then told ``agui.run_ended``;
+* nobody, when the process serving the run's stream died: the run's lease lapses
+  (``a2ui.services.runleases``), and the thread's next run or the housekeeping sweep ends it
+  (``aend_lost``: ``cancelled``, ``reason: "stream_lost"``) and tells the agent. An agent that
+  ends a run whose stream is lost is told the client did not get the end (``delivered``
+  False, or the -32602 of a run already ended so).
 
 The agent learns of a run from the ``agui.run_started`` notification (``anotify_started``), or
 by listing running runs (``running``, for agents with no socket).
 """
 
+import logging
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
@@ -27,17 +33,76 @@ from ..core.errors import DomainError, Fault, invalid_input
 from ..core.events import Kind
 from ..models import AgentRun
 from ..protocol.sanitize import clean_display_string, sanitize_tree
-from . import dbthreads, groups, sessions, stream
+from . import dbthreads, groups, runleases, sessions, stream
 
+log = logging.getLogger(__name__)
 Status = AgentRun.Status
 STARTED = "agui.run_started"
 ENDED = "agui.run_ended"
+STREAM_LOST = "stream_lost"
+LOST = {"reason": STREAM_LOST,
+        "message": "The run's stream was lost (the process serving it stopped): the client did "
+                   "not receive the run's end."}
+SWEEP_LIMIT = 500  # running runs looked at per housekeeping sweep
 
 
 def _stale_before():
-    """A running run whose stream has not beaten for this long lost its stream (its process
-    died): a new run of the session ends it as timed out."""
+    """When Redis cannot say whether a run's lease lapsed: a running run whose stream has not
+    beaten for this long lost its stream."""
     return timezone.now() - timedelta(seconds=3 * a2ui_settings.AGUI_KEEPALIVE_SECONDS + 5)
+
+
+def _running_rows(session_id=None, run_id=None, started_before=None):
+    """Running runs: ``(session_id, run_id, agent_id, started_at, heartbeat_at)``."""
+    rows = AgentRun.objects.filter(status=Status.RUNNING)
+    if session_id is not None:
+        rows = rows.filter(session_id=session_id)
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    if started_before is not None:
+        rows = rows.filter(started_at__lt=started_before)
+    return list(rows.order_by("started_at").values_list(
+        "session_id", "run_id", "session__agent_id", "started_at", "heartbeat_at")[:SWEEP_LIMIT])
+
+
+_arunning_rows = dbthreads.wrap(_running_rows)
+
+
+def _lease_start():
+    """A run started after this has its lease, or is about to (runs.astart sets it)."""
+    return timezone.now() - timedelta(seconds=a2ui_settings.AGUI_RUN_LEASE_SECONDS)
+
+
+async def _alost(rows):
+    """The rows (``_running_rows``) whose stream is lost: older than a lease and no stream
+    holds their lease (Redis unreachable: no heartbeat for three keepalives)."""
+    settled = _lease_start()
+    rows = [r for r in rows if r[3] < settled]
+    if not rows:
+        return []
+    alive = await runleases.alive([(r[0], r[1]) for r in rows])
+    stale = _stale_before()
+    return [r for r, live in zip(rows, alive, strict=True)
+            if live is False or (live is None and r[4] < stale)]
+
+
+async def aend_lost(session_id=None):
+    """End the running runs whose stream is lost (of one session, or any: the housekeeping
+    sweep) as ``cancelled`` with ``reason: "stream_lost"``: the agent hears ``agui.run_ended``
+    and a stream of the run that still reads (its lease lost with Redis) hears ``run.ended``.
+    Returns how many this call ended."""
+    rows = await _arunning_rows(session_id, started_before=_lease_start())
+    ended = 0
+    for sid, run_id, agent_id, _, _ in await _alost(rows):
+        try:
+            if await aend(agent_id, sid, run_id, Status.CANCELLED, dict(LOST)):
+                ended += 1
+                await stream.emit(sid, Kind.RUN_ENDED, {"run_id": run_id,
+                                                        "status": str(Status.CANCELLED), **LOST})
+        except Exception:  # Redis away: the row is ended or the next sweep ends it
+            log.warning("a2ui: ending the lost run %s of %s failed", run_id[:200], sid,
+                        exc_info=True)
+    return ended
 
 
 def _conflict(used_before):
@@ -53,26 +118,27 @@ def busy():
 
 
 def check_free(session_id, run_id):
-    """Refuse, before anything is stored, a run that :func:`start` would refuse as things
-    stand: its runId used before in the session, or another live run (a stale one does not
-    count: ``start`` ends it). ``start`` still decides under concurrency."""
+    """The session's running runs (``_running_rows``), after refusing a runId used before in
+    the session."""
     if AgentRun.objects.filter(session_id=session_id, run_id=run_id).exists():
         raise _conflict(True)
-    if AgentRun.objects.filter(session_id=session_id, status=Status.RUNNING,
-                               heartbeat_at__gte=_stale_before()).exists():
+    return _running_rows(session_id)
+
+
+async def acheck_free(session_id, run_id):
+    """Refuse, before anything is stored, a run that :func:`astart` would refuse as things
+    stand: its runId used before in the session, or another run whose stream lives (one whose
+    stream is lost does not count: ``astart`` ends it). ``astart`` still decides under
+    concurrency."""
+    running = await dbthreads.run(check_free, session_id, run_id)
+    if running and len(await _alost(running)) < len(running):
         raise _conflict(False)
-
-
-acheck_free = dbthreads.wrap(check_free)
 
 
 def start(session_id, run_id, thread_id, notice, message_ids=()):
     """The session's new running run, or 409-like INVALID_REQUEST while another one runs.
     ``message_ids``: the ids of the run's candidate new messages (:func:`seen_message_ids`)."""
     now = timezone.now()
-    AgentRun.objects.filter(session_id=session_id, status=Status.RUNNING,
-                            heartbeat_at__lt=_stale_before()).update(
-        status=Status.TIMED_OUT, ended_at=now, outcome={"reason": "stream lost"})
     try:
         with transaction.atomic():
             return AgentRun.objects.create(session_id=session_id, run_id=run_id,
@@ -84,7 +150,16 @@ def start(session_id, run_id, thread_id, notice, message_ids=()):
         raise _conflict(used) from None
 
 
-astart = dbthreads.wrap(start)
+_astart_row = dbthreads.wrap(start)
+
+
+async def astart(session_id, run_id, thread_id, notice, message_ids=()):
+    """:func:`start` once a run of the session whose stream is lost is ended (the agent told);
+    the new run's lease is set (its stream keeps it: ``runleases.ahold``)."""
+    await aend_lost(session_id)
+    row = await _astart_row(session_id, run_id, thread_id, notice, message_ids)
+    await runleases.aset(session_id, run_id)
+    return row
 
 #: How many of a session's latest runs say which messages it has seen.
 SEEN_RUNS = 5
@@ -135,14 +210,31 @@ def _field(path, name):
 
 
 async def _agent_end(agent_id, session_id, run_id, status, outcome, path):
+    """``{"ended": true, "delivered": bool, "seq": n}``: ``delivered`` False when the run's
+    stream was lost (its process died), so no client receives the end."""
     _check_run_id(run_id, path)
     sid = await sessions.aensure_agent_session(agent_id, session_id)
+    lost = await _alost(await _arunning_rows(sid, run_id))
     if not await aend_row(sid, run_id, status, outcome):
-        raise DomainError(Fault.INVALID_INPUT, "No such running run in this session.",
-                          {"path": path, "reason": "not running"})
+        raise await _not_running(sid, run_id, path)
     seq = await stream.emit(sid, Kind.RUN_ENDED, {"run_id": run_id, "status": str(status),
                                                   **outcome})
-    return {"ended": True, "seq": seq}
+    return {"ended": True, "delivered": not lost, "seq": seq}
+
+
+async def _not_running(session_id, run_id, path):
+    """The -32602 of ending a run that is not running: what ended it, when it exists."""
+    status, outcome = await aoutcome_of(session_id, run_id)
+    if status is None:
+        return DomainError(Fault.INVALID_INPUT, "No such running run in this session.",
+                           {"path": path, "reason": "not running"})
+    data = {"path": path, "reason": "not running", "status": str(status)}
+    if isinstance(outcome, dict) and outcome.get("reason") == STREAM_LOST:
+        data["stream_lost"] = True
+        return DomainError(Fault.INVALID_INPUT, "The run already ended: its stream was lost (the "
+                           "process serving it stopped), so the client did not receive the "
+                           "run's end.", data)
+    return DomainError(Fault.INVALID_INPUT, f"The run already ended ({status}).", data)
 
 
 async def afinish(agent_id, session_id, run_id, result=None, *, path="params.run_id"):

@@ -176,6 +176,18 @@ def test_a_request_ends_the_run_with_an_interrupt():
     assert run.translate("notify", {"title": "late"}) == []  # nothing after the end
 
 
+def test_a_question_read_at_the_start_and_heard_again_is_one_interrupt():
+    """A run reads the session's open questions when it starts and may also hear one of them
+    as its event (asked while the run joined): one interrupt each, in the order asked."""
+    run = new_run()
+    for request_id in ("a", "b", "a"):
+        run.translate("request.opened", {"kind": "input", "params": {
+            "request_id": request_id, "input_type": "text", "prompt": request_id}})
+    assert [i.id for i in run.pending] == ["a", "b"]
+    (final,) = wire(run.interrupt())
+    assert [i["id"] for i in final["outcome"]["interrupts"]] == ["a", "b"]
+
+
 def test_events_of_another_run_are_not_this_runs():
     run = new_run()
     assert run.translate("notify", {"title": "x", "run_id": "other"}) == []
