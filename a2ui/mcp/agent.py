@@ -118,7 +118,7 @@ async def _wait(ctx, agent, session_id, name, params):
                              "deadline. Call pending_requests, or this tool again with the "
                              "same request_id and arguments."}, is_error=True)
     except asyncio.CancelledError:
-        await _stop(task)
+        task.cancel()  # no await before the withdrawal: the SDK's cancel scope cancels them all
         if _cancel_requested(ctx):  # notifications/cancelled; not a closed stream
             await _withdraw(session_id, request_id)
         raise
@@ -156,7 +156,10 @@ def _stream_gone(ctx):
 def _cancel_requested(ctx):
     """True when the client sent ``notifications/cancelled`` for this call (handshake era); a
     closed response stream (a dead client, or cancelling on 2026-07-28) does not set it."""
-    event = getattr(ctx, "cancel_requested", None)
+    # The SDK's per-request DispatchContext carries it (its handlers' ServerRequestContext has
+    # none); tests/live/test_live_mcp.py cancels a call and sees the request withdrawn.
+    dctx = getattr(getattr(ctx, "session", None), "_request_outbound", None)
+    event = getattr(dctx, "cancel_requested", None)
     return bool(event is not None and event.is_set())
 
 

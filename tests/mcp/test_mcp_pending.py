@@ -133,3 +133,22 @@ async def test_a_retry_while_the_first_call_waits_takes_it_over(stream_token, ag
     finally:
         await mcp.app.runner.stop()
         await person.disconnect()
+
+
+async def test_notifications_cancelled_still_withdraws_the_request(stream_token, agent_key):
+    """Only the client's cancel withdraws a request (a closed stream leaves it open)."""
+    person, sid, mcp = await _setup(stream_token, agent_key)
+    ask = {"session_id": sid, "input_type": "text", "prompt": "Your name?", "request_id": "r1"}
+    try:
+        asking = asyncio.ensure_future(mcp.tool("request_input", ask))
+        await recv_until(person, lambda m: m.get("method") == "ui.request_input")
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": mcp.ids, "reason": "no longer needed"}}
+        response = await mcp.http.request("POST", mcp.headers, json.dumps(cancel).encode())
+        assert response.status == 202
+        closed = await recv_until(person, lambda m: m.get("method") == "a2ui.request_closed")
+        assert closed["params"] == {"request_id": "r1", "status": "timed_out"}
+        await asyncio.wait_for(asking, 10)
+    finally:
+        await mcp.app.runner.stop()
+        await person.disconnect()
