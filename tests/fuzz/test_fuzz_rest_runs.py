@@ -1,7 +1,7 @@
 """Hostile requests to the AG-UI REST endpoints, in-process: an agent's events
 (``POST /sessions/<id>/agui``), the ends of a run (``runs/finish``, ``runs/error``), the agent's
-listings (``GET /agui/runs``, ``GET /requests``), taking what waits (``POST /requests/take``) and a person's AG-UI 1.0 run
-(``POST /api/v4/agui/run``, a ``stream_agui`` bearer token).
+listings (``GET /agui/runs``, ``GET /requests``), taking what waits (``POST /requests/take``)
+and a person's AG-UI 1.0 run (``POST /api/v4/agui/run``, a ``stream_agui`` bearer token).
 
 The same checks as tests/fuzz/test_fuzz_rest.py: below 500, a 4xx says why, nothing logged
 at ERROR, a refused request changes no stored state, a valid request is served afterwards.
