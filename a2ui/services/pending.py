@@ -123,8 +123,12 @@ def _retake(row, channel, rpc_id):
     if row.status == Status.PENDING and _repoint(row, channel, moved, rpc_id):
         return Asked(row, False, moved, expired)
     # Resolved (before or meanwhile): its outcome goes to this caller, who claims it.
-    PendingRequest.objects.filter(pk=row.pk).exclude(status=Status.PENDING).update(
-        reply_channel=channel, rpc_id=rpc_id, delivered_at=None)
+    if not PendingRequest.objects.filter(pk=row.pk).exclude(status=Status.PENDING).update(
+            reply_channel=channel, rpc_id=rpc_id, delivered_at=None):
+        # Still open, and other waiters kept taking it (_repoint gave up): say so.
+        raise DomainError(Fault.REQUEST_TAKEN_OVER, "Request taken over by another waiter",
+                          data={"session_id": str(row.session_id),
+                                "request_id": row.request_id})
     return Asked(hotsql.request(row.session_id, row.request_id), False, moved, expired)
 
 

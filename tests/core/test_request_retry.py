@@ -133,3 +133,21 @@ def test_the_content_hash_is_canonical():
                                             "n": [1, {"b": 1, "a": 2}]}) != a
     assert pending.content_hash("input", {"request_id": "r", "prompt": "e",
                                           "n": [1, {"b": 1, "a": 2}]}) != a
+
+
+def test_a_retry_that_cannot_take_the_open_request_is_told_so(user, agent, monkeypatch):
+    """Other waiters kept re-pointing the request while the retry tried (``_repoint`` gave up):
+    -32011, not a waiter left on a request whose outcome goes elsewhere."""
+    from a2ui import tokens
+    from a2ui.core.errors import DomainError, Fault
+    from a2ui.services import sessions
+
+    session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
+    params = {"request_id": "r", "input_type": "text", "prompt": "?"}
+    pending.create(session.pk, "input", params, reply_channel="socket-A")
+    monkeypatch.setattr(pending, "_repoint", lambda *a, **k: False)
+    with pytest.raises(DomainError) as caught:
+        pending.ask(session.pk, "input", dict(params), "socket-B", 7)
+    assert caught.value.fault is Fault.REQUEST_TAKEN_OVER
+    stored = PendingRequest.objects.get(request_id="r")
+    assert (stored.reply_channel, stored.status) == ("socket-A", "pending")
