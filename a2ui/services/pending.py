@@ -120,7 +120,7 @@ def _retake(row, channel, rpc_id):
     if row.status == Status.PENDING and row.deadline <= timezone.now():
         expired = _finish(row.session_id, row.request_id, row.kind, Status.TIMED_OUT) is not None
         row = hotsql.request(row.session_id, row.request_id)
-    if row.status == Status.PENDING and _repoint(row, channel, moved, rpc_id):
+    if row.status == Status.PENDING and _repoint(row, channel, moved, rpc_id, retry=True):
         return Asked(row, False, moved, expired)
     # Resolved (before or meanwhile): its outcome goes to this caller, who claims it.
     if not PendingRequest.objects.filter(pk=row.pk).exclude(status=Status.PENDING).update(
@@ -375,18 +375,18 @@ def take_over(agent_id, channel, session_id=None):
     return items, taken, moved
 
 
-def _repoint(row, channel, moved, rpc_id=None):
+def _repoint(row, channel, moved, rpc_id=None, retry=False):
     """Point an open request at ``channel`` (and ``rpc_id``: None, its outcome is then a
     notification), conditional on the waiter it had, so that the waiter it really had (two
-    takers racing) is the one told; False once it is resolved. A retry on the same channel
-    under another JSON-RPC id tells the old id too."""
+    takers racing) is the one told; False once it is resolved. A ``retry`` on the same channel
+    tells the JSON-RPC id it replaces too."""
     for _ in range(10):
         qs = PendingRequest.objects.filter(
             pk=row.pk, status=Status.PENDING, reply_channel=row.reply_channel
         )
         if qs.update(reply_channel=channel, rpc_id=rpc_id):
             if row.reply_channel and (row.reply_channel != channel or (
-                    rpc_id is not None and row.rpc_id is not None and row.rpc_id != rpc_id)):
+                    retry and row.rpc_id is not None and row.rpc_id != rpc_id)):
                 moved.append((row.reply_channel, row.rpc_id, row))
             row.reply_channel, row.rpc_id = channel, rpc_id
             return True

@@ -46,6 +46,22 @@ async def test_a_retry_waits_on_the_open_request_and_the_person_is_asked_once(
     await user.disconnect()
 
 
+async def test_a_retry_as_a_notification_answers_the_request_it_replaces(
+        stream_token, agent_key):
+    """Asked as a request, asked again as a notification on the same socket: the first call is
+    answered -32011 (it would wait forever), the answer comes as user.respond."""
+    agent_ws, user, sid = await setup(stream_token, agent_key)
+    await ask(agent_ws, user, sid)
+    await send(agent_ws, rpc("ui.request_input", {"session_id": sid, **ASKED}))
+    lost = await recv_until(agent_ws, lambda m: m.get("id") == "ask-r1")
+    assert lost["error"]["code"] == -32011, lost
+    assert (await answer(user))["result"] == {"ok": True}
+    note = await recv_until(agent_ws, lambda m: m.get("method") == "user.respond")
+    assert note["params"] == {"session_id": sid, "request_id": "r1", "value": "Ada"}
+    await agent_ws.disconnect()
+    await user.disconnect()
+
+
 async def test_a_retry_after_the_answer_gets_it_at_once_every_time(stream_token, agent_key):
     agent_ws, user, sid = await setup(stream_token, agent_key)
     await ask(agent_ws, user, sid)
