@@ -178,8 +178,7 @@ async def apending(agent, session_id=None):
     with ``answer``) are handed to this call, once: the next call, or another socket or
     process, does not get them again.
     """
-    sid = sessions.parse_session_id(session_id) if session_id is not None else None
-    items, _ = await pending.atake_over(_agent_id(agent), "", sid)
+    items, _ = await pending.apending(_agent_id(agent), session_id)
     return items
 
 

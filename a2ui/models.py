@@ -244,6 +244,11 @@ class PendingRequest(models.Model):
     request_id = models.CharField(max_length=128)
     kind = models.CharField(max_length=8, choices=KINDS)
     params = models.JSONField(default=dict)
+    content_hash = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="SHA-256 of the request's kind and params: a retry under the same request_id "
+                  "must match it.",
+    )
     deadline = models.DateTimeField()
     status = models.CharField(
         max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True

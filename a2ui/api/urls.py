@@ -20,6 +20,8 @@ urlpatterns = [
         name="a2ui-session-agui",
     ),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
+    path("v4/requests/take", views.AgentRequestsTakeView.as_view(),
+         name="a2ui-agent-requests-take"),
     path("v4/agui/runs", runs.AgentRunsView.as_view(), name="a2ui-agent-runs"),
     path("v4/sessions/<uuid:session_id>/runs/finish", runs.RunFinishView.as_view(),
          name="a2ui-run-finish"),

@@ -8,10 +8,11 @@ from rest_framework.response import Response
 
 from .. import tokens
 from ..adapters import pushes
+from ..core.errors import DomainError
 from ..models import Agent
 from ..protocol import methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, pending
+from ..services import audit, pending, sessions
 from ..services import surfaces as surface_service
 from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from .permissions import IsAgent, IsPerson
@@ -157,7 +158,8 @@ class AgentRequestsView(A2UIAPIView):
     sessions, and outcomes no agent socket has received yet (the asking process died).
 
     A read-only view (``?session_id=`` narrows it to one session): taking the outcomes over,
-    exactly once, is the agent WebSocket's ``a2ui.pending`` or ``agents.apending``.
+    exactly once, is ``POST /api/v4/requests/take`` (``AgentRequestsTakeView``), the agent
+    WebSocket's ``a2ui.pending``, ``agents.apending`` or MCP's ``pending_requests``.
     """
 
     permission_classes = [IsAgent]
@@ -166,3 +168,27 @@ class AgentRequestsView(A2UIAPIView):
     def get(self, request):
         session_id = session_id_query(request)
         return Response({"requests": pending.listing(request.auth.id, session_id)})
+
+
+class AgentRequestsTakeView(A2UIAsyncAPIView):
+    """``a2ui.pending`` over REST (``pending.apending``): what waits for the calling agent, the
+    outcomes no agent received handed to this call, once; open requests listed and left where
+    they are. Body ``{"session_id"?}`` (or none) narrows it to one session."""
+
+    permission_classes = [IsAgent]
+
+    @extend_schema(request=dict, responses={200: dict, 400: OpenApiResponse(description="Bad")})
+    async def post(self, request):
+        body = request.data if request.data is not None else {}
+        if not isinstance(body, dict):
+            raise ValidationError({"detail": "Send a JSON object: {\"session_id\"?}."})
+        session_id = body.get("session_id")
+        if session_id is not None:
+            if not isinstance(session_id, str):
+                raise ValidationError({"session_id": ["Not a session id (a UUID)."]})
+            try:
+                session_id = sessions.parse_session_id(session_id)
+            except DomainError:
+                raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+        items, _ = await pending.apending(request.auth.id, session_id)
+        return Response({"requests": items})

@@ -122,10 +122,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if not isinstance(params, dict):
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
                                 data={"path": "params"})
-        session_id = params.get("session_id")
-        if session_id is not None:
-            session_id = sessions.parse_session_id(session_id)
-        items, taken = await pending.atake_over(self.agent.id, self.channel_name, session_id)
+        items, taken = await pending.apending(self.agent.id, params.get("session_id"),
+                                              self.channel_name)
         for request in taken:
             self._arm_timer(request)
         return {"requests": items}
@@ -150,7 +148,11 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     # From the channel layer ------------------------------------------------------------------
 
     async def a2ui_answer(self, event):
-        timer = self.timers.pop((event["session_id"], event["request_id"]), None)
+        # MOVED leaves the timer: the request's new waiter may be this socket (a retry under
+        # another JSON-RPC id), armed already; an old socket's timer times it out at the same
+        # deadline as the new one's.
+        timer = None if event["status"] == pending.MOVED else self.timers.pop(
+            (event["session_id"], event["request_id"]), None)
         if timer is not None:
             timer.cancel()
         if self.gone:  # a closed socket takes nothing: the outcome waits for the next one

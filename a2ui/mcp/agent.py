@@ -5,7 +5,13 @@ Every tool goes through the same services as the agent WebSocket: ``pushes.valid
 ``surfaces.apush`` for v0.9 batches, ``pending`` for answers. ``request_input`` / ``confirm``
 wait for the person on a fresh channel-layer channel (whichever process gets the answer),
 sending MCP progress notifications while they wait when the call has a progress token; a
-cancelled call withdraws its request (it is timed out, so the person's client drops it).
+cancelled call (``notifications/cancelled``) withdraws its request (it is timed out, so the
+person's client drops it). A call whose client went away (its response stream closed: the
+agent's process died, or on 2026-07-28 closed the stream) stops waiting and leaves the request
+open until its deadline: the agent gets the answer after a restart with ``pending_requests``
+(``pending.apending``, what the agent socket's ``a2ui.pending`` does) or by calling the tool
+again with the same ``request_id`` and arguments (``pending.ask``: a retry waits on the same
+request, or returns its outcome at once).
 """
 
 import asyncio
@@ -40,6 +46,9 @@ async def call(ctx, who, name, arguments):
     if name == "list_runs":
         session_id = arguments.get("session_id") if isinstance(arguments, dict) else None
         return text_result({"runs": await agents.aruns(agent, session_id)})
+    if name == "pending_requests":
+        session_id = arguments.get("session_id") if isinstance(arguments, dict) else None
+        return text_result({"requests": await agents.apending(agent, session_id)})
     try:
         session_id, rest = tools.split_session(tools.with_defaults(name, arguments))
     except ValueError as exc:
@@ -88,6 +97,8 @@ async def _wait(ctx, agent, session_id, name, params):
     task = asyncio.ensure_future(asking)
     token = ctx.meta.get("progress_token") if isinstance(ctx.meta, dict) else getattr(
         ctx.meta, "progress_token", None)
+    gone = _stream_gone(ctx)
+    watching = {task} if gone is None else {task, asyncio.ensure_future(gone.wait())}
     started = time.monotonic()
     try:
         while True:
@@ -95,13 +106,25 @@ async def _wait(ctx, agent, session_id, name, params):
                 await ctx.session.send_progress_notification(
                     token, round(time.monotonic() - started, 1), None,
                     f"waiting for the person ({name})", related_request_id=ctx.request_id)
-            done, _ = await asyncio.wait({task}, timeout=PROGRESS_INTERVAL)
-            if done:
+            done, _ = await asyncio.wait(watching, timeout=PROGRESS_INTERVAL,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if task in done:
                 break
+            if done:  # the client's stream closed: leave the request open for its return
+                await _stop(task)
+                return text_result({
+                    "request_id": request_id, "status": "pending",
+                    "error": "The client went away: the request stays open until its "
+                             "deadline. Call pending_requests, or this tool again with the "
+                             "same request_id and arguments."}, is_error=True)
     except asyncio.CancelledError:
-        task.cancel()
-        await _withdraw(session_id, request_id)
+        task.cancel()  # no await before the withdrawal: the SDK's cancel scope cancels them all
+        if _cancel_requested(ctx):  # notifications/cancelled; not a closed stream
+            await _withdraw(session_id, request_id)
         raise
+    finally:
+        for waiter in watching - {task}:
+            waiter.cancel()
     try:
         value = task.result()
     except ProtocolError as exc:
@@ -121,6 +144,28 @@ def _kw(params):
     allowed = ("options", "validation", "timeout_seconds", "request_id", "description",
                "severity")
     return {k: params[k] for k in allowed if k in params}
+
+
+def _stream_gone(ctx):
+    """The event ``a2ui.mcp.app`` sets when the POST carrying this call is disconnected."""
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    return scope.get("a2ui_mcp_gone") if isinstance(scope, dict) else None
+
+
+def _cancel_requested(ctx):
+    """True when the client sent ``notifications/cancelled`` for this call (handshake era); a
+    closed response stream (a dead client, or cancelling on 2026-07-28) does not set it."""
+    # The SDK's per-request DispatchContext carries it (its handlers' ServerRequestContext has
+    # none); tests/live/test_live_mcp.py cancels a call and sees the request withdrawn.
+    dctx = getattr(getattr(ctx, "session", None), "_request_outbound", None)
+    event = getattr(dctx, "cancel_requested", None)
+    return bool(event is not None and event.is_set())
+
+
+async def _stop(task):
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _withdraw(session_id, request_id):

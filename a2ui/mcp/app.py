@@ -152,6 +152,18 @@ async def _checked_body(receive, limit):
     return replay, refused
 
 
+def _watching(receive, gone):
+    """``receive`` that sets ``gone`` when it reads ``http.disconnect``."""
+
+    async def watched():
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            gone.set()
+        return message
+
+    return watched
+
+
 class Runner:
     """The SDK session manager's ``run()``, entered once per process in the serving loop."""
 
@@ -233,5 +245,9 @@ class MCPApp:
             if refused is not None:  # a2ui.mcp.envelope: before the SDK reads it
                 await _respond(send, 400, refused)
                 return
+            # Set when the client hangs up (a2ui.mcp.agent: request_input stops waiting). On the
+            # handshake era the SDK keeps a call running after its stream closed.
+            gone = scope["a2ui_mcp_gone"] = asyncio.Event()
+            receive = _watching(receive, gone)
         await self.runner.ensure()
         await self.manager.handle_request(scope, receive, send)

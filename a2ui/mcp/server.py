@@ -21,7 +21,8 @@ log = logging.getLogger("a2ui.mcp")
 
 INSTRUCTIONS = (
     "A2UI: with an agent key, show UI to people (render, update, progress, navigate, notify, "
-    "push_surfaces) and ask them (request_input, confirm). With a person's stream_mcp token, "
+    "push_surfaces) and ask them (request_input, confirm; after a restart, pending_requests "
+    "or the same call again). With a person's stream_mcp token, "
     "read that person's live UI as resources and answer through the action/respond/approve "
     "tools."
 )

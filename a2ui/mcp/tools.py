@@ -114,9 +114,16 @@ AGENT_TOOLS = {
                        "message": {"type": "string"}, "code": {"type": "string"}},
                       ("run_id", "message")),
     ),
+    "pending_requests": (
+        "After a restart: the requests of this agent that wait (status 'pending': the person "
+        "has not answered yet) and the outcomes no call received (status 'answered' with "
+        "answer, 'timed_out', 'cancelled'), oldest first. Each outcome is handed out once.",
+        _schema({"session_id": SESSION_ID}),
+    ),
     "request_input": (
         "Ask the person for input and wait for the answer (progress notifications while "
-        "waiting; a timeout is a tool error).",
+        "waiting; a timeout is a tool error). Calling it again with the same request_id and "
+        "arguments (after a restart) waits on the same request, or returns its answer.",
         _session_tool({
             "input_type": {"type": "string", "enum": list(INPUT_TYPES)},
             "prompt": {"type": "string"},
@@ -129,7 +136,9 @@ AGENT_TOOLS = {
     ),
     "confirm": (
         "Ask the person to approve an action and wait: returns {approved, reason}. A timeout "
-        "is a tool error whose result is {approved: false, reason: 'timeout'}.",
+        "is a tool error whose result is {approved: false, reason: 'timeout'}. Calling it "
+        "again with the same request_id and arguments waits on the same request, or returns "
+        "its outcome.",
         _session_tool({
             "title": {"type": "string"},
             "description": {"type": "string"},

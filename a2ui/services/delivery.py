@@ -23,7 +23,9 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
                 prefix=""):
     """Apply and deliver one agent event; return (seq, PendingRequest or None).
 
-    ``request.opened`` events wait for the person: ``reply_channel`` gets the outcome.
+    ``request.opened`` events wait for the person: ``reply_channel`` gets the outcome. The same
+    request again (``pending.ask``: a retry) is not shown again: ``(None, request)``, and
+    ``reply_channel`` waits on it, or gets its outcome at once.
     Activity kinds (``services.activity``) are checked against the stored activity and stored
     (``prefix``: where the event sits in the agent's message, for the error's path).
     """
@@ -33,9 +35,13 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
     request = None
     if kind is Kind.REQUEST_OPENED:
         await consent.aensure_session(sid)  # -32010 while a required consent is missing
-        request = await dbthreads.run(
-            pending.create, sid, data["kind"], data["params"], reply_channel, rpc_id
+        asked = await dbthreads.run(
+            pending.ask, sid, data["kind"], data["params"], reply_channel, rpc_id
         )
+        request = asked.row
+        if not asked.new:
+            await pending.aretried(asked)
+            return None, request
     elif _stores(kind):
         data = await dbthreads.run(_in_session, _apply, sid, kind, data, prefix)
     return await _send(sid, kind, data), request

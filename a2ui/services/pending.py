@@ -10,8 +10,17 @@ waiting socket (or Python API call) claims it with a conditional UPDATE on
 was killed) stays in the database. An agent that comes back takes over what waits for it
 (``take_over``): open requests are re-pointed to its channel, undelivered outcomes are claimed
 and handed to it, each exactly once whichever sockets and processes race for it.
+
+A request is also its own idempotency key: asking again with the same ``request_id``, the same
+kind and the same params (``ask``; compared by ``content_hash``, stored with the row) is a
+retry, not a second question. The retry waits on the request if it is still open, or gets its
+outcome at once if it has one (again, if a waiter that died took it first); another request
+under a ``request_id`` already used in the session is refused.
 """
 
+import hashlib
+import json
+from collections import namedtuple
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
@@ -22,7 +31,7 @@ from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..core.events import Kind
 from ..models import A2UISessionLog, PendingRequest
-from . import components, dbthreads, groups, hotsql, stream
+from . import components, dbthreads, groups, hotsql, sessions, stream
 from .metrics import buffer
 
 Status = PendingRequest.Status
@@ -40,8 +49,25 @@ def timeout_for(kind, params):
     return params.get("timeout_seconds") or a2ui_settings.INPUT_TIMEOUT_SECONDS
 
 
+def content_hash(kind, params):
+    """SHA-256 (hex) of a request's kind and params as canonical JSON (keys sorted, no spaces):
+    what a retry must repeat, whatever order its keys came in."""
+    text = json.dumps([kind, params], sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class RequestIdUsed(DomainError):
+    """-32602: the session has a request under this request_id (``existing``)."""
+
+    def __init__(self, existing, message="request_id already used in this session"):
+        super().__init__(Fault.INVALID_INPUT, message, data={"path": "params.request_id"})
+        self.existing = existing
+
+
 def create(session_id, kind, params, reply_channel="", rpc_id=None):
-    """Store a new pending request; a request_id already used in the session is -32602."""
+    """Store a new pending request; a request_id already used in the session is -32602
+    (``RequestIdUsed``)."""
     now = timezone.now()
     try:
         return hotsql.insert(PendingRequest(
@@ -49,20 +75,74 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
             request_id=params["request_id"],
             kind=kind,
             params=params,
+            content_hash=content_hash(kind, params),
             deadline=now + timedelta(seconds=timeout_for(kind, params)),
             reply_channel=reply_channel,
             rpc_id=rpc_id,
             created_at=now,
         ))
     except IntegrityError:
-        if hotsql.request(session_id, params["request_id"]) is None:  # the session was deleted
+        existing = hotsql.request(session_id, params["request_id"])
+        if existing is None:  # the session was deleted
             raise DomainError(Fault.SESSION_NOT_FOUND,
                               data={"session_id": str(session_id)}) from None
-        raise DomainError(
-            Fault.INVALID_INPUT,
-            "request_id already used in this session",
-            data={"path": "params.request_id"},
-        ) from None
+        raise RequestIdUsed(existing) from None
+
+
+#: What ``ask`` did: the request's row, whether it is new, the old waiters to tell they lost it
+#: (``(channel, rpc id, row)``), and whether this call timed the request out (its deadline had
+#: passed: the person's clients must hear it closed).
+Asked = namedtuple("Asked", "row new moved expired")
+
+
+def ask(session_id, kind, params, reply_channel="", rpc_id=None):
+    """Open a request for the waiter on ``reply_channel``, or take up a retry of it.
+
+    A new ``request_id``: the row is stored (``create``). The same request again (same kind
+    and params: ``content_hash``) is a retry: the request is not asked again; if it is still
+    open its waiter becomes the caller (the old one is told ``MOVED``), and if it has an
+    outcome the caller is to get it (``aretried`` sends it), even if another waiter took it
+    before (it may have died with it). Another request under a used ``request_id`` is -32602.
+    """
+    try:
+        return Asked(create(session_id, kind, params, reply_channel, rpc_id), True, [], False)
+    except RequestIdUsed as exc:
+        existing = exc.existing
+    stored = existing.content_hash or content_hash(existing.kind, existing.params)
+    if existing.kind != kind or stored != content_hash(kind, params):
+        raise RequestIdUsed(existing, "request_id already used in this session by another "
+                                      "request (a retry must repeat the same request)")
+    return _retake(existing, reply_channel, rpc_id)
+
+
+def _retake(row, channel, rpc_id):
+    moved, expired = [], False
+    if row.status == Status.PENDING and row.deadline <= timezone.now():
+        expired = _finish(row.session_id, row.request_id, row.kind, Status.TIMED_OUT) is not None
+        row = hotsql.request(row.session_id, row.request_id)
+    if row.status == Status.PENDING and _repoint(row, channel, moved, rpc_id, retry=True):
+        return Asked(row, False, moved, expired)
+    # Resolved (before or meanwhile): its outcome goes to this caller, who claims it.
+    if not PendingRequest.objects.filter(pk=row.pk).exclude(status=Status.PENDING).update(
+            reply_channel=channel, rpc_id=rpc_id, delivered_at=None):
+        # Still open, and other waiters kept taking it (_repoint gave up): say so.
+        raise DomainError(Fault.REQUEST_TAKEN_OVER, "Request taken over by another waiter",
+                          data={"session_id": str(row.session_id),
+                                "request_id": row.request_id})
+    return Asked(hotsql.request(row.session_id, row.request_id), False, moved, expired)
+
+
+async def aretried(asked):
+    """Tell the waiters of a retry (``ask`` with ``new`` False): the old ones that lost the
+    request, and the new one its outcome if it has one."""
+    await _tell_moved(asked.moved)
+    row = asked.row
+    if asked.expired:
+        await _notify(row)  # the waiter and the person's clients
+    elif row.status != Status.PENDING and row.reply_channel:
+        await groups.send_channel(row.reply_channel, groups.answer_event(
+            row.session_id, row.request_id, row.status, _outcome_value(row), row.rpc_id,
+            row.kind))
 
 
 def _finish(session_id, request_id, kind, status, answer=None):
@@ -308,17 +388,20 @@ def take_over(agent_id, channel, session_id=None):
     return items, taken, moved
 
 
-def _repoint(row, channel, moved):
-    """Point an open request at ``channel``, conditional on the waiter it had, so that the
-    waiter it really had (two takers racing) is the one told; False once it is resolved."""
+def _repoint(row, channel, moved, rpc_id=None, retry=False):
+    """Point an open request at ``channel`` (and ``rpc_id``: None, its outcome is then a
+    notification), conditional on the waiter it had, so that the waiter it really had (two
+    takers racing) is the one told; False once it is resolved. A ``retry`` on the same channel
+    tells the JSON-RPC id it replaces too."""
     for _ in range(10):
         qs = PendingRequest.objects.filter(
             pk=row.pk, status=Status.PENDING, reply_channel=row.reply_channel
         )
-        if qs.update(reply_channel=channel, rpc_id=None):
-            if row.reply_channel and row.reply_channel != channel:
+        if qs.update(reply_channel=channel, rpc_id=rpc_id):
+            if row.reply_channel and (row.reply_channel != channel or (
+                    retry and row.rpc_id is not None and row.rpc_id != rpc_id)):
                 moved.append((row.reply_channel, row.rpc_id, row))
-            row.reply_channel, row.rpc_id = channel, None
+            row.reply_channel, row.rpc_id = channel, rpc_id
             return True
         current = PendingRequest.objects.filter(pk=row.pk, status=Status.PENDING).values(
             "reply_channel", "rpc_id").first()
@@ -328,11 +411,27 @@ def _repoint(row, channel, moved):
     return False
 
 
+async def apending(agent_id, session_id=None, channel=""):
+    """``a2ui.pending``, the one operation every agent transport exposes after a restart (the
+    agent socket's ``a2ui.pending``, ``POST /api/v4/requests``, ``agents.apending``, MCP's
+    ``pending_requests``): what waits for the agent, taken over by the caller (``take_over``).
+    ``session_id`` (a UUID or its text; -32000 for anything else) narrows it to one session;
+    ``channel`` is the caller's, if it can hear outcomes later (a socket). Returns
+    ``(items, open requests re-pointed to channel)``."""
+    if session_id is not None:
+        session_id = sessions.parse_session_id(session_id)
+    return await atake_over(agent_id, channel, session_id)
+
+
 async def atake_over(agent_id, channel, session_id=None):
     items, taken, moved = await database_sync_to_async(take_over)(agent_id, channel, session_id)
+    await _tell_moved(moved)
+    return items, taken
+
+
+async def _tell_moved(moved):
     for old_channel, old_rpc_id, row in moved:
         await groups.send_channel(
             old_channel,
             groups.answer_event(row.session_id, row.request_id, MOVED, None, old_rpc_id, row.kind),
         )
-    return items, taken

@@ -67,6 +67,7 @@ def agent_arguments(sid):
         "push_surfaces": {"session_id": sid, "messages": templates.surface_batch("fz")},
         "agui_event": {"session_id": sid, "event": AGUI_EVENTS[0]},
         "list_runs": {"session_id": sid},
+        "pending_requests": {"session_id": sid},
         "finish_run": {"session_id": sid, "run_id": "r1", "result": {"ok": True}},
         "fail_run": {"session_id": sid, "run_id": "r1", "message": "failed", "code": "E1"},
         "request_input": {"session_id": sid, "input_type": "select", "prompt": "Price?",

@@ -1,7 +1,7 @@
 """Hostile requests to the AG-UI REST endpoints, in-process: an agent's events
 (``POST /sessions/<id>/agui``), the ends of a run (``runs/finish``, ``runs/error``), the agent's
-listings (``GET /agui/runs``, ``GET /requests``) and a person's AG-UI 1.0 run
-(``POST /api/v4/agui/run``, a ``stream_agui`` bearer token).
+listings (``GET /agui/runs``, ``GET /requests``), taking what waits (``POST /requests/take``)
+and a person's AG-UI 1.0 run (``POST /api/v4/agui/run``, a ``stream_agui`` bearer token).
 
 The same checks as tests/fuzz/test_fuzz_rest.py: below 500, a 4xx says why, nothing logged
 at ERROR, a refused request changes no stored state, a valid request is served afterwards.
@@ -73,6 +73,12 @@ def test_agent_agui_runs_and_listings(fuzzer, error_log, agent_key, live_session
             rest.case(client, "GET", f"{path}?session_id={query}", None)
         for method in METHODS[1:]:
             rest.case(client, method, path, None)
+    # Taking what waits (POST /requests/take): hostile bodies and methods.
+    take = "/api/v4/requests/take"
+    for frame in _frames(fuzzer, {"session_id": sid}, 12, "requests/take"):
+        rest.case(client, "POST", take, frame)
+    for method in METHODS:
+        rest.case(client, method, take, None)
     # Other sessions, methods and credentials.
     for other in (uuid.uuid4(), foreign.session_id):
         rest.case(client, "POST", f"/api/v4/sessions/{other}/agui",
@@ -95,6 +101,8 @@ def test_agent_agui_runs_and_listings(fuzzer, error_log, agent_key, live_session
     _running(live_session)
     assert [r["run_id"] for r in client.get("/api/v4/agui/runs").json()["runs"]] == [RUN_ID]
     assert client.get(f"/api/v4/requests?session_id={sid}").status_code == 200
+    assert client.post("/api/v4/requests/take", {"session_id": sid},
+                       format="json").status_code == 200
     response = client.post(f"/api/v4/sessions/{sid}/runs/finish", finish, format="json")
     assert response.status_code == 200, response.content
     failures.check()
