@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('a2ui', '0008_agentrun'),
+        ('a2ui', '0009_agui_thread_inputs'),
     ]
 
     operations = [
