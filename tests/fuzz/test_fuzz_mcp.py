@@ -188,6 +188,9 @@ class Mcp:
                               problems)
             if response.status == 202 and _is_request(frame):
                 problems.append("a request (it has an id) got 202 and no answer")
+            if (response.status >= 400 and "mcp-session-id" in response.headers
+                    and "Mcp-Session-Id" not in headers):
+                problems.append(f"refused ({response.status}) yet issued a session id")
             if method == "POST" and _refused(response.status, found):
                 changed = harness.diff(before, await snapshot())
                 if changed:
@@ -359,6 +362,7 @@ async def test_handshakes_envelopes_and_headers(fuzzer, error_log, mcp_app, user
             await mcp.case(Frame("initialized", emit(
                 {"jsonrpc": "2.0", "method": "notifications/initialized"})), headers)
             await mcp.case(Frame(f"after {frame.label}", emit(rpc("resources/list"))), headers)
+            await mcp.http.request("DELETE", headers)  # done with it: its cap place is free
     agent_headers = await mcp.open(agent_key)
     person_headers = await mcp.open(mcp_token)
     for label, headers in (("agent", agent_headers), ("person", person_headers)):
