@@ -16,7 +16,7 @@ from .. import tokens
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
-from ..services import activity, audit, consent, pending, runs, shared
+from ..services import activity, audit, caps, consent, pending, runs, shared
 from . import inputs, interrupts, stream, threads
 
 STATUS = {
@@ -138,6 +138,7 @@ async def run_view(request):
         return JsonResponse(exc.body(), status=exc.status)
     # Every check that can be made before anything is stored is made first, so that a refused
     # run leaves no token, session, resumption or audit row behind.
+    lease = None  # the person's place among their runs in flight (a2ui.services.caps)
     try:
         if token is None:
             agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
@@ -145,6 +146,7 @@ async def run_view(request):
             user, agent = token.user, token.agent
         if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
             raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        lease = await caps.acquire_run(user.pk, agent.pk, caps.address_of_request(request))
         found = await threads.afind(user.pk, agent.pk, run_input.thread_id)
         forwards = run_input.new_messages or run_input.model.resume
         missing = await consent.amissing_types(user.pk)
@@ -158,6 +160,8 @@ async def run_view(request):
             token = await database_sync_to_async(_cookie_token)(user, agent)
         session, counted = await threads.aopen(token, run_input.thread_id, found)
     except DomainError as exc:
+        if lease is not None:
+            await lease.release()
         return _domain(exc)
     sid = session.session_id
     try:
@@ -167,6 +171,7 @@ async def run_view(request):
         await runs.astart(sid, run_input.run_id, run_input.thread_id, run_input.notice())
     except DomainError as exc:  # lost a race with another run of the thread
         await threads.arelease(sid, counted)
+        await lease.release()
         return _domain(exc)
     for record in said:  # the person's words join the session's transcript, for every client
         await activity.arecord_person_message(sid, record)
@@ -175,7 +180,8 @@ async def run_view(request):
                                  "messages": len(run_input.new_messages),
                                  "resume": len(plan)})
     response = StreamingHttpResponse(
-        stream.run_events(stream.Context(session, token, run_input, plan, counted)),
+        caps.holding(lease, stream.run_events(
+            stream.Context(session, token, run_input, plan, counted))),
         content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"

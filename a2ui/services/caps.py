@@ -26,6 +26,7 @@ import asyncio
 import logging
 import os
 import time
+import weakref
 from dataclasses import dataclass
 
 from django.core.signals import setting_changed
@@ -286,9 +287,21 @@ async def count(kind, holder):
     return await _backend().count(kind, holder)
 
 
-async def holding(lease, chunks):
+def holding(lease, chunks):
     """An async iterator over ``chunks`` that releases ``lease`` when it ends or is closed
-    (a streaming response's body: Django closes it when the client goes)."""
+    (a streaming response's body: Django closes it when the client goes), or, never started
+    (the client went before the body was read), when it is garbage collected."""
+    body = _holding(lease, chunks)
+    weakref.finalize(body, _release_soon, lease, asyncio.get_running_loop())
+    return body
+
+
+def _release_soon(lease, loop):
+    if not lease.released and not loop.is_closed():
+        loop.call_soon_threadsafe(lambda: loop.create_task(lease.release()))
+
+
+async def _holding(lease, chunks):
     try:
         async for chunk in chunks:
             yield chunk
@@ -311,6 +324,12 @@ def address_of(scope):
     if client and client[0]:
         return str(client[0])[:64]
     return None
+
+
+def address_of_request(request):
+    """The client address of a Django request (``REMOTE_ADDR``), or None."""
+    address = request.META.get("REMOTE_ADDR")
+    return str(address)[:64] if address else None
 
 
 def by_address(address):

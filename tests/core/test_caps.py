@@ -122,3 +122,18 @@ async def test_holding_releases_when_the_body_ends_or_is_closed(backend):
     await body.aclose()  # the client went
     assert lease.released
     assert await caps.count("stream", caps.Holder("person", "7:1", 1)) == 0
+
+
+async def test_a_body_never_read_releases_when_collected(backend):
+    import gc
+
+    async def chunks():
+        yield b"a"
+
+    lease = await caps.acquire("stream", holders(person_limit=1))
+    body = caps.holding(lease, chunks())
+    del body  # the client went before Django read the body: never started, never closed
+    gc.collect()
+    await asyncio.sleep(0.05)
+    assert lease.released
+    assert await caps.count("stream", caps.Holder("person", "7:1", 1)) == 0
