@@ -105,7 +105,7 @@ DEFAULTS = {
     "CAP_STREAMS_PER_PERSON": _env_int("A2UI_CAP_STREAMS_PER_PERSON", 50),
     "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
-    "CAP_LEASE_SECONDS": 60,
+    "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
     # MCP sessions (the SDK's session manager): an MCP session with no request in flight for
     # this long is ended (its id then answers 404); at most this many per process.
     "MCP_SESSION_IDLE_SECONDS": 300,
