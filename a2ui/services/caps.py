@@ -302,16 +302,14 @@ def _release_soon(lease, loop):
 
 
 async def _holding(lease, chunks):
+    # ``chunks`` is not closed here: an async generator left unfinished is closed by the
+    # event loop's own hooks (as it would be without this wrapper); closing it here as well
+    # raced them ("aclose(): asynchronous generator is already running").
     try:
         async for chunk in chunks:
             yield chunk
     finally:
-        try:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        finally:
-            await lease.release_shielded()
+        await lease.release_shielded()
 
 
 # Holders of each kind --------------------------------------------------------------------------
