@@ -107,7 +107,11 @@ _prefix = os.urandom(6).hex()
 
 class Lease:
     """One admitted thing's place in its holders' counts; :meth:`release` when it ends
-    (idempotent). ``adopted`` is for owners that hand a lease on (``a2ui.mcp``)."""
+    (idempotent). ``adopted`` is for owners that hand a lease on (``a2ui.mcp``).
+
+    A lease its owner drops without releasing it (an exception on the way out) is released
+    when it is garbage collected, and no longer refreshed meanwhile: a place is never lost.
+    """
 
     def __init__(self, kind, holders, counted):
         self.kind, self.holders = kind, tuple(holders)
@@ -115,19 +119,28 @@ class Lease:
         self.counted = counted  # False: admitted uncounted (Redis unreachable)
         self.released = False
         self.adopted = False
+        self._finalizer = None
 
     def keys(self):
         return [h.key(self.kind) for h in self.holders]
+
+    def counted_now(self):
+        """Counted by the backend: from now on, a lease dropped unreleased frees its place."""
+        self._finalizer = weakref.finalize(self, _dropped, self.kind, tuple(self.keys()),
+                                           self.id, asyncio.get_running_loop())
+        self._finalizer.atexit = False
 
     async def release(self):
         if self.released:
             return
         self.released = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
         _live.pop(self.id, None)
         if not self.counted:
             return
         try:
-            await _backend().release(self)
+            await _backend().release(self.keys(), self.id)
         except Exception:  # it expires by itself
             log.warning("a2ui: releasing a %s lease failed (it expires by itself)", self.kind,
                         exc_info=True)
@@ -157,11 +170,14 @@ class LocalCaps:
             self.held.setdefault(key, set()).add(lease.id)
         return 0
 
-    async def release(self, lease):
-        for key in lease.keys():
+    async def release(self, keys, lease_id):
+        self.discard(keys, lease_id)
+
+    def discard(self, keys, lease_id):
+        for key in keys:
             members = self.held.get(key)
             if members is not None:
-                members.discard(lease.id)
+                members.discard(lease_id)
                 if not members:
                     del self.held[key]
 
@@ -182,8 +198,8 @@ class RedisCaps:
             ("EVAL", ACQUIRE_SCRIPT, len(keys), *keys, lease.id, _ttl_ms(), *limits))
         return int(reply)
 
-    async def release(self, lease):
-        await self.redis.execute(*[("ZREM", key, lease.id) for key in lease.keys()])
+    async def release(self, keys, lease_id):
+        await self.redis.execute(*[("ZREM", key, lease_id) for key in keys])
 
     async def refresh(self, leases, ttl_ms):
         keys, ids = [], []
@@ -225,7 +241,9 @@ def _ttl_ms():
 
 # Refreshing the leases this process holds ------------------------------------------------------
 
-_live = {}  # lease id -> Lease, the counted leases this process holds
+#: lease id -> Lease, the counted leases this process holds (weakly: one its owner dropped is
+#: no longer refreshed, and its finalizer frees it).
+_live = weakref.WeakValueDictionary()
 _refreshers = {}  # event loop -> its refresher task
 
 
@@ -276,6 +294,7 @@ async def acquire(kind, holders):
         return lease
     if full:
         raise CapReached(kind, holders[full - 1])
+    lease.counted_now()
     if backend is not local:  # local leases never expire: nothing to refresh
         _live[lease.id] = lease
         _ensure_refresher()
@@ -294,6 +313,25 @@ def holding(lease, chunks):
     body = _holding(lease, chunks)
     weakref.finalize(body, _release_soon, lease, asyncio.get_running_loop())
     return body
+
+
+def _dropped(kind, keys, lease_id, loop):
+    """A lease collected unreleased: its owner lost it (a bug, or an exception on the way
+    out). Its place is freed (process-local now; in Redis soon, or by expiry)."""
+    log.warning("a2ui: a %s cap lease was dropped without being released: freed", kind)
+    backend = _backend()
+    if backend is local:
+        local.discard(keys, lease_id)
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(lambda: loop.create_task(_release_quietly(backend, keys,
+                                                                            lease_id)))
+
+
+async def _release_quietly(backend, keys, lease_id):
+    try:
+        await backend.release(keys, lease_id)
+    except Exception:  # it expires by itself
+        pass
 
 
 def _release_soon(lease, loop):

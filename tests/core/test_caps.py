@@ -137,3 +137,20 @@ async def test_a_body_never_read_releases_when_collected(backend):
     await asyncio.sleep(0.05)
     assert lease.released
     assert await caps.count("stream", caps.Holder("person", "7:1", 1)) == 0
+
+
+async def test_a_lease_dropped_unreleased_frees_its_place(backend, caplog):
+    """An owner that loses its lease (an exception between admission and the thing's start)
+    must not cost the person the place for good (process-local leases never expire)."""
+    import gc
+
+    lease = await caps.acquire("run", holders(person_limit=1))
+    with pytest.raises(caps.CapReached):
+        await caps.acquire("run", holders(person_limit=1))
+    del lease
+    gc.collect()
+    await asyncio.sleep(0.05)
+    assert await caps.count("run", caps.Holder("person", "7:1", 1)) == 0
+    assert "dropped without being released" in caplog.text
+    again = await caps.acquire("run", holders(person_limit=1))
+    await again.release()
