@@ -110,6 +110,27 @@ DEFAULTS = {
     "EDGE_MAX_CONNECTIONS": None,
     "EDGE_TRUSTED_PROXIES": ["127.0.0.1", "::1"],
     "EDGE_LOG_INTERVAL_SECONDS": 60,
+    # Caps on long-lived things (a2ui.services.caps; docs/operations.md "Caps"): how many of
+    # each kind one credential, and one client address, may hold open at once, across every
+    # process (leases in Redis that expire CAP_LEASE_SECONDS after their process stops
+    # refreshing them). A refusal is HTTP 429 with a JSON body, or the socket protocol's
+    # rate-limit error and close code (4001). A2UI_<key> in the environment sets each cap.
+    # Per credential: a person's (stream token's user, per agent) stream_mcp sessions; an
+    # agent key's MCP sessions; a person's session sockets (/ws/v4/a2ui, /ws/v09/a2ui,
+    # /ws/agui together); an agent key's agent sockets; a person's v0.9 SSE streams; a
+    # person's AG-UI 1.0 runs in flight. Per address: of each kind, from one client address.
+    "CAP_MCP_SESSIONS_PER_PERSON": _env_int("A2UI_CAP_MCP_SESSIONS_PER_PERSON", 20),
+    "CAP_MCP_SESSIONS_PER_AGENT_KEY": _env_int("A2UI_CAP_MCP_SESSIONS_PER_AGENT_KEY", 200),
+    "CAP_SOCKETS_PER_PERSON": _env_int("A2UI_CAP_SOCKETS_PER_PERSON", 50),
+    "CAP_AGENT_SOCKETS_PER_AGENT_KEY": _env_int("A2UI_CAP_AGENT_SOCKETS_PER_AGENT_KEY", 50),
+    "CAP_STREAMS_PER_PERSON": _env_int("A2UI_CAP_STREAMS_PER_PERSON", 50),
+    "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
+    "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
+    "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
+    # MCP sessions (the SDK's session manager): an MCP session with no request in flight for
+    # this long is ended (its id then answers 404); at most this many per process.
+    "MCP_SESSION_IDLE_SECONDS": 300,
+    "MCP_MAX_SESSIONS_PER_PROCESS": 5000,
     # Web client.
     "SERVE_STATIC": True,
     # Test-only: the MCP conformance suite's fixture tools, resources and prompts on /mcp
@@ -156,6 +177,16 @@ POSITIVE_INTS = (
     "EDGE_KEEPALIVE_TIMEOUT_SECONDS",
     "EDGE_LOG_INTERVAL_SECONDS",
     "AGUI_RUN_LEASE_SECONDS",
+    "CAP_MCP_SESSIONS_PER_PERSON",
+    "CAP_MCP_SESSIONS_PER_AGENT_KEY",
+    "CAP_SOCKETS_PER_PERSON",
+    "CAP_AGENT_SOCKETS_PER_AGENT_KEY",
+    "CAP_STREAMS_PER_PERSON",
+    "CAP_RUNS_PER_PERSON",
+    "CAP_PER_ADDRESS",
+    "CAP_LEASE_SECONDS",
+    "MCP_SESSION_IDLE_SECONDS",
+    "MCP_MAX_SESSIONS_PER_PROCESS",
 )
 
 

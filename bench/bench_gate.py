@@ -82,13 +82,20 @@ class Tree:
         self.name, self.path, self.database_url, self.label = name, Path(path), database_url, label
 
 
+#: One bench account and one address open thousands of sockets and MCP sessions: the caps
+#: (docs/operations.md, "Caps") are lifted for the servers under test.
+NO_CAPS = {f"A2UI_CAP_{name}": "1000000" for name in (
+    "MCP_SESSIONS_PER_PERSON", "MCP_SESSIONS_PER_AGENT_KEY", "SOCKETS_PER_PERSON",
+    "AGENT_SOCKETS_PER_AGENT_KEY", "STREAMS_PER_PERSON", "RUNS_PER_PERSON", "PER_ADDRESS")}
+
+
 def server_env(database_url, redis_url):
     env = dict(os.environ)
     env.update(
         DATABASE_URL=database_url, REDIS_URL=redis_url,
         DJANGO_SECRET_KEY=SECRET_KEY,
         DJANGO_SETTINGS_MODULE="a2ui_project.settings", A2UI_LOG_LEVEL="WARNING",
-        DB_POOL_MAX="10", PYTHONUNBUFFERED="1", STREAM_TOKEN_EXPIRE_MINUTES="600",
+        DB_POOL_MAX="10", PYTHONUNBUFFERED="1", STREAM_TOKEN_EXPIRE_MINUTES="600", **NO_CAPS,
     )
     env.pop("PYTHONPATH", None)
     return env

@@ -114,6 +114,13 @@ async def serve_ws_echo(port):
 # Database and fixtures ---------------------------------------------------------------------------
 
 
+#: One bench account and one address open thousands of sockets and MCP sessions: the caps
+#: (docs/operations.md, "Caps") are lifted for the servers under test.
+NO_CAPS = {f"A2UI_CAP_{name}": "1000000" for name in (
+    "MCP_SESSIONS_PER_PERSON", "MCP_SESSIONS_PER_AGENT_KEY", "SOCKETS_PER_PERSON",
+    "AGENT_SOCKETS_PER_AGENT_KEY", "STREAMS_PER_PERSON", "RUNS_PER_PERSON", "PER_ADDRESS")}
+
+
 def server_env(database_url, redis_url, layer="pubsub", direct="on"):
     """The servers' environment (also set in this process, which creates the fixtures).
 
@@ -125,7 +132,7 @@ def server_env(database_url, redis_url, layer="pubsub", direct="on"):
         DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
         DJANGO_SETTINGS_MODULE="a2ui_project.settings", A2UI_LOG_LEVEL="WARNING",
         DB_POOL_MAX="10", PYTHONUNBUFFERED="1", A2UI_CHANNEL_LAYER=layer,
-        A2UI_DIRECT_DELIVERY="1" if direct == "on" else "0",
+        A2UI_DIRECT_DELIVERY="1" if direct == "on" else "0", **NO_CAPS,
     )
     os.environ.update(env)
     if str(ROOT) not in sys.path:

@@ -67,6 +67,11 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.refuse(p.error(p.CONNECTION_ERROR, exc.reason, {"reason": "auth_failed"}),
                               CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
+        refused = await self.take_cap()
+        if refused is not None:
+            await self.refuse(mapping.fault_error(refused.fault, refused.message, refused.data),
+                              CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            return
         self.closing = False
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
             await self.join(group)
@@ -110,7 +115,10 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
 
     async def disconnect(self, code):
         self.stop_watchdog()
-        await self.detach()
+        try:
+            await self.detach()
+        finally:
+            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_event(p.error(p.CONNECTION_ERROR, "Session inactive for too long.",

@@ -17,7 +17,7 @@ from ..api.base import json_body_view, limited_body
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
 from ..models import StreamToken
-from ..services import activity, audit, consent, pending, runleases, runs, shared
+from ..services import activity, audit, caps, consent, pending, runleases, runs, shared
 from . import inputs, interrupts, stream, threads
 
 STATUS = {
@@ -143,6 +143,7 @@ async def run_view(request):
         return JsonResponse(exc.body(), status=exc.status)
     # Every check that can be made before anything is stored is made first, so that a refused
     # run leaves no token, session, resumption or audit row behind.
+    lease = None  # the person's place among their runs in flight (a2ui.services.caps)
     try:
         if token is None:
             agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
@@ -150,6 +151,7 @@ async def run_view(request):
             user, agent = token.user, token.agent
         if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
             raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        lease = await caps.acquire_run(user.pk, agent.pk, caps.address_of_request(request))
         found = await threads.afind(user.pk, agent.pk, run_input.thread_id)
         if found is not None:  # a message the session has seen is not new again
             run_input.forget_seen(await runs.aseen_message_ids(found))
@@ -168,6 +170,8 @@ async def run_view(request):
             token, run_input.thread_id, found, run=None if plan else run,
             issue=lambda: _cookie_token(user, agent))
     except DomainError as exc:
+        if lease is not None:
+            await lease.release()
         return _domain(exc)
     sid = session.session_id
     try:
@@ -180,6 +184,7 @@ async def run_view(request):
             await runleases.aset(sid, run_input.run_id)
     except DomainError as exc:  # lost a race with another run of the thread
         await threads.arelease(sid, counted)
+        await lease.release()
         return _domain(exc)
     # The person's words join the session's transcript, for every client: one batch.
     await activity.arecord_person_messages(sid, said)
@@ -190,7 +195,8 @@ async def run_view(request):
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
                         details=details)
     response = StreamingHttpResponse(
-        stream.run_events(stream.Context(session, token, run_input, plan, counted)),
+        caps.holding(lease, stream.run_events(
+            stream.Context(session, token, run_input, plan, counted))),
         content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"

@@ -24,6 +24,7 @@ from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import caps
 from ..services import surfaces as surface_service
 from .exceptions import HTTP_STATUS
 
@@ -87,9 +88,13 @@ async def surface_stream(request, session_id):
     except DomainError as exc:
         exc = ProtocolError.of(exc)
         return _error(exc.code, exc.message, HTTP_STATUS.get(exc.code, 400), **(exc.data or {}))
+    try:  # the person's streams are capped (a2ui.services.caps): 429, nothing opened
+        lease = await caps.acquire_stream(token, caps.address_of_request(request))
+    except caps.CapReached as exc:
+        return _error(ErrorCode.RATE_LIMITED, exc.message, 429, **exc.data)
     stream = SurfaceStream(token, session.session_id, _last_event_id(request))
     response = StreamingHttpResponse(
-        stream.frames(),
+        caps.holding(lease, stream.frames()),
         content_type="text/event-stream",
     )
     response["Cache-Control"] = "no-cache"

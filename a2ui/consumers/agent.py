@@ -35,7 +35,16 @@ from ..adapters import pushes
 from ..core.errors import DomainError
 from ..protocol import jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from ..services import agentroute, groups, housekeeping, pending, runs, sessions, surfaces
+from ..services import (
+    agentroute,
+    caps,
+    groups,
+    housekeeping,
+    pending,
+    runs,
+    sessions,
+    surfaces,
+)
 from .base import NO_RESPONSE, JsonRpcConsumer
 
 
@@ -56,6 +65,14 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             exc = ProtocolError.of(exc)
             await self.reject(exc.code, exc.message)
             return
+        try:
+            self.cap_lease = await caps.acquire_agent_socket(auth.agent,
+                                                             caps.address_of(self.scope))
+        except caps.CapReached as exc:
+            await self.accept()
+            await self.send_error(ProtocolError.of(exc))
+            await self.close(code=ProtocolError(ErrorCode.RATE_LIMITED).close_code)
+            return
         self.agent = auth.agent
         self.timers = {}
         group = groups.agent_key_group(self.agent)
@@ -70,11 +87,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if waiting:  # answers given while no socket of the agent could take them
             await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
 
+    cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
+
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
-        if self.agent is not None:
-            await agentroute.aunsubscribe(groups.agent_group(self.agent.id), self.channel_name)
+        try:
+            if self.agent is not None:
+                await agentroute.aunsubscribe(groups.agent_group(self.agent.id),
+                                              self.channel_name)
+        finally:
+            if self.cap_lease is not None:
+                await self.cap_lease.release_shielded()
 
     async def handle(self, msg):
         if msg.method == "a2ui.sessions":

@@ -16,7 +16,7 @@ from ..conf import a2ui_settings
 from ..core import events
 from ..core.closes import CloseCode
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import consent, groups, seqwatch, sessions, shared
+from ..services import caps, consent, groups, seqwatch, sessions, shared
 from ..services import direct as direct_delivery
 from ..services.metrics import buffer
 
@@ -43,6 +43,24 @@ class SessionSocket:
                 ErrorCode.RATE_LIMITED,
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
+
+    # The cap on a person's sockets (a2ui.services.caps) ---------------------------------------
+
+    cap_lease = None
+
+    async def take_cap(self):
+        """A place among the token's person's session sockets (every socket protocol counts
+        in one cap, per agent, and per client address): None, or the ``CapReached`` refusal
+        to tell the client in the protocol's words (close code 4001)."""
+        try:
+            self.cap_lease = await caps.acquire_socket(self.token, caps.address_of(self.scope))
+        except caps.CapReached as exc:
+            return exc
+        return None
+
+    async def free_cap(self):
+        if self.cap_lease is not None:
+            await self.cap_lease.release_shielded()
 
     # Handshake deadline ----------------------------------------------------------------------
 

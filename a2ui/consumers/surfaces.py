@@ -85,6 +85,11 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             await self.close(code=CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
         self.token = auth.token
+        refused = await self.take_cap()
+        if refused is not None:
+            await self.send_json(protocol_error_frame(ProtocolError.of(refused)))
+            await self.close(code=CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            return
         self.closing = False
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.requested_session = (query.get("session_id") or [None])[0]
@@ -103,7 +108,10 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
     async def disconnect(self, code):
         self.stop_handshake_deadline()
         self.stop_watchdog()
-        await self.detach()
+        try:
+            await self.detach()
+        finally:
+            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_json(error_frame("SESSION_EXPIRED", "Session inactive for too long.",

@@ -48,6 +48,12 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             await self.reject(ErrorCode.AUTH_FAILED, reason)
             return
         self.token = auth.token
+        refused = await self.take_cap()
+        if refused is not None:
+            await self.accept()
+            await self.send_error(ProtocolError.of(refused))
+            await self.close(code=CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            return
         self.last_seq = 0
         self.v09 = False
         self.closing = False
@@ -68,7 +74,10 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def disconnect(self, code):
         self.stop_handshake_deadline()
         self.stop_watchdog()
-        await self.detach()
+        try:
+            await self.detach()
+        finally:
+            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_error(ProtocolError(ErrorCode.SESSION_EXPIRED))

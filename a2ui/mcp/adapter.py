@@ -22,9 +22,12 @@ def build_app():
         from .server import build_server
 
         # Request bodies past the payload limit get 413 before they are parsed. With Redis,
-        # SSE streams are resumable (a2ui.mcp.eventstore).
+        # SSE streams are resumable (a2ui.mcp.eventstore). Idle sessions end after
+        # MCP_SESSION_IDLE_SECONDS (the SDK's default is 30 minutes).
         _app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
                       max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE,
+                      session_idle_timeout=a2ui_settings.MCP_SESSION_IDLE_SECONDS,
+                      max_sessions=a2ui_settings.MCP_MAX_SESSIONS_PER_PROCESS,
                       client_factory=shared.redis_client if a2ui_settings.REDIS_URL else None)
     return _app
 

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 
+from ..conf import a2ui_settings
+
 log = logging.getLogger("a2ui.mcp")
 
 REALM = 'Bearer realm="a2ui-mcp"'
@@ -203,11 +205,59 @@ class Runner:
             log.warning("a2ui: the MCP session manager failed while stopping", exc_info=True)
 
 
+def json_errors(send):
+    """``send`` that turns an HTTP error answered in plain text (the SDK's 413 "Request body
+    too large", 400 "Invalid Content-Type header", ...) into a JSON-RPC error body with
+    ``Content-Type: application/json``; everything else passes through."""
+    from .opening import json_error
+
+    held = {}
+
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            headers = message.get("headers", [])
+            content_type = next((v.split(b";")[0].strip().lower() for k, v in headers
+                                 if k.lower() == b"content-type"), b"")
+            if message["status"] >= 400 and content_type != b"application/json":
+                held.update(start=message, body=b"", type=content_type)
+                return
+        elif message["type"] == "http.response.body" and held:
+            held["body"] += message.get("body", b"")
+            if message.get("more_body"):
+                return
+            start = held.pop("start")
+            body = json.dumps(json_error(start["status"], held["type"], held["body"]),
+                              separators=(",", ":")).encode()
+            held.clear()
+            headers = [(k, v) for k, v in start.get("headers", [])
+                       if k.lower() not in (b"content-type", b"content-length")]
+            await send({"type": "http.response.start", "status": start["status"],
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode()), *headers]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
+
+    return wrapped
+
+
+def opens_session(scope):
+    """A POST without ``Mcp-Session-Id``: it opens an MCP session (or, on the 2026-07-28
+    revision, is a self-contained request)."""
+    return scope.get("method") == "POST" and not any(
+        name == b"mcp-session-id" for name, _ in scope.get("headers", []))
+
+
+def _cap_refusal(exc):
+    return {"jsonrpc": "2.0", "id": None,
+            "error": {"code": -32001, "message": exc.message, "data": exc.data}}
+
+
 class MCPApp:
     """ASGI: authenticate, check Host/Origin, then hand the request to the SDK."""
 
     def __init__(self, server, allowed_hosts, **manager_options):
-        from .eventstore import SessionManager
+        from .manager import SessionManager
 
         self.allowed_hosts = list(allowed_hosts)
         self.max_body = manager_options.get("max_request_body_size")
@@ -220,6 +270,9 @@ class MCPApp:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
+        await self.serve(scope, receive, json_errors(send))
+
+    async def serve(self, scope, receive, send):
         if not self.security.enable_dns_rebinding_protection and not host_allowed(
                 scope, self.allowed_hosts):
             await _respond(send, 421 if b"origin" not in dict(scope["headers"]) else 403,
@@ -249,5 +302,21 @@ class MCPApp:
             # handshake era the SDK keeps a call running after its stream closed.
             gone = scope["a2ui_mcp_gone"] = asyncio.Event()
             receive = _watching(receive, gone)
-        await self.runner.ensure()
-        await self.manager.handle_request(scope, receive, send)
+        lease = None
+        if opens_session(scope):  # the caps (a2ui.services.caps), before any state is kept
+            from ..services import caps
+            from .manager import LEASE
+
+            try:
+                lease = await caps.acquire_mcp(principal, caps.address_of(scope))
+            except caps.CapReached as exc:
+                await _respond(send, 429, _cap_refusal(exc),
+                               [(b"retry-after", b"%d" % a2ui_settings.CAP_LEASE_SECONDS)])
+                return
+            scope[LEASE] = lease
+        try:
+            await self.runner.ensure()
+            await self.manager.handle_request(scope, receive, send)
+        finally:
+            if lease is not None and not lease.adopted:  # no session took it over
+                await lease.release_shielded()

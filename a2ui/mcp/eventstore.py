@@ -3,7 +3,7 @@
 
 Every event of a stream (the priming event the SDK sends first, then each JSON-RPC message)
 is stored under the MCP session it belongs to: one :class:`SessionEventStore` per MCP session
-(:class:`SessionManager` gives each new session its own), so one session's ``Last-Event-ID``
+(``a2ui.mcp.manager.SessionManager`` gives each new session its own), so one session's ``Last-Event-ID``
 never finds another session's events (the SDK's stream ids are request ids, which every
 session reuses). A stream keeps its last ``MAX_EVENTS`` events for ``TTL`` seconds after its
 last one.
@@ -25,7 +25,6 @@ import logging
 import re
 
 from mcp.server.streamable_http import EventMessage, EventStore
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import jsonrpc_message_adapter
 
 log = logging.getLogger("a2ui.mcp")
@@ -112,21 +111,3 @@ class SessionEventStore(EventStore):
             await send_callback(EventMessage(jsonrpc_message_adapter.validate_json(text),
                                              event_id(number, key)))
         return stream_id
-
-
-class SessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager, giving each MCP session an event store of its own (the SDK
-    shares one store across sessions, keyed only by stream ids that every session reuses)."""
-
-    def __init__(self, *args, client_factory=None, **kwargs):
-        self.client_factory = client_factory
-        if client_factory is not None:
-            kwargs.setdefault("retry_interval", RETRY_MS)
-        super().__init__(*args, **kwargs)
-
-    def _admit_session(self, requestor):
-        transport = super()._admit_session(requestor)
-        if transport is not None and self.client_factory is not None:
-            transport._event_store = SessionEventStore(transport.mcp_session_id,
-                                                       self.client_factory)
-        return transport

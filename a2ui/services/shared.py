@@ -36,8 +36,10 @@ class LocalBackend:
         self.windows = {}
         self.sessions = {}
         self.sockets = {}
+        self.caps = {}  # a2ui.services.caps: {holder key: {lease id}}
 
     def clear(self):
+        self.caps.clear()
         self.sockets.clear()
         self.seq.clear()
         self.windows.clear()

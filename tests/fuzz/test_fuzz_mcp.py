@@ -189,6 +189,9 @@ class Mcp:
                               problems)
             if response.status == 202 and _is_request(frame):
                 problems.append("a request (it has an id) got 202 and no answer")
+            if (response.status >= 400 and "mcp-session-id" in response.headers
+                    and "Mcp-Session-Id" not in headers):
+                problems.append(f"refused ({response.status}) yet issued a session id")
             if method == "POST" and _refused(response.status, found):
                 changed = harness.diff(before, await snapshot())
                 if changed:
@@ -360,6 +363,7 @@ async def test_handshakes_envelopes_and_headers(fuzzer, error_log, mcp_app, user
             await mcp.case(Frame("initialized", emit(
                 {"jsonrpc": "2.0", "method": "notifications/initialized"})), headers)
             await mcp.case(Frame(f"after {frame.label}", emit(rpc("resources/list"))), headers)
+            await mcp.http.request("DELETE", headers)  # done with it: its cap place is free
     agent_headers = await mcp.open(agent_key)
     person_headers = await mcp.open(mcp_token)
     for label, headers in (("agent", agent_headers), ("person", person_headers)):
@@ -621,3 +625,52 @@ def KNOWN_PERSON_KILLERS(sid):  # noqa: N802
         {**call("approve", {"session_id": sid, "request_id": "conf-1", "approved": True}),
          "id": True},
     ]
+
+
+async def test_session_flood(fuzzer, error_log, mcp_app, user, other_user, agent, agent_key):
+    """One person's 600 initializes, 50 at a time, valid and fuzzed (issue 23: one stream_mcp
+    token opened ~10,000 sessions, after which every initialize on the process got 503, and a
+    refused initialize still issued a working session id): the person's cap
+    (CAP_MCP_SESSIONS_PER_PERSON) holds; no refusal carries an Mcp-Session-Id; every refusal
+    is JSON; the agent and another person still initialize."""
+    from a2ui.conf import a2ui_settings
+
+    failures = harness.Failures(SEED)
+    _, mcp_token = await _setup_session(user, agent)
+    http = AsgiHttp(mcp_app)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {mcp_token}"}
+    init = json.loads(json.dumps(INIT_BODY))
+    frames = [Frame("initialize", emit(init)) if fuzzer.rng.random() < 0.7
+              else fuzzer.frame(init, "initialize") for _ in range(cases(600))]
+    opened = set()
+    for start in range(0, len(frames), 50):
+        batch = frames[start:start + 50]
+        responses = await asyncio.gather(*[http.request("POST", headers, frame.as_bytes())
+                                           for frame in batch])
+        for frame, response in zip(batch, responses, strict=True):
+            problems = []
+            check_mcp(f"HTTP {response.status}", response.status, response.text, problems)
+            session_id = response.headers.get("mcp-session-id")
+            if response.status >= 400:
+                if session_id:
+                    problems.append(f"refused ({response.status}) yet issued a session id")
+                if response.headers.get("content-type") != "application/json":
+                    problems.append(f"a refusal that is not JSON: {response.headers}")
+            elif session_id:
+                opened.add(session_id)
+            failures.add(frame, problems)
+    failures.check()
+    limit = a2ui_settings.CAP_MCP_SESSIONS_PER_PERSON
+    assert len(opened) == limit and mcp_app.manager.open_sessions() == limit
+    refused = await http.request("POST", headers, json.dumps(INIT_BODY).encode())
+    assert refused.status == 429 and json.loads(refused.text)["error"]["data"]["per"] == "person"
+    others = [agent_key, (await _setup_session(other_user, agent))[1]]
+    for credential in others:
+        response = await http.request("POST", {**MCP_HEADERS, "Authorization": f"Bearer "
+                                               f"{credential}"}, json.dumps(INIT_BODY).encode())
+        assert response.status == 200 and response.headers.get("mcp-session-id"), response.text
+    # Each session the person holds still serves.
+    mcp = Mcp(mcp_app, error_log, failures)
+    for session_id in list(opened)[:3]:
+        await mcp.ok({**headers, "Mcp-Session-Id": session_id,
+                      "Mcp-Protocol-Version": PROTOCOL_VERSION}, rpc("tools/list", rpc_id=7))
