@@ -25,7 +25,20 @@ def default_channel_layers(redis_url):
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     return {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                        "CONFIG": {"hosts": [redis_layer_host(redis_url)]}}}
+                        "CONFIG": {"hosts": [redis_layer_host(redis_url)],
+                                   "prefix": pubsub_prefix(redis_url)}}}
+
+
+def pubsub_prefix(redis_url):
+    """The PubSub layer's channel prefix for ``redis_url``: Redis PUBLISH channels are not
+    scoped by database number, so two sites (or test runs) on one Redis server with different
+    databases would otherwise hear each other's group sends. Database 0 keeps channels-redis's
+    own prefix, ``asgi``; database N is ``asgi.dbN``."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(redis_url)
+    db = parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
+    return "asgi" if db in ("", "0") else f"asgi.db{db}"
 
 
 class A2UIConfig(AppConfig):
