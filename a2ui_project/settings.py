@@ -115,8 +115,12 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Under ASGI, Django advises the backend's pool instead of CONN_MAX_AGE.
+        # Under ASGI, Django advises the backend's pool instead of CONN_MAX_AGE. With the pool,
+        # CONN_HEALTH_CHECKS makes it check a connection as it hands it out (one empty
+        # statement): one the server closed (a restart, pg_terminate_backend) is replaced
+        # instead of failing a request (docs/operations.md, "Database connections").
         DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DB_POOL_MAX", "10")),
