@@ -174,7 +174,15 @@ def check_database_connections(app_configs, **kwargs):
     failover, ``pg_terminate_backend``) fails the next request that takes it, one request per
     connection, however long after (docs/operations.md, "Database connections").
     """
-    return database_warnings(settings.DATABASES)
+    warnings = database_warnings(settings.DATABASES)
+    if "a2ui.middleware.ServiceUnavailableMiddleware" not in (settings.MIDDLEWARE or []):
+        warnings.append(Warning(
+            "a2ui.middleware.ServiceUnavailableMiddleware is not in MIDDLEWARE: while the "
+            "database or Redis is unreachable, views outside the app's API answer Django's "
+            "HTML 500 and log a traceback per request.",
+            hint='Put "a2ui.middleware.ServiceUnavailableMiddleware" first in MIDDLEWARE.',
+            id="a2ui.W021"))
+    return warnings
 
 
 def database_warnings(databases):

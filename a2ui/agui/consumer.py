@@ -22,7 +22,7 @@ from ..consumers.session import SessionSocket
 from ..core.errors import DomainError
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import admission, consent, groups, housekeeping, sessions, shared
+from ..services import admission, consent, groups, housekeeping, outages, sessions, shared
 from ..services.metrics import buffer
 from . import PROTOCOL_VERSION, actions, mapping
 from . import protocol as p
@@ -144,8 +144,9 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.send_event(p.error_of(exc))
         except DomainError as exc:  # a consent refusal was prompted by check_consent
             await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
-        except Exception:
-            log.exception("a2ui: unexpected error on the AG-UI socket")
+        except Exception as exc:
+            if not outages.report(exc, "AG-UI event", self.outage_session()):
+                log.exception("a2ui: unexpected error on the AG-UI socket")
             await self.internal_error()
 
     # Outbound --------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 from channels.layers import get_channel_layer
 
 from ..core.errors import DomainError, Fault
-from . import shared
+from . import outages, shared
 
 log = logging.getLogger(__name__)
 
@@ -289,8 +289,9 @@ class _Relay:
                 await self.route(event)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("a2ui: could not route an agent event")
+            except Exception as exc:
+                if not outages.report(exc, "agent event routing"):
+                    log.exception("a2ui: could not route an agent event")
 
     async def route(self, event):
         """Hand ``event`` to the sockets here that get it."""
@@ -315,8 +316,9 @@ class _Relay:
         for deliver in targets:
             try:
                 await deliver(event)
-            except Exception:  # one socket's failure is not the others'
-                log.exception("a2ui: could not deliver an agent event")
+            except Exception as exc:  # one socket's failure is not the others'
+                if not outages.report(exc, "agent event delivery"):
+                    log.exception("a2ui: could not deliver an agent event")
 
 
 def clear():

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, pending, sessions
+from . import components, outages, pending, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -28,8 +28,9 @@ async def _loop():
         await asyncio.sleep(INTERVAL_SECONDS)
         try:
             await sweep()
-        except Exception:
-            log.exception("a2ui: housekeeping sweep failed")
+        except Exception as exc:
+            if not outages.report(exc, "housekeeping sweep"):
+                log.exception("a2ui: housekeeping sweep failed")
 
 
 def ensure_started():

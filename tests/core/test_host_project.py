@@ -122,3 +122,11 @@ def test_the_example_project_checks_its_pooled_connections():
     db = settings.DATABASES["default"]
     if db["ENGINE"] == PG:
         assert db["CONN_HEALTH_CHECKS"] is True
+
+
+def test_the_service_unavailable_middleware_is_asked_for(settings):
+    from a2ui.checks import check_database_connections
+
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE
+                           if m != "a2ui.middleware.ServiceUnavailableMiddleware"]
+    assert [w.id for w in check_database_connections(None)] == ["a2ui.W021"]
