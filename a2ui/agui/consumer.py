@@ -67,6 +67,13 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.refuse(p.error(p.CONNECTION_ERROR, exc.reason, {"reason": "auth_failed"}),
                               CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
+        except Exception as exc:  # the database is unreachable: say so, one log line
+            if not outages.report(exc, "AG-UI authentication"):
+                raise
+            reason = f"Service unavailable ({outages.cause(exc)}); retry shortly."
+            await self.refuse(p.error(p.CONNECTION_ERROR, reason, {"reason": "unavailable"}),
+                              1000)
+            return
         self.closing = False
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
             await self.join(group)

@@ -223,3 +223,28 @@ async def test_a_socket_opened_while_the_database_is_down_is_told(caplog, monkey
     assert reply["error"]["code"] == -32603
     assert "database unreachable" in reply["error"]["data"]["reason"]
     assert [r for r in _records(caplog, "") if r.levelno >= logging.ERROR] == []
+
+
+async def test_v09_and_agui_sockets_opened_while_the_database_is_down_are_told(
+        caplog, monkeypatch, stream_token):
+    from channels.testing import WebsocketCommunicator
+
+    from a2ui import middleware
+    from a2ui.agui import consumer as agui_consumer
+    from a2ui_project.asgi import application
+
+    def down(*args):
+        raise DB_DOWN
+
+    caplog.set_level(logging.INFO)
+    monkeypatch.setattr(middleware, "resolve", down)
+    monkeypatch.setattr(agui_consumer, "_verify", down)
+    for path in (f"/ws/v09/a2ui?token={stream_token}", "/ws/agui?token=anything"):
+        socket = WebsocketCommunicator(application, path)
+        connected, _ = await socket.connect()
+        assert connected, path
+        first = await socket.receive_from(timeout=3)
+        assert "database unreachable" in first, (path, first)
+        await socket.disconnect()
+    assert [r for r in _records(caplog, "") if r.levelno >= logging.ERROR] == []
+    assert sum(r.exc_info is not None for r in _records(caplog)) == 1
