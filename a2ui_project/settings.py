@@ -126,7 +126,8 @@ if DATABASE_URL:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DB_POOL_MAX", "10")),
-            "timeout": 10,
+            # How long a request waits for a connection (all in use, or PostgreSQL away).
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
         }
 else:
     DATABASES = {

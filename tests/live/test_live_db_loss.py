@@ -1,4 +1,5 @@
 """Tier 2: every database connection of a live Daphne is terminated; nothing fails 2 s later.
+And PostgreSQL unreachable: 503s with a message, -32603 on sockets, one log line per failure.
 
 ``pg_terminate_backend`` ends every backend of the test database but the test's own (what a
 PostgreSQL restart, a failover or an operator does). The server's connections in psycopg's pool
@@ -14,7 +15,10 @@ after the loss (a 500 from ``/mcp``'s authentication, -32603 from the sockets), 
 """
 
 import asyncio
+import json
+import re
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -22,6 +26,7 @@ from a2ui.models import StreamToken
 from tests.live.client import ahttp, init_session, open_agent, open_user
 from tests.live.conftest import DaphneServer, flush_live_redis, live_env
 from tests.live.mcpclient import INIT_BODY, raw
+from tests.live.tcpcut import CuttableRelay
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -177,3 +182,105 @@ async def test_terminated_database_connections_fail_no_request(server, user, age
         await bot.close()
     log = server.log()
     assert "Traceback" not in log, log
+
+
+def _tracebacks_besides_the_first_failure(log):
+    """How many tracebacks the log has outside the one the outage's first failure carries
+    (that record ends at the next line that starts a record: a logger's, Daphne's access log,
+    the pool's)."""
+    head, found, tail = log.partition("its traceback follows\n")
+    if found:
+        lines = tail.splitlines(keepends=True)
+        start = next((i for i, line in enumerate(lines)
+                      if re.match(r"(a2ui|\d|error connecting)", line)), len(lines))
+        tail = "".join(lines[start:])
+    return (head + tail).count("Traceback")
+
+
+@pytest.fixture
+def relayed_server(live_services, transactional_db):
+    """A server that reaches PostgreSQL through a relay the test can cut; a request waits 2 s
+    for a connection (DB_POOL_TIMEOUT) before it fails."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    relay = CuttableRelay(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432))
+    flush_live_redis(live_services)
+    env = live_env(live_services)
+    parts = urlsplit(env["DATABASE_URL"])
+    auth = parts.netloc.rpartition("@")[0]
+    netloc = f"{auth}@127.0.0.1:{relay.port}" if auth else f"127.0.0.1:{relay.port}"
+    env.update(DATABASE_URL=urlunsplit(parts._replace(netloc=netloc)),
+               DB_POOL_MAX=str(POOL_MAX), DB_POOL_TIMEOUT="2")
+    daphne = DaphneServer(env, name="A")
+    try:
+        yield daphne.wait_ready(), relay
+    finally:
+        daphne.cleanup()
+        relay.close()
+        _drop_own_dead_connections()
+
+
+async def test_an_unreachable_database_is_503_and_one_line_per_failure(relayed_server, user,
+                                                                       agent, agent_key):
+    server, relay = relayed_server
+    person = await open_user(server, await issue(user, agent))
+    sid = await init_session(person)
+    later = await issue(user, agent)
+    bot = await open_agent(server, agent_key)
+    probe = Probe()
+    await _render(bot, sid, probe, 0)
+    assert probe.failures(0) == []
+
+    relay.cut()
+    await asyncio.sleep(0.3)
+    cut = time.monotonic()
+    status, _, text = await raw("POST", f"{server.url}/mcp", credential=agent_key,
+                                body=INIT_BODY)
+    assert status == 503, (status, text)
+    error = json.loads(text)["error"]
+    assert error["code"] == -32603 and "database unreachable" in error["message"]
+    status, body = await ahttp("GET", f"{server.url}/api/v4/requests",
+                               headers={"Authorization": f"Bearer {agent_key}"})
+    assert status == 503 and "database unreachable" in body["detail"], (status, body)
+    renders = 4
+    for n in range(1, renders + 1):
+        reply = await bot.call("ui.render", {"session_id": sid, "component_id": f"c{n}",
+                                             "component_type": "card", "data": {"title": "t"}},
+                               rpc_id=f"r{n}")
+        assert reply["error"]["code"] == -32603, reply
+    tab = await open_user(server, later)
+    told = await tab.recv()
+    assert told["error"]["code"] == -32603
+    assert "database unreachable" in told["error"]["data"]["reason"]
+    await tab.close()
+
+    # One line per failure, the traceback once, and the summary ten seconds in.
+    deadline = cut + 20
+    while "requests failed in the last 10 s: database unreachable" not in server.log():
+        assert time.monotonic() < deadline, server.log()
+        await asyncio.sleep(0.2)
+    log = server.log()
+    assert len(re.findall(r"a2ui: ui\.render failed for session \S+: database unreachable",
+                          log)) == renders, log
+    assert log.count("its traceback follows") == 1, log
+    assert _tracebacks_besides_the_first_failure(log) == 0, log
+    assert not re.search(r'" 500 \d', log), log  # Daphne's access log: no HTTP 500
+
+    relay.restore()
+    restored = time.monotonic()
+    n = renders
+    while True:  # the pool reconnects by itself
+        n += 1
+        reply = await bot.call("ui.render", {"session_id": sid, "component_id": f"c{n}",
+                                             "component_type": "card", "data": {"title": "t"}},
+                               rpc_id=f"r{n}")
+        if "result" in reply:
+            break
+        assert time.monotonic() < restored + 20, reply
+        await asyncio.sleep(0.2)
+    status, _, text = await raw("POST", f"{server.url}/mcp", credential=agent_key,
+                                body=INIT_BODY)
+    assert status == 200, (status, text)
+    await person.close()
+    await bot.close()
