@@ -17,6 +17,7 @@ handler, ``/mcp``'s authentication and ``a2ui.middleware.DatabaseUnavailable``.
 
 import logging
 import math
+import sys
 import threading
 import time
 from collections import Counter
@@ -101,6 +102,27 @@ def report(exc, what, session=None):
                 "; the first failure of this outage, its traceback follows" if first else "",
                 exc_info=exc if first else None)
     return True
+
+
+def warning(logger, what, message, *args, session=None):
+    """In an ``except`` block, for a failure the code goes on after: an outage's one line
+    (:func:`report`), else ``message`` at WARNING with the traceback, as before."""
+    if not report(sys.exc_info()[1], what, session):
+        logger.warning(message, *args, exc_info=True)
+
+
+class LibraryTracebacks(logging.Filter):
+    """On a library's logger (``channels_redis.pubsub``, whose receive task logs a traceback
+    for every reconnection attempt while Redis is away): a record of an outage becomes the
+    outage's one line (:func:`report`); anything else passes as it is."""
+
+    def __init__(self, what):
+        super().__init__()
+        self.what = what
+
+    def filter(self, record):
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or not report(exc, self.what)
 
 
 def _schedule_summary():

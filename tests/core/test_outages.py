@@ -248,3 +248,34 @@ async def test_v09_and_agui_sockets_opened_while_the_database_is_down_are_told(
         await socket.disconnect()
     assert [r for r in _records(caplog, "") if r.levelno >= logging.ERROR] == []
     assert sum(r.exc_info is not None for r in _records(caplog)) == 1
+
+
+def test_failures_the_code_goes_on_after(caplog):
+    """outages.warning: an outage's one line, anything else a WARNING with its traceback."""
+    log = logging.getLogger("a2ui.test")
+    caplog.set_level(logging.INFO)
+    for exc in (REDIS_DOWN, REDIS_DOWN, ValueError("a bug")):
+        try:
+            raise exc
+        except Exception:
+            outages.warning(log, "agent socket heartbeat", "a2ui: heartbeat failed for %s", "x")
+    records = _records(caplog)
+    assert [(r.name, r.exc_info is not None) for r in records] == [
+        ("a2ui.outages", True), ("a2ui.outages", False), ("a2ui.test", True)]
+    assert records[2].getMessage() == "a2ui: heartbeat failed for x"
+
+
+def test_the_channel_layer_reconnecting_logs_one_line_each(caplog):
+    """channels-redis's receive task logs a traceback per reconnection attempt while Redis is
+    away; the app's filter on its logger makes each one line."""
+    layer_log = logging.getLogger("channels_redis.pubsub")
+    caplog.set_level(logging.INFO)
+    for exc in (REDIS_DOWN, REDIS_DOWN, ValueError("a bug")):
+        try:
+            raise exc
+        except Exception:
+            layer_log.exception("Unexpected exception in receive task")
+    records = [r for r in caplog.records if r.name in ("a2ui.outages", "channels_redis.pubsub")]
+    assert [(r.name, r.exc_info is not None) for r in records] == [
+        ("a2ui.outages", True), ("a2ui.outages", False), ("channels_redis.pubsub", True)]
+    assert "channel layer receive failed: Redis unreachable" in records[1].getMessage()

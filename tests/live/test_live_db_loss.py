@@ -284,3 +284,35 @@ async def test_an_unreachable_database_is_503_and_one_line_per_failure(relayed_s
     assert status == 200, (status, text)
     await person.close()
     await bot.close()
+
+
+async def test_pushes_while_redis_is_down_are_one_line_each(own_redis_servers, user, agent,
+                                                            agent_key):
+    """Item 12 live: with Redis stopped, each failed push is one line in the server's log (the
+    first of the outage with its traceback) and a summary follows; 110 pushes made 110
+    tracebacks."""
+    redis_server, start = own_redis_servers
+    server = start()
+    person = await open_user(server, await issue(user, agent))
+    sid = await init_session(person)
+    bot = await open_agent(server, agent_key)
+    probe = Probe()
+    await _render(bot, sid, probe, 0)
+    assert probe.failures(0) == []
+    redis_server.stop()
+    stopped = time.monotonic()
+    pushes = 8
+    for n in range(1, pushes + 1):
+        reply = await bot.call("ui.render", {"session_id": sid, "component_id": f"c{n}",
+                                             "component_type": "card", "data": {"title": "t"}},
+                               rpc_id=f"r{n}")
+        assert reply["error"]["code"] == -32603, reply
+    while "requests failed in the last 10 s: Redis unreachable" not in server.log():
+        assert time.monotonic() < stopped + 20, server.log()
+        await asyncio.sleep(0.2)
+    log = server.log()
+    assert len(re.findall(r"a2ui: ui\.render failed for session \S+: Redis unreachable",
+                          log)) == pushes, log
+    assert log.count("its traceback follows") == 1, log
+    assert _tracebacks_besides_the_first_failure(log) == 0, log
+    await asyncio.to_thread(redis_server.start)
