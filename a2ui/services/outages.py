@@ -44,24 +44,47 @@ def cause(exc):
     for _ in range(5):
         if exc is None:
             return None
-        if _database_error(exc):
-            return DATABASE
+        lost = _connection_lost(exc)
+        if lost is not None:
+            return DATABASE if lost else None
         if _redis_error(exc):
             return REDIS
         exc = exc.__cause__ or exc.__context__
     return None
 
 
-def _database_error(exc):
-    from django.db import InterfaceError, OperationalError
+#: SQLSTATE classes of a connection that failed or was ended, or a server that cannot take one:
+#: connection exceptions, insufficient resources (too many connections), and the operator's
+#: 57P01-57P05 (shutdown, crash, cannot connect now...; not 57014, a cancelled statement).
+_LOST_STATES = ("08", "53", "57P")
 
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
+
+def _connection_lost(exc):
+    """For a database error: True when it says the database cannot be reached (no answer,
+    connection refused or ended, the pool's wait for a connection timed out), False for any
+    other (a deadlock, a cancelled statement, SQLite's lock); None for anything else."""
+    from django.db import DatabaseError, InterfaceError, OperationalError
+
     try:
         import psycopg
     except ImportError:  # pragma: no cover - SQLite only
+        psycopg = None
+    if psycopg is not None and isinstance(exc, psycopg.Error):
+        if isinstance(exc, psycopg.InterfaceError):
+            return True
+        if isinstance(exc, psycopg.OperationalError):
+            state = exc.sqlstate  # None: the client's own (connection failed, PoolTimeout)
+            return state is None or state.startswith(_LOST_STATES)
         return False
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+    if isinstance(exc, OperationalError | InterfaceError):  # Django's, around the driver's
+        inner = exc.__cause__
+        if inner is None:
+            return True
+        lost = _connection_lost(inner)
+        return bool(lost)
+    if isinstance(exc, DatabaseError):
+        return False
+    return None
 
 
 def _redis_error(exc):

@@ -55,6 +55,40 @@ def test_causes():
         assert outages.cause(fault) is None
 
 
+def _wrapped(driver_error):
+    """A driver's error as Django raises it (its own class, the driver's as the cause)."""
+    from django.db import utils
+
+    wrapper = next(getattr(utils, klass.__name__) for klass in type(driver_error).__mro__
+                   if hasattr(utils, klass.__name__))
+    try:
+        try:
+            raise driver_error
+        except Exception as exc:
+            raise wrapper(*exc.args) from exc
+    except Exception as exc:
+        return exc
+
+
+def test_only_a_lost_or_refused_database_is_an_outage():
+    """A deadlock, a cancelled statement or SQLite's lock is no outage: an ERROR as before."""
+    import sqlite3
+
+    from psycopg import errors
+
+    for lost in (errors.AdminShutdown("terminating connection due to administrator command"),
+                 errors.CannotConnectNow("the database system is starting up"),
+                 errors.TooManyConnections("too many clients already")):
+        assert outages.cause(lost) == outages.DATABASE, lost
+        assert outages.cause(_wrapped(lost)) == outages.DATABASE, lost
+    for fault in (errors.DeadlockDetected("deadlock detected"),
+                  errors.QueryCanceled("canceling statement due to statement timeout"),
+                  errors.SerializationFailure("could not serialize access"),
+                  errors.UniqueViolation("duplicate key"),
+                  sqlite3.OperationalError("database is locked")):
+        assert outages.cause(_wrapped(fault)) is None, fault
+
+
 def test_one_line_per_failure_and_the_traceback_once(caplog):
     caplog.set_level(logging.INFO)
     assert outages.report(ValueError("a bug"), "ui.render") is False
