@@ -87,7 +87,7 @@ class ServiceUnavailableMiddleware(MiddlewareMixin):
     HTML 500 with a traceback in the log. First in ``MIDDLEWARE`` (docs/operations.md)."""
 
     def process_exception(self, request, exception):
-        if not outages.report(exception, f"{request.method} {request.path}"):
+        if not outages.report(exception, outages.http_what(request)):
             return None
         from django.http import JsonResponse
 

@@ -65,7 +65,7 @@ def unavailable_response(exc):
 
 def exception_handler(exc, context):
     request = context.get("request")
-    if outages.report(exc, f"{request.method} {request.path}" if request else "API request"):
+    if outages.report(exc, outages.http_what(request) if request else "API request"):
         return unavailable_response(exc)
     refusal = getattr(exc, "refusal", None)
     if refusal is not None and getattr(context.get("view"), "v09_errors", False):

@@ -122,10 +122,7 @@ class SafeSocketMixin:
     def outage_session(self, params=None):
         """The session a failure was for, for its log line: the message's, else the socket's."""
         session = params.get("session_id") if isinstance(params, dict) else None
-        if isinstance(session, str) and len(session) <= 64:
-            return session
-        session = getattr(self, "session_id", None)
-        return str(session) if session is not None else None
+        return session if session is not None else getattr(self, "session_id", None)
 
     @property
     def max_payload_size(self):

@@ -17,6 +17,7 @@ handler, ``/mcp``'s authentication and ``a2ui.middleware.DatabaseUnavailable``.
 
 import logging
 import math
+import re
 import sys
 import threading
 import time
@@ -32,6 +33,9 @@ SUMMARY_SECONDS = 10.0
 #: A failure after this long without one of its cause starts a new outage (traceback once).
 QUIET_SECONDS = 60.0
 
+# What is written of a client's text: a session id, a method name (else "a message").
+_SESSION = re.compile(r"[0-9a-fA-F-]{32,36}")
+_WHAT = re.compile(r"[\w .:/<>-]{1,120}")
 _lock = threading.Lock()
 _counts = Counter()  # (cause, what) -> failures since the last summary
 _last = {}  # cause -> monotonic time of its last failure
@@ -105,6 +109,14 @@ def describe(exc):
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def http_what(request):
+    """``"GET /api/v4/sessions/<uuid:session_id>/messages"``: a request's method and URL
+    pattern (bounded, and nothing of the client's own text)."""
+    match = getattr(request, "resolver_match", None)
+    route = getattr(match, "route", None)
+    return f"{request.method} /{route}" if route else f"{request.method} request"
+
+
 def report(exc, what, session=None):
     """Log ``exc`` as one line if an outage caused it and return True; else False.
 
@@ -114,13 +126,15 @@ def report(exc, what, session=None):
     kind = cause(exc)
     if kind is None:
         return False
+    what = what if isinstance(what, str) and _WHAT.fullmatch(what) else "a message"
     now = time.monotonic()
     with _lock:
         first = now - _last.get(kind, -math.inf) > QUIET_SECONDS
         _last[kind] = now
         _counts[(kind, what)] += 1
         _schedule_summary()
-    where = f" for session {session}" if session else ""
+    session = str(session) if session is not None else None
+    where = f" for session {session}" if session and _SESSION.fullmatch(session) else ""
     log.warning("a2ui: %s failed%s: %s (%s)%s", what, where, kind, describe(exc),
                 "; the first failure of this outage, its traceback follows" if first else "",
                 exc_info=exc if first else None)

@@ -94,15 +94,21 @@ def test_one_line_per_failure_and_the_traceback_once(caplog):
     assert outages.report(ValueError("a bug"), "ui.render") is False
     assert _records(caplog) == []
     for i in range(5):
-        assert outages.report(REDIS_DOWN, "ui.render", session=f"s{i}") is True
+        assert outages.report(REDIS_DOWN, "ui.render", session=f"{i}" * 32) is True
     assert outages.report(DB_DOWN, "GET /api/v4/requests") is True
     records = _records(caplog)
     assert [r.levelno for r in records] == [logging.WARNING] * 6
     assert [r.exc_info is not None for r in records] == [True, False, False, False, False, True]
     line = records[1].getMessage()
-    assert line == ("a2ui: ui.render failed for session s1: Redis unreachable (ConnectionError: "
+    assert line == (f"a2ui: ui.render failed for session {'1' * 32}: Redis unreachable "
+                    "(ConnectionError: "
                     "Error 111 connecting to 127.0.0.1:6379. Connection refused.)")
     assert "\n" not in records[5].getMessage()  # the message's first line only
+    # A client's text is never written: a session id that is not one is left out.
+    outages.report(REDIS_DOWN, "ui.render", session="x\nFAKE LOG LINE")
+    assert "FAKE" not in _records(caplog)[-1].getMessage()
+    outages.report(REDIS_DOWN, "ui.render\nFAKE LOG LINE " + "x" * 10**5)  # a client's method
+    assert _records(caplog)[-1].getMessage().startswith("a2ui: a message failed: Redis")
     assert "database unreachable (OperationalError: connection failed" in records[5].getMessage()
 
 
@@ -190,6 +196,7 @@ def test_rest_answers_503_while_the_database_is_down(caplog, monkeypatch, agent_
     monkeypatch.setattr(tokens, "verify_agent_key", down)
     response = Client().get("/api/v4/requests", HTTP_AUTHORIZATION=f"Bearer {agent_key}")
     assert response.status_code == 503, response.content
+    assert "a2ui: GET /api/v4/requests failed: database unreachable" in caplog.text
     assert response["Retry-After"] == "2"
     assert "database unreachable" in response.json()["detail"]
     assert [r for r in _records(caplog, "") if r.levelno >= logging.ERROR] == []
