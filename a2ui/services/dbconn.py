@@ -18,6 +18,7 @@ partition) is found by neither; TCP keepalives bound that (docs/operations.md, "
 connections").
 """
 
+import functools
 import select
 
 #: psycopg's ``TransactionStatus.IDLE``: connected, no transaction, no query in flight.
@@ -59,3 +60,27 @@ def replace_if_gone(connection):
         return
     if server_gone(raw):
         connection.close()
+
+
+def read_retried(func):
+    """Decorator for a function that only reads (the credential lookups): when it fails because
+    the server had ended its connection (the connection is closed after the error), it runs
+    once more on a new one. Whatever the project's DATABASES (no pool check, ``CONN_MAX_AGE``
+    without health checks), a credential is not refused with a 500 for a connection the
+    server ended. Not inside a transaction, which was lost with the connection."""
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        from django.db import InterfaceError, OperationalError, connections
+
+        try:
+            return func(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            connection = connections["default"]
+            raw = connection.connection
+            if connection.in_atomic_block or not getattr(raw, "closed", False):
+                raise
+            connection.close()
+        return func(*args, **kwargs)
+
+    return call

@@ -351,3 +351,17 @@ def test_a_live_connection_is_judged_without_a_round_trip(monkeypatch):
     monkeypatch.undo()
     assert dbconn.server_gone(connection.connection) is True
     connection.close()
+
+
+@needs_pool
+def test_a_credential_is_looked_up_again_when_the_server_ended_the_connection(agent_key):
+    """Whatever the project's DATABASES (this thread's connection is no pool checkout): the
+    lookup that failed on a connection the server had ended runs once more on a new one."""
+    from a2ui import tokens
+
+    assert tokens.verify_agent_key(agent_key).is_active
+    _terminate([_backend_pid()])
+    import time
+
+    time.sleep(0.3)
+    assert tokens.verify_agent_key(agent_key).is_active
