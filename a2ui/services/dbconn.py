@@ -13,7 +13,9 @@ round trip) and only when something did arrive runs the empty statement of psyco
 ``check_connection``; a per-message thread asks it before each call (:func:`replace_if_gone`).
 Connections taken from psycopg's pool are checked by the pool itself when ``CONN_HEALTH_CHECKS``
 is on (Django then gives the pool ``check_connection``: one empty statement per checkout; the
-system check a2ui.W020 warns when it is off). A connection cut without a word (a network
+system check a2ui.W020 warns when it is off); whatever the project's settings, the credential
+lookups run once more on a new connection when theirs turns out ended (:func:`read_retried`).
+A connection cut without a word (a network
 partition) is found by neither; TCP keepalives bound that (docs/operations.md, "Database
 connections").
 """
