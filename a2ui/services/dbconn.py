@@ -15,9 +15,8 @@ Connections taken from psycopg's pool are checked by the pool itself when ``CONN
 is on (Django then gives the pool ``check_connection``: one empty statement per checkout; the
 system check a2ui.W020 warns when it is off); whatever the project's settings, the credential
 lookups run once more on a new connection when theirs turns out ended (:func:`read_retried`).
-A connection cut without a word (a network
-partition) is found by neither; TCP keepalives bound that (docs/operations.md, "Database
-connections").
+A connection cut without a word (a network partition) is found by none of these; TCP
+keepalives bound that (docs/operations.md, "Database connections").
 """
 
 import functools
