@@ -11,8 +11,10 @@ failure of an outage (none of that cause in the last :data:`QUIET_SECONDS`), and
 (``False``): the caller logs it as the fault it is, traceback and all.
 
 Every place that catches a failed push, socket message, MCP call or HTTP request goes through
-it: the sockets' last-resort handlers, direct delivery, MCP's handlers, the REST exception
-handler, ``/mcp``'s authentication and ``a2ui.middleware.DatabaseUnavailable``.
+it: the sockets' last-resort handlers and handshakes, direct delivery, MCP's handlers, the REST
+exception handler, ``/mcp``'s authentication and ``a2ui.middleware.ServiceUnavailableMiddleware``;
+what fails beside them and is retried (heartbeats, group refreshes) through :func:`warning`, and
+channels-redis's receive task through :class:`LibraryTracebacks` on its logger.
 """
 
 import logging
