@@ -1,3 +1,5 @@
+import logging
+
 from django.apps import AppConfig
 from django.conf import settings
 
@@ -48,6 +50,13 @@ class A2UIConfig(AppConfig):
 
     def ready(self):
         from . import checks  # noqa: F401  (registers the system checks)
+        from .services import outages
+
+        # channels-redis logs a traceback for each reconnection attempt while Redis is away
+        # (about one a second per shard): one line each instead (services.outages).
+        layer_log = logging.getLogger("channels_redis.pubsub")
+        if not any(isinstance(f, outages.LibraryTracebacks) for f in layer_log.filters):
+            layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
             from .conf import a2ui_settings

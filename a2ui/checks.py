@@ -188,3 +188,41 @@ def check_web_client_bundle(app_configs, **kwargs):
             hint="Reinstall django-a2ui; in a checkout, run `make vendor`.",
             id="a2ui.W101")]
     return []
+
+
+@register(Tags.database)
+def check_database_connections(app_configs, **kwargs):
+    """A PostgreSQL connection kept between requests and never checked (a2ui.W020).
+
+    With psycopg's pool (``OPTIONS["pool"]``) Django hands the pool its check only when
+    ``CONN_HEALTH_CHECKS`` is on, and skips its own; with ``CONN_MAX_AGE`` above 0 Django checks
+    a reused connection only then too. Off, every connection the server closed (a restart, a
+    failover, ``pg_terminate_backend``) fails the next request that takes it, one request per
+    connection, however long after (docs/operations.md, "Database connections").
+    """
+    warnings = database_warnings(settings.DATABASES)
+    if "a2ui.middleware.ServiceUnavailableMiddleware" not in (settings.MIDDLEWARE or []):
+        warnings.append(Warning(
+            "a2ui.middleware.ServiceUnavailableMiddleware is not in MIDDLEWARE: while the "
+            "database or Redis is unreachable, views outside the app's API answer Django's "
+            "HTML 500 and log a traceback per request.",
+            hint='Put "a2ui.middleware.ServiceUnavailableMiddleware" first in MIDDLEWARE.',
+            id="a2ui.W021"))
+    return warnings
+
+
+def database_warnings(databases):
+    warnings = []
+    for alias, db in databases.items():
+        if db.get("ENGINE") != "django.db.backends.postgresql" or db.get("CONN_HEALTH_CHECKS"):
+            continue
+        pooled = bool((db.get("OPTIONS") or {}).get("pool"))
+        if pooled or db.get("CONN_MAX_AGE", 0) != 0:
+            kept = "psycopg's pool" if pooled else f"CONN_MAX_AGE={db.get('CONN_MAX_AGE')!r}"
+            warnings.append(Warning(
+                f"DATABASES[{alias!r}] keeps connections ({kept}) without CONN_HEALTH_CHECKS: "
+                "after a PostgreSQL restart or failover each kept connection fails a request.",
+                hint=f'Set DATABASES[{alias!r}]["CONN_HEALTH_CHECKS"] = True (with the pool: '
+                     "one empty statement each time a connection is taken).",
+                id="a2ui.W020"))
+    return warnings

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from .conf import a2ui_settings
 from .models import Agent, StreamToken
+from .services import dbconn
 
 #: Each type is signed with its own salt, so a token of one type never verifies as another:
 #: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,
@@ -103,6 +104,7 @@ def peek_any_stream_token(raw):
     return None
 
 
+@dbconn.read_retried
 def verify_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
     """Return the live StreamToken for ``raw`` or raise TokenError (bad, expired, revoked)."""
     jti = peek_stream_token(raw, token_type)
@@ -158,6 +160,7 @@ def looks_like_agent_key(raw):
     return isinstance(raw, str) and raw.startswith(AGENT_KEY_PREFIX)
 
 
+@dbconn.read_retried
 def verify_agent_key(raw):
     """Return the active Agent for ``raw`` or raise TokenError."""
     if not looks_like_agent_key(raw) or len(raw) > 200 or not _AGENT_KEY_SHAPE.fullmatch(raw):

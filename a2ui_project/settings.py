@@ -82,6 +82,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a view failed by an unreachable database or Redis answers a JSON 503.
+    "a2ui.middleware.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -115,12 +117,17 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Under ASGI, Django advises the backend's pool instead of CONN_MAX_AGE.
+        # Under ASGI, Django advises the backend's pool instead of CONN_MAX_AGE. With the pool,
+        # CONN_HEALTH_CHECKS makes it check a connection as it hands it out (one empty
+        # statement): one the server closed (a restart, pg_terminate_backend) is replaced
+        # instead of failing a request (docs/operations.md, "Database connections").
         DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DB_POOL_MIN", "1")),
             "max_size": int(os.environ.get("DB_POOL_MAX", "10")),
-            "timeout": 10,
+            # How long a request waits for a connection (all in use, or PostgreSQL away).
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
         }
 else:
     DATABASES = {

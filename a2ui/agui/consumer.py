@@ -22,7 +22,7 @@ from ..consumers.session import SessionSocket
 from ..core.errors import DomainError
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import admission, consent, groups, housekeeping, sessions, shared
+from ..services import admission, consent, groups, housekeeping, outages, sessions, shared
 from ..services.metrics import buffer
 from . import PROTOCOL_VERSION, actions, mapping
 from . import protocol as p
@@ -66,6 +66,13 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
                 await sessions.arecord_rejected(exc.record, exc.reason)
             await self.refuse(p.error(p.CONNECTION_ERROR, exc.reason, {"reason": "auth_failed"}),
                               CLOSE_CODES[ErrorCode.AUTH_FAILED])
+            return
+        except Exception as exc:  # the database is unreachable: say so, one log line
+            if not outages.report(exc, "AG-UI authentication"):
+                raise
+            reason = f"Service unavailable ({outages.cause(exc)}); retry shortly."
+            await self.refuse(p.error(p.CONNECTION_ERROR, reason, {"reason": "unavailable"}),
+                              1000)
             return
         refused = await self.take_cap()
         if refused is not None:
@@ -152,8 +159,9 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.send_event(p.error_of(exc))
         except DomainError as exc:  # a consent refusal was prompted by check_consent
             await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
-        except Exception:
-            log.exception("a2ui: unexpected error on the AG-UI socket")
+        except Exception as exc:
+            if not outages.report(exc, "AG-UI event", self.outage_session()):
+                log.exception("a2ui: unexpected error on the AG-UI socket")
             await self.internal_error()
 
     # Outbound --------------------------------------------------------------------------------

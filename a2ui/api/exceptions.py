@@ -1,4 +1,5 @@
-"""DRF exception handler: every error is a 4xx JSON body with a message, never an HTML 500 page.
+"""DRF exception handler: every error is a 4xx JSON body with a message, never an HTML 500 page;
+a request failed by an unreachable database or Redis is 503 with a message (and ``Retry-After``).
 
 A ProtocolError raised by the service layer becomes 400 (or 404 for an unknown session, 409 for
 a component that does not exist, 429 when rate limited) with the JSON-RPC error object.
@@ -17,6 +18,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from ..core.errors import DomainError
 from ..protocol import jsonvalue
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import outages
 from ..v09 import ValidationFailed
 
 log = logging.getLogger("a2ui.api")
@@ -51,7 +53,20 @@ def v09_refusal_response(refusal):
     return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 
 
+def unavailable_response(exc):
+    """503 for a request that an outage of the database or Redis failed (logged as one line
+    by ``services.outages``): the client may retry."""
+    response = Response(
+        {"detail": f"Service unavailable ({outages.cause(exc)}); retry shortly."},
+        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "2"})
+    response._has_been_logged = True  # the outage's line says it: not Django's ERROR as well
+    return response
+
+
 def exception_handler(exc, context):
+    request = context.get("request")
+    if outages.report(exc, outages.http_what(request) if request else "API request"):
+        return unavailable_response(exc)
     refusal = getattr(exc, "refusal", None)
     if refusal is not None and getattr(context.get("view"), "v09_errors", False):
         return v09_refusal_response(refusal)

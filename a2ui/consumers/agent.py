@@ -53,6 +53,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
     async def connect(self):
         auth = self.scope.get("a2ui_auth")
+        if auth is not None and auth.unavailable:
+            await self.reject(ErrorCode.INTERNAL_ERROR, auth.error)
+            return
         if auth is None or auth.agent is None:
             reason = "Agent sockets need Authorization: Bearer <agent key>."
             if auth is not None and auth.agent is None and auth.token is None and auth.error:

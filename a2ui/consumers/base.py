@@ -17,6 +17,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..conf import a2ui_settings
+from ..services import outages
 
 try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
     from autobahn.exception import Disconnected as TransportClosed
@@ -102,9 +103,11 @@ class SafeSocketMixin:
             await self.dispatch_guarded(message)
         except StopConsumer:
             raise
-        except Exception:
-            # A bug, not the peer's fault: log it once, answer without detail, live on.
-            log.exception("a2ui: unexpected error handling %s", message.get("type"))
+        except Exception as exc:
+            # A bug, not the peer's fault: log it once, answer without detail, live on (an
+            # outage of Redis or the database is one line: services.outages).
+            if not outages.report(exc, message.get("type"), self.outage_session()):
+                log.exception("a2ui: unexpected error handling %s", message.get("type"))
             if message.get("type") == "websocket.disconnect":
                 raise StopConsumer() from None  # the socket is gone: end, do not linger
             if getattr(self, "gone", False):
@@ -115,6 +118,11 @@ class SafeSocketMixin:
                 await self.internal_error()
 
     gone = False  # the socket closed; work still finishing must not write to it
+
+    def outage_session(self, params=None):
+        """The session a failure was for, for its log line: the message's, else the socket's."""
+        session = params.get("session_id") if isinstance(params, dict) else None
+        return session if session is not None else getattr(self, "session_id", None)
 
     @property
     def max_payload_size(self):
@@ -188,8 +196,9 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         except DomainError as exc:
             await self.send_error(ProtocolError.of(exc), msg.id)
             return False
-        except Exception:
-            log.exception("a2ui: unexpected error handling %s", msg.method)
+        except Exception as exc:
+            if not outages.report(exc, msg.method, self.outage_session(msg.params)):
+                log.exception("a2ui: unexpected error handling %s", msg.method)
             await self.send_error(ProtocolError(ErrorCode.INTERNAL_ERROR), msg.id)
             return False
         if result is not NO_RESPONSE and not msg.is_notification:
@@ -260,5 +269,7 @@ class DirectDeliveryMixin:
         """A failure here is this socket's, not the sender's: log it as the layer path would."""
         try:
             await self.a2ui_event(event)
-        except Exception:
-            log.exception("a2ui: direct push to %s failed", getattr(self, "channel_name", "?"))
+        except Exception as exc:
+            if not outages.report(exc, "direct push", self.outage_session()):
+                log.exception("a2ui: direct push to %s failed",
+                              getattr(self, "channel_name", "?"))

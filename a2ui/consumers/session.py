@@ -16,7 +16,7 @@ from ..conf import a2ui_settings
 from ..core import events
 from ..core.closes import CloseCode
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import caps, consent, groups, seqwatch, sessions, shared
+from ..services import caps, consent, groups, outages, seqwatch, sessions, shared
 from ..services import direct as direct_delivery
 from ..services.metrics import buffer
 
@@ -155,7 +155,8 @@ class SessionSocket:
             try:
                 await step
             except Exception:
-                log.warning("a2ui: undoing a failed attach of %s failed", sid, exc_info=True)
+                outages.warning(log, "undoing an attach", "a2ui: undoing a failed attach of %s "
+                                "failed", sid, session=sid)
         self.session_id = None
         self.counted = self.epoch = None
         self.last_seq = 0

@@ -22,7 +22,7 @@ import logging
 from channels.layers import get_channel_layer
 
 from ..core import events
-from ..services import groups, sessions, shared
+from ..services import groups, outages, sessions, shared
 from .session import SessionSocket
 
 log = logging.getLogger("a2ui.consumers")
@@ -138,12 +138,13 @@ class SessionStream(SessionSocket):
         try:
             await self.leaving()
         except Exception:
-            log.warning("a2ui: ending a stream of %s failed", self.target, exc_info=True)
+            outages.warning(log, "ending a stream", "a2ui: ending a stream of %s failed",
+                            self.target, session=self.target)
         for group in self.groups:
             try:
                 await self.channel_layer.group_discard(group, self.channel_name)
             except Exception:
-                log.warning("a2ui: leaving %s failed", group, exc_info=True)
+                outages.warning(log, "leaving a group", "a2ui: leaving %s failed", group)
         if self.session_id is not None:
             await self.detach()
         elif self.counted is not None:  # the start failed half-way

@@ -24,7 +24,7 @@ from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import groups, housekeeping
+from ..services import groups, housekeeping, outages
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
@@ -78,6 +78,10 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
     async def connect(self):
         auth = self.scope.get("a2ui_auth")
         await self.accept()
+        if auth is not None and auth.unavailable:
+            await self.send_json(error_frame(ErrorCode.INTERNAL_ERROR.name, auth.error))
+            await self.close()
+            return
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
             await self.send_json(error_frame(ErrorCode.AUTH_FAILED.name, reason or
@@ -149,8 +153,9 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:
                 await self.close(code=exc.close_code)
-        except Exception:
-            log.exception("a2ui: unexpected error on the v0.9 socket")
+        except Exception as exc:
+            if not outages.report(exc, "v0.9 message", self.outage_session()):
+                log.exception("a2ui: unexpected error on the v0.9 socket")
             await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))
 
     async def handshake(self, obj):

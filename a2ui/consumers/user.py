@@ -41,6 +41,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def connect(self):
         auth = self.scope.get("a2ui_auth")
+        if auth is not None and auth.unavailable:
+            await self.reject(ErrorCode.INTERNAL_ERROR, auth.error)
+            return
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
             if auth is not None and auth.refused_token is not None:

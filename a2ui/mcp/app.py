@@ -84,6 +84,14 @@ def _unauthorized(reason):
     return body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))]
 
 
+def unavailable_body(exc):
+    """The JSON-RPC error answering a request that an outage of the database or Redis failed."""
+    from ..services import outages
+
+    return {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32603, "message": f"Service unavailable ({outages.cause(exc)}); retry shortly."}}
+
+
 def transport_security(allowed_hosts):
     """The SDK's ``TransportSecuritySettings`` from Django's ``ALLOWED_HOSTS``.
 
@@ -279,12 +287,18 @@ class MCPApp:
                            {"error": "Host or Origin not allowed"})
             return
         from .. import tokens
+        from ..services import outages
 
         try:
             principal = await database_sync_to_async(authenticate)(_bearer(scope))
         except tokens.TokenError as exc:
             body, headers = _unauthorized(exc.reason)
             await _respond(send, 401, body, headers)
+            return
+        except Exception as exc:  # the database is unreachable: 503, not Daphne's HTML 500
+            if not outages.report(exc, f"{scope.get('method')} /mcp authentication"):
+                raise
+            await _respond(send, 503, unavailable_body(exc), [(b"retry-after", b"2")])
             return
         from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
         from mcp.server.auth.provider import AccessToken

@@ -27,6 +27,8 @@ import re
 from mcp.server.streamable_http import EventMessage, EventStore
 from mcp_types import jsonrpc_message_adapter
 
+from ..services import outages
+
 log = logging.getLogger("a2ui.mcp")
 
 TTL = 600
@@ -89,7 +91,8 @@ class SessionEventStore(EventStore):
                 pipe.expire(redis_key, TTL)
                 await pipe.execute()
         except Exception:  # Redis away: the stream goes on; a replay past here finds the gap
-            log.warning("a2ui: an MCP stream event was not stored", exc_info=True)
+            outages.warning(log, "MCP stream event store",
+                            "a2ui: an MCP stream event was not stored")
         return event_id(seq, key)
 
     async def replay_events_after(self, last_event_id, send_callback):
@@ -100,7 +103,8 @@ class SessionEventStore(EventStore):
         try:
             found = after(await self.client().lrange(self._key(key), 0, -1), seq)
         except Exception:
-            log.warning("a2ui: MCP stream events could not be read", exc_info=True)
+            outages.warning(log, "MCP stream events read",
+                            "a2ui: MCP stream events could not be read")
             found = None
         if found is None:
             log.warning("a2ui: MCP stream events after %s are lost (expired, trimmed or "

@@ -39,7 +39,7 @@ from mcp.shared.subscriptions import (
 
 from ..core.errors import DomainError
 from ..protocol.errors import ErrorCode
-from ..services import groups, sessions
+from ..services import groups, outages, sessions
 from ..services import surfaces as surface_service
 from . import changes, filters
 from .watch import Watcher
@@ -124,7 +124,8 @@ class Feed:
             try:
                 await self._control_event(event)
             except Exception:
-                log.warning("a2ui: MCP listen: an event was not handled", exc_info=True)
+                outages.warning(log, "MCP listen event",
+                                "a2ui: MCP listen: an event was not handled")
 
     async def _control_event(self, event):
         if event.get("type") == "a2ui.close":  # the token or the key was revoked
@@ -161,7 +162,7 @@ class Feed:
                 try:
                     await self.layer.group_discard(group, self.control)
                 except Exception:
-                    log.warning("a2ui: leaving %s failed", group, exc_info=True)
+                    outages.warning(log, "leaving a group", "a2ui: leaving %s failed", group)
         await self.watcher.close()
 
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ..core.errors import DomainError
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..services import outages
 from . import tools, uris
 
 log = logging.getLogger("a2ui.mcp")
@@ -56,8 +57,9 @@ async def _guard(call):
         raise
     except DomainError as exc:  # the services' refusals, in seed 000's codes
         raise protocol_error(ProtocolError.of(exc)) from None
-    except Exception:
-        log.exception("a2ui: MCP handler failed")
+    except Exception as exc:
+        if not outages.report(exc, "MCP handler"):
+            log.exception("a2ui: MCP handler failed")
         raise MCPError(int(ErrorCode.INTERNAL_ERROR), "Internal error") from None
 
 
@@ -184,8 +186,9 @@ class LastResort:
             return await call_next(ctx)
         except (MCPError, ValidationError):
             raise  # the SDK's ladder maps these to their wire errors (-32602, ...)
-        except Exception:
-            log.exception("a2ui: MCP %s failed", getattr(ctx, "method", "request"))
+        except Exception as exc:
+            if not outages.report(exc, f"MCP {getattr(ctx, 'method', 'request')}"):
+                log.exception("a2ui: MCP %s failed", getattr(ctx, "method", "request"))
             raise MCPError(int(ErrorCode.INTERNAL_ERROR), "Internal error") from None
 
 

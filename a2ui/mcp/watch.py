@@ -20,7 +20,7 @@ import logging
 import mcp_types as types
 from channels.layers import get_channel_layer
 
-from ..services import groups, sessions
+from ..services import groups, outages, sessions
 from . import changes, person, uris
 
 log = logging.getLogger("a2ui.mcp")
@@ -69,7 +69,8 @@ class Watcher:
             await self.layer.group_discard(groups.session_group(session_id), channel)
             await sessions.asocket_closed(session_id, epoch)
         except Exception:
-            log.warning("a2ui: leaving %s failed", session_id, exc_info=True)
+            outages.warning(log, "leaving a session", "a2ui: leaving %s failed", session_id,
+                            session=session_id)
 
     async def close(self):
         for session_id in list(self.readers):

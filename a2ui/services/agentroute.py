@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 from channels.layers import get_channel_layer
 
 from ..core.errors import DomainError, Fault
-from . import shared
+from . import outages, shared
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,8 @@ async def aleave(channel):
         try:
             await redis.execute(("DEL", live_key(channel)))
         except Exception:  # Redis away: the key lapses after LIVE_TTL anyway
-            log.warning("a2ui: could not drop the liveness of %s", channel, exc_info=True)
+            outages.warning(log, "agent socket liveness", "a2ui: could not drop the liveness "
+                            "of %s", channel)
 
 
 async def _heartbeat():
@@ -155,7 +156,7 @@ async def _heartbeat():
         try:
             await redis.execute(*[("SET", live_key(c), "1", "EX", LIVE_TTL) for c in channels])
         except Exception:
-            log.warning("a2ui: agent socket heartbeat failed", exc_info=True)
+            outages.warning(log, "agent socket heartbeat", "a2ui: agent socket heartbeat failed")
 
 
 def _routing(event):
@@ -198,7 +199,8 @@ async def _aroute(session_hex, channel, ttl):
             ("EVAL", TAKE_SCRIPT, 1, holder_key(session_hex), channel, live_key(""), ttl)
         )
     except Exception:  # Redis away: a duplicate beats a lost event
-        log.warning("a2ui: could not route an agent event; passing it on", exc_info=True)
+        outages.warning(log, "agent event routing",
+                        "a2ui: could not route an agent event; passing it on")
     finally:
         del _asking[key]
         asking.set_result(holder)
@@ -265,7 +267,7 @@ class _Relay:
             try:
                 await get_channel_layer().group_discard(self.group, channel)
             except Exception:  # Redis away: the membership lapses with the layer's expiry
-                log.warning("a2ui: could not leave %s", self.group, exc_info=True)
+                outages.warning(log, "leaving a group", "a2ui: could not leave %s", self.group)
 
     async def _refresh(self, layer, channel):
         while True:
@@ -273,7 +275,8 @@ class _Relay:
             try:
                 await layer.group_add(self.group, channel)
             except Exception:
-                log.warning("a2ui: could not refresh %s", self.group, exc_info=True)
+                outages.warning(log, "refreshing a group", "a2ui: could not refresh %s",
+                                self.group)
 
     async def _receive(self, layer, channel):
         while True:
@@ -282,15 +285,17 @@ class _Relay:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the layer's connection is away: it reconnects
-                log.warning("a2ui: agent events not received; retrying", exc_info=True)
+                outages.warning(log, "agent events receive",
+                                "a2ui: agent events not received; retrying")
                 await asyncio.sleep(1.0)
                 continue
             try:
                 await self.route(event)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("a2ui: could not route an agent event")
+            except Exception as exc:
+                if not outages.report(exc, "agent event routing"):
+                    log.exception("a2ui: could not route an agent event")
 
     async def route(self, event):
         """Hand ``event`` to the sockets here that get it."""
@@ -315,8 +320,9 @@ class _Relay:
         for deliver in targets:
             try:
                 await deliver(event)
-            except Exception:  # one socket's failure is not the others'
-                log.exception("a2ui: could not deliver an agent event")
+            except Exception as exc:  # one socket's failure is not the others'
+                if not outages.report(exc, "agent event delivery"):
+                    log.exception("a2ui: could not deliver an agent event")
 
 
 def clear():

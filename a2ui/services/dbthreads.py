@@ -37,6 +37,7 @@ from channels.db import database_sync_to_async
 from django.db import DatabaseError, connections
 
 from ..conf import a2ui_settings
+from . import dbconn
 
 #: Threads for per-message work; each keeps a connection of the pool once it made a call, so
 #: keep it below the pool's ``max_size`` (DB_POOL_MAX, 10 by default).
@@ -105,8 +106,11 @@ def _on_pool_thread(func, args, kwargs):
     thread-handling machinery: about 250 us of CPU per call on the soak's machine, as much as
     the query itself (docs/performance.md). Each pool thread holds one connection instead and
     gives it back only when it is broken, and rolls back a transaction a call left open.
+    A connection the server closed since the last call (``pg_terminate_backend``, a restart)
+    is replaced before the call (``dbconn.replace_if_gone``: no round trip when it is alive).
     """
     connection = connections["default"]
+    dbconn.replace_if_gone(connection)
     try:
         if a2ui_settings.PER_MESSAGE_SYNCHRONOUS_COMMIT:  # the default: nothing to relax
             return func(*args, **kwargs)

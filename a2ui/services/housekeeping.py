@@ -10,7 +10,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, pending, runs, sessions
+from . import components, outages, pending, runs, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -30,8 +30,9 @@ async def _loop():
         await asyncio.sleep(INTERVAL_SECONDS)
         try:
             await sweep()
-        except Exception:
-            log.exception("a2ui: housekeeping sweep failed")
+        except Exception as exc:
+            if not outages.report(exc, "housekeeping sweep"):
+                log.exception("a2ui: housekeeping sweep failed")
 
 
 def ensure_started():

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from ..conf import a2ui_settings
 from ..models import A2UISessionLog
-from . import dbthreads
+from . import dbthreads, outages
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,9 @@ class MetricsBuffer:
                 failures = 0
             except Exception as exc:  # the counts are back in the buffer: retry next interval
                 failures += 1
-                if failures >= FAILURES_BEFORE_ERROR:
+                if outages.report(exc, "metrics flush"):
+                    pass
+                elif failures >= FAILURES_BEFORE_ERROR:
                     log.exception("a2ui: metrics flush failed %d times in a row; retrying",
                                   failures)
                 else:
@@ -129,8 +131,9 @@ class MetricsBuffer:
         """Write now (a consumer closing its session's socket, tests)."""
         try:
             await database_sync_to_async(self.flush_sync)(session_id)
-        except Exception:  # a flush must never take a consumer down; the flusher retries
-            log.exception("a2ui: metrics flush failed")
+        except Exception as exc:  # a flush must never take a consumer down; the flusher retries
+            if not outages.report(exc, "metrics flush", session_id):
+                log.exception("a2ui: metrics flush failed")
             self._wake.set()
 
     def flush_sync(self, session_id=None):

@@ -87,3 +87,46 @@ def test_schema_and_docs_are_served_by_the_app_urls(client):
     get_user_model().objects.create_user("carol", password="pw-carol-123")
     assert client.get("/api/schema/").status_code == 200
     assert client.get("/api/docs/").status_code == 200
+
+
+PG = "django.db.backends.postgresql"
+
+
+@pytest.mark.parametrize("db, warned", [
+    ({"ENGINE": PG, "CONN_MAX_AGE": 0, "OPTIONS": {"pool": {"max_size": 10}}}, True),
+    ({"ENGINE": PG, "CONN_MAX_AGE": 0, "OPTIONS": {"pool": True}}, True),
+    ({"ENGINE": PG, "CONN_MAX_AGE": 60}, True),
+    ({"ENGINE": PG, "CONN_MAX_AGE": None}, True),
+    ({"ENGINE": PG, "CONN_MAX_AGE": 0, "OPTIONS": {"pool": {}},
+      "CONN_HEALTH_CHECKS": True}, False),
+    ({"ENGINE": PG, "CONN_MAX_AGE": 60, "CONN_HEALTH_CHECKS": True}, False),
+    ({"ENGINE": PG, "CONN_MAX_AGE": 0}, False),  # a new connection per request
+    ({"ENGINE": "django.db.backends.sqlite3", "CONN_MAX_AGE": 60}, False),
+])
+def test_kept_postgresql_connections_need_health_checks(db, warned):
+    """a2ui.W020: a kept connection the server closed would fail a request (issue 23)."""
+    from a2ui.checks import database_warnings
+
+    found = database_warnings({"default": db})
+    assert [w.id for w in found] == (["a2ui.W020"] if warned else [])
+    if warned:
+        assert "CONN_HEALTH_CHECKS" in found[0].hint
+
+
+def test_the_example_project_checks_its_pooled_connections():
+    from django.conf import settings
+
+    from a2ui.checks import check_database_connections
+
+    assert check_database_connections(None) == []
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == PG:
+        assert db["CONN_HEALTH_CHECKS"] is True
+
+
+def test_the_service_unavailable_middleware_is_asked_for(settings):
+    from a2ui.checks import check_database_connections
+
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE
+                           if m != "a2ui.middleware.ServiceUnavailableMiddleware"]
+    assert [w.id for w in check_database_connections(None)] == ["a2ui.W021"]

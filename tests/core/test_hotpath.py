@@ -292,3 +292,76 @@ async def test_a_broken_connection_is_replaced():
             await dbthreads.run(_kill_my_connection)
     for _ in range(3 * dbthreads.THREADS):  # every thread works again, on a new connection
         assert isinstance(await dbthreads.run(_backend_pid), int)
+
+
+def _thread_and_pid(barrier):
+    """(this thread, its connection's backend); the barrier puts each call on its own thread."""
+    barrier.wait(10)
+    return threading.get_ident(), _backend_pid()
+
+
+def _terminate(pids):
+    import psycopg
+
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432,
+                         user=db["USER"] or "postgres", password=db["PASSWORD"] or None,
+                         dbname=db["NAME"], autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+@needs_pool
+async def test_connections_the_server_closed_are_replaced_before_the_next_call():
+    """pg_terminate_backend of every pool thread's connection (a PostgreSQL restart does the
+    same): the next call on each thread works, on a new connection (issue 23: each thread
+    failed its first call after the loss, however late)."""
+    import asyncio
+
+    def every_thread():
+        barrier = threading.Barrier(dbthreads.THREADS)
+        return asyncio.gather(*[dbthreads.run(_thread_and_pid, barrier)
+                                for _ in range(dbthreads.THREADS)])
+
+    before = dict(await every_thread())
+    await asyncio.to_thread(_terminate, before.values())
+    await asyncio.sleep(0.3)  # the server's goodbye has reached the threads' sockets
+    after = dict(await every_thread())
+    assert set(after) == set(before)  # the same threads
+    assert not set(after.values()) & set(before.values())  # each on a new connection
+
+
+@needs_pool
+def test_a_live_connection_is_judged_without_a_round_trip(monkeypatch):
+    """The check before each call on a pool thread sends nothing on a healthy connection: the
+    per-message path keeps its one round trip per statement."""
+    from psycopg_pool import ConnectionPool
+
+    from a2ui.services import dbconn
+
+    _backend_pid()
+    calls = []
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(calls.append))
+    assert dbconn.server_gone(connection.connection) is False
+    assert calls == []
+    _terminate([_backend_pid()])
+    import time
+
+    time.sleep(0.3)
+    monkeypatch.undo()
+    assert dbconn.server_gone(connection.connection) is True
+    connection.close()
+
+
+@needs_pool
+def test_a_credential_is_looked_up_again_when_the_server_ended_the_connection(agent_key):
+    """Whatever the project's DATABASES (this thread's connection is no pool checkout): the
+    lookup that failed on a connection the server had ended runs once more on a new one."""
+    from a2ui import tokens
+
+    assert tokens.verify_agent_key(agent_key).is_active
+    _terminate([_backend_pid()])
+    import time
+
+    time.sleep(0.3)
+    assert tokens.verify_agent_key(agent_key).is_active
