@@ -16,7 +16,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..core.errors import DomainError
 from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.errors import OUTCOME_UNKNOWN, ErrorCode, ProtocolError
 from ..v09 import ValidationFailed
 
 log = logging.getLogger("a2ui.api")
@@ -30,6 +30,7 @@ HTTP_STATUS = {
     ErrorCode.MAX_SESSIONS: status.HTTP_409_CONFLICT,
     ErrorCode.SESSION_EXPIRED: status.HTTP_410_GONE,
     ErrorCode.CONSENT_REQUIRED: status.HTTP_403_FORBIDDEN,
+    OUTCOME_UNKNOWN: status.HTTP_503_SERVICE_UNAVAILABLE,
 }
 
 

@@ -1,5 +1,5 @@
 """A periodic task in every serving process: time out idle sessions and orphaned requests,
-remove components whose ``ttl_seconds`` ran out.
+remove components whose ``ttl_seconds`` ran out and idempotency keys past their time.
 
 Each process runs it (started by the first socket); closing and expiring are conditional
 updates, so two processes doing the same sweep is harmless.
@@ -9,7 +9,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, pending, sessions
+from . import components, dbthreads, outcomes, pending, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -20,6 +20,7 @@ async def sweep():
     closed = await sessions.areap()
     expired = await pending.areap()
     await components.aexpire_due()  # component.removed for each ttl run out
+    await dbthreads.run(outcomes.expire_due)
     return closed, expired
 
 
