@@ -43,7 +43,7 @@ def resync_message():
 #: ``repair``: tries, a second apart, while Redis or the channel layer fail.
 REPAIR_TRIES = 120
 REPAIR_INTERVAL = 1.0
-_repairs = {}  # session hex -> its repair task
+_repairs = {}  # (event loop, session hex) -> its repair task
 
 
 def repair(sid):
@@ -55,10 +55,11 @@ def repair(sid):
     push exactly when it is stored. Retried while Redis or the channel layer fail; at most one
     per session at a time.
     """
-    key = sid.hex
+    loop = asyncio.get_running_loop()
+    key = (loop, sid.hex)  # per loop: a loop that ended (async_to_sync) never finishes its task
     if key in _repairs:
         return _repairs[key]
-    task = asyncio.get_running_loop().create_task(_repair(sid))
+    task = loop.create_task(_repair(sid))
     _repairs[key] = task
     task.add_done_callback(lambda _: _repairs.pop(key, None))
     return task

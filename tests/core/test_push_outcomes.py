@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 
 from a2ui import agents
 from a2ui.models import A2UISessionLog, PushKey, RenderedComponent, SessionActivity
-from a2ui.services import components, outcomes, shared
+from a2ui.services import components, outcomes, shared, stream
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -185,6 +185,25 @@ async def test_redis_failing_after_the_commit_is_success_with_a_warning_and_show
     await screen.settle()
     assert await stored_transcript(sid) == ["one"]
     assert screen.transcript == ["one"]
+
+
+async def test_the_repair_is_retried_while_redis_is_away(stream_token, agent_key, monkeypatch):
+    agent, screen, sid = await pair(stream_token, agent_key)
+    monkeypatch.setattr(stream, "REPAIR_INTERVAL", 0.05)
+    failures = {"left": 4}  # the push's own number, then three tries of the repair
+    real = shared.next_seq_and_sockets
+
+    async def flaky(*args, **kwargs):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise ConnectionError("Redis unreachable")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(shared, "next_seq_and_sockets", flaky)
+    reply = await call(agent, 1, "agui.event", message(sid, "late"))
+    assert reply["result"]["warning"] == outcomes.WARNING_LATE, reply
+    await screen.settle()
+    assert failures["left"] == 0 and screen.transcript == ["late"]
 
 
 # With a key: every step, then the retry --------------------------------------------------------
