@@ -1,7 +1,8 @@
 """DRF exception handler: every error is a 4xx JSON body with a message, never an HTML 500 page.
 
 A ProtocolError raised by the service layer becomes 400 (or 404 for an unknown session, 409 for
-a component that does not exist, 429 when rate limited) with the JSON-RPC error object.
+a component that does not exist, 429 when rate limited, 503 for a push whose outcome is unknown:
+-32012, the database connection lost while storing it) with the JSON-RPC error object.
 
 A body the JSON value policy refuses (``base.JSONValueRefused``) is 400 with that error object
 (``data.path``), except on views that speak A2UI v0.9 (``v09_errors = True``): there it is 422

@@ -136,14 +136,19 @@ async def _akeyed(sid, items, key, apply, *args):
         return [Pushed(replayed=True, outcome=replay)] * len(items)
     if stores:
         return await _deliver(sid, applied)
+    seqs = []
     try:
-        return [await _send(sid, kind, data) for kind, data in applied]
+        for kind, data in applied:
+            seqs.append(await _send(sid, kind, data))
     except Exception:
-        try:  # not sent: free the key for the retry
+        if seqs:  # partly shown: keep the key, so a retry shows nothing twice (at most once)
+            raise
+        try:  # nothing sent: free the key for the retry
             await dbthreads.run(outcomes.release, sid, key)
         except Exception:
             log.warning("a2ui: idempotency key of an unsent push to %s kept", sid)
         raise
+    return seqs
 
 
 def _no_outcome(result):
