@@ -28,6 +28,13 @@ iterator (see :class:`SurfaceEvents`). Every other notification an agent socket 
 events, ``user.cancel``, form submissions, ``agui.run_started`` / ``agui.run_ended``) arrives
 through ``agents.events(agent)``; a run ends with ``afinish_run`` / ``aerror_run``
 (docs/agents.md, "Runs").
+
+Retries: every push takes ``idempotency_key=`` (a string the agent chooses per push): a retry
+with the same key for the same session is stored and shown once, and returns a
+``delivery.Pushed`` (0, ``replayed`` True) instead of a new sequence number. A push stored but
+not delivered live returns a ``Pushed`` with a ``warning``; ``ProtocolError`` -32012 means the
+database connection was lost while storing it: retry with the same key (docs/agents.md,
+"Retrying pushes").
 """
 
 import asyncio
@@ -40,6 +47,7 @@ from django.utils import timezone
 
 from .adapters import pushes
 from .core.errors import DomainError
+from .protocol import idempotency
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from .services import agentroute, groups, pending, runs, sessions
 from .services import surfaces as surface_service
@@ -68,15 +76,22 @@ def _agent_id(agent):
     return agent if isinstance(agent, int) else agent.pk
 
 
+def _key(value):
+    if isinstance(value, idempotency.Key):  # read already (MCP: arguments.idempotency_key)
+        return value
+    return idempotency.read(value, idempotency.PARAM)
+
+
 @_seed_errors
-async def apush(agent, session_id, method, params):
+async def apush(agent, session_id, method, params, *, idempotency_key=None):
     """Validate and deliver one agent-to-UI message; return its sequence number."""
+    key = _key(idempotency_key)
     _, clean = pushes.validate(method, {**params, "session_id": str(session_id)})
     if method in ("ui.request_input", "ui.confirm"):
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS, f"use a{method[3:]} to wait for the answer"
         )
-    seq, _ = await pushes.apush(_agent_id(agent), session_id, method, clean)
+    seq, _ = await pushes.apush(_agent_id(agent), session_id, method, clean, key=key)
     return seq
 
 
@@ -84,36 +99,53 @@ def _drop_none(**params):
     return {k: v for k, v in params.items() if v is not None}
 
 
+def component_id_for(idempotency_key):
+    """A new component's id: random, or derived from the push's idempotency key, so that a
+    retry renders the same component."""
+    if idempotency_key is None:
+        return str(uuid.uuid4())
+    value = getattr(idempotency_key, "value", idempotency_key)
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"a2ui:push:{value}"))
+
+
 @_seed_errors
-async def arender(agent, session_id, component_type, data, *, component_id=None, metadata=None):
-    component_id = component_id or str(uuid.uuid4())
+async def arender(agent, session_id, component_type, data, *, component_id=None, metadata=None,
+                  idempotency_key=None):
+    component_id = component_id or component_id_for(idempotency_key)
     await apush(agent, session_id, "ui.render", _drop_none(
-        component_id=component_id, component_type=component_type, data=data, metadata=metadata))
+        component_id=component_id, component_type=component_type, data=data, metadata=metadata),
+        idempotency_key=idempotency_key)
     return component_id
 
 
 @_seed_errors
-async def aupdate(agent, session_id, component_id, data, operation="merge"):
+async def aupdate(agent, session_id, component_id, data, operation="merge", *,
+                  idempotency_key=None):
     return await apush(agent, session_id, "ui.update", {
-        "component_id": component_id, "operation": operation, "data": data})
+        "component_id": component_id, "operation": operation, "data": data},
+        idempotency_key=idempotency_key)
 
 
 @_seed_errors
 async def aprogress(agent, session_id, task_id, progress_type="determinate", *, value=None,
-                    total=None, message=None):
+                    total=None, message=None, idempotency_key=None):
     return await apush(agent, session_id, "ui.progress", _drop_none(
-        task_id=task_id, progress_type=progress_type, value=value, total=total, message=message))
+        task_id=task_id, progress_type=progress_type, value=value, total=total, message=message),
+        idempotency_key=idempotency_key)
 
 
 @_seed_errors
-async def anavigate(agent, session_id, url, *, new_tab=False):
-    return await apush(agent, session_id, "ui.navigate", {"url": url, "new_tab": new_tab})
+async def anavigate(agent, session_id, url, *, new_tab=False, idempotency_key=None):
+    return await apush(agent, session_id, "ui.navigate", {"url": url, "new_tab": new_tab},
+                       idempotency_key=idempotency_key)
 
 
 @_seed_errors
-async def anotify(agent, session_id, title, *, level="info", message=None, duration_ms=None):
+async def anotify(agent, session_id, title, *, level="info", message=None, duration_ms=None,
+                  idempotency_key=None):
     return await apush(agent, session_id, "ui.notify", _drop_none(
-        level=level, title=title, message=message, duration_ms=duration_ms))
+        level=level, title=title, message=message, duration_ms=duration_ms),
+        idempotency_key=idempotency_key)
 
 
 async def _await_answer(agent, session_id, method, params):
@@ -208,7 +240,7 @@ async def aruns(agent, session_id=None):
 
 
 @_seed_errors
-async def asurfaces(agent, session_id, messages):
+async def asurfaces(agent, session_id, messages, *, idempotency_key=None):
     """Validate and deliver a batch of A2UI v0.9 server messages to a session's surfaces.
 
     Returns ``{"delivered": n, "seq": last sequence number}``; an invalid batch changes nothing
@@ -216,11 +248,12 @@ async def asurfaces(agent, session_id, messages):
     ``data`` / ``body`` is
     the standard VALIDATION_FAILED message, ``failure`` the ``a2ui.v09.ValidationFailed``).
     """
-    return await surface_service.apush(_agent_id(agent), session_id, messages)
+    return await surface_service.apush(_agent_id(agent), session_id, messages,
+                                       _key(idempotency_key))
 
 
 @_seed_errors
-async def aagui_event(agent, session_id, event):
+async def aagui_event(agent, session_id, event, *, idempotency_key=None):
     """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
     PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*) to a session; return its sequence
     number. Bad input is ProtocolError -32602 with ``data.path`` ``event.<field>``; a
@@ -228,7 +261,7 @@ async def aagui_event(agent, session_id, event):
     (``event.old_value``) and changes nothing."""
     from .agui import push
 
-    return await push.apush(_agent_id(agent), session_id, event, "event")
+    return await push.apush(_agent_id(agent), session_id, event, "event", _key(idempotency_key))
 
 
 class AgentEvents:

@@ -66,6 +66,10 @@ DEFAULTS = {
     "PER_MESSAGE_SYNCHRONOUS_COMMIT": os.environ.get(
         "A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT", "1").strip().lower() not in ("0", "false", "no",
                                                                           "off"),
+    # Idempotency keys of agent pushes (a2ui.services.outcomes): a retry with the same key is
+    # answered with the original outcome for this long after the push (and never after its
+    # session is gone).
+    "IDEMPOTENCY_KEY_TTL_SECONDS": 3600,
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
     # AG-UI 1.0 runs (POST /api/v4/agui/run): a run with no event from the agent for this
@@ -157,6 +161,7 @@ POSITIVE_INTS = (
     "INPUT_TIMEOUT_SECONDS",
     "RETENTION_DAYS",
     "RESUME_WINDOW_SECONDS",
+    "IDEMPOTENCY_KEY_TTL_SECONDS",
     "REDIS_MAX_CONNECTIONS",
     "ACTIVITY_TRANSCRIPT_LENGTH",
     "ACTIVITY_MAX_MESSAGE_LENGTH",

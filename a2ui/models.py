@@ -358,6 +358,30 @@ class AgentRun(models.Model):
         return f"run {self.run_id} ({self.status})"
 
 
+class PushKey(models.Model):
+    """An agent's idempotency key of one push, stored in the push's own transaction.
+
+    A retry with the same key for the same session finds it and is answered with the original
+    outcome instead of being stored and shown again (``a2ui.services.outcomes``). Kept for
+    ``A2UI['IDEMPOTENCY_KEY_TTL_SECONDS']`` (the housekeeping sweep deletes older ones) and
+    never longer than its session.
+    """
+
+    session = models.ForeignKey(A2UISessionLog, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64, help_text="What was pushed (a hash).")
+    outcome = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "key"], name="a2ui_push_key_uniq"),
+        ]
+
+    def __str__(self):
+        return f"push key {self.key}"
+
+
 class AuditEventQuerySet(models.QuerySet):
     def update(self, **kwargs):
         raise PermissionDenied("Audit events are append-only.")

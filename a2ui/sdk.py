@@ -38,6 +38,12 @@ from .protocol.errors import ProtocolError
 log = logging.getLogger("a2ui.sdk")
 
 
+def _keyed(params, idempotency_key):
+    if idempotency_key is not None:
+        params["idempotency_key"] = idempotency_key
+    return params
+
+
 class AgentClient:
     def __init__(self, url, key, *, open_timeout=10, events="one"):
         """``events="all"``: an observer that gets every session's events (by default a
@@ -153,19 +159,28 @@ class AgentClient:
 
     # The seven ui.* methods ------------------------------------------------------------------
 
+    # Every push takes ``idempotency_key=`` (progress and toast through ``**extra``): a retry
+    # with the same key, on this socket or a new one, is answered ``{"delivered": true,
+    # "seq": null, "replayed": true}`` and shows nothing twice (docs/agents.md, "Retrying").
+
     async def render(self, session_id, component_type, data, *, component_id=None,
-                     metadata=None):
-        params = {"session_id": session_id, "component_id": component_id or uuid.uuid4().hex,
-                  "component_type": component_type, "data": data}
+                     metadata=None, idempotency_key=None):
+        if component_id is None:
+            component_id = (uuid.uuid4().hex if idempotency_key is None else
+                            uuid.uuid5(uuid.NAMESPACE_URL, f"a2ui:push:{idempotency_key}").hex)
+        params = _keyed({"session_id": session_id, "component_id": component_id,
+                         "component_type": component_type, "data": data}, idempotency_key)
         if metadata:
             params["metadata"] = metadata
         await self.call("ui.render", params)
         return params["component_id"]
 
-    async def update(self, session_id, component_id, data, operation="merge"):
-        return await self.call("ui.update", {"session_id": session_id,
-                                             "component_id": component_id,
-                                             "operation": operation, "data": data})
+    async def update(self, session_id, component_id, data, operation="merge", *,
+                     idempotency_key=None):
+        return await self.call("ui.update", _keyed({"session_id": session_id,
+                                                    "component_id": component_id,
+                                                    "operation": operation, "data": data},
+                                                   idempotency_key))
 
     async def request_input(self, session_id, input_type, prompt, **extra):
         params = {"session_id": session_id, "request_id": uuid.uuid4().hex,
@@ -187,27 +202,30 @@ class AgentClient:
         return await self.call("ui.progress", {"session_id": session_id, "task_id": task_id,
                                                "progress_type": progress_type, **extra})
 
-    async def navigate(self, session_id, url, new_tab=False):
-        return await self.call("ui.navigate", {"session_id": session_id, "url": url,
-                                               "new_tab": new_tab})
+    async def navigate(self, session_id, url, new_tab=False, *, idempotency_key=None):
+        return await self.call("ui.navigate", _keyed({"session_id": session_id, "url": url,
+                                                      "new_tab": new_tab}, idempotency_key))
 
     async def toast(self, session_id, title, level="info", **extra):
         return await self.call("ui.notify", {"session_id": session_id, "level": level,
                                              "title": title, **extra})
 
-    async def surfaces(self, session_id, messages):
+    async def surfaces(self, session_id, messages, *, idempotency_key=None):
         """Send A2UI v0.9 server messages for the session's surfaces."""
-        return await self.call("a2ui.v09", {"session_id": session_id, "messages": messages})
+        return await self.call("a2ui.v09", _keyed({"session_id": session_id,
+                                                   "messages": messages}, idempotency_key))
 
-    async def agui_event(self, session_id, event):
+    async def agui_event(self, session_id, event, *, idempotency_key=None):
         """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
         PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*): ``{"delivered", "seq"}``."""
-        return await self.call("agui.event", {"session_id": session_id, "event": event})
+        return await self.call("agui.event", _keyed({"session_id": session_id, "event": event},
+                                                    idempotency_key))
 
-    async def say(self, session_id, content, sender="agent", **extra):
+    async def say(self, session_id, content, sender="agent", *, idempotency_key=None, **extra):
         """A chat message of the agent in the session's transcript (TEXT_MESSAGE)."""
         return await self.agui_event(session_id, {"type": "TEXT_MESSAGE", "sender": sender,
-                                                  "content": content, **extra})
+                                                  "content": content, **extra},
+                                     idempotency_key=idempotency_key)
 
     def on_message(self, handler):
         """Call ``handler(params)`` for each chat message of a person (``user.message``:

@@ -14,15 +14,18 @@ from ..services import delivery
 validate = wire.agent_message
 
 
-async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None):
-    """``delivery.aemit`` for a validated seed-000 agent message; returns (seq, request)."""
+async def apush(agent_id, session_id, method, params, *, reply_channel="", rpc_id=None,
+                key=None):
+    """``delivery.aemit`` for a validated seed-000 agent message; returns (seq, request).
+    ``key``: an idempotency key (``a2ui.protocol.idempotency``)."""
     kind, data = wire.to_event(method, params)
     return await delivery.aemit(agent_id, session_id, kind, data, reply_channel=reply_channel,
-                                rpc_id=rpc_id)
+                                rpc_id=rpc_id, key=key)
 
 
-async def apush_batch(agent_id, session_id, batch):
+async def apush_batch(agent_id, session_id, batch, key=None):
     """``delivery.aemit_batch`` for validated ``(method, params)`` pairs: all or nothing;
     returns their sequence numbers."""
     return await delivery.aemit_batch(
-        agent_id, session_id, [wire.to_event(method, params) for method, params in batch])
+        agent_id, session_id, [wire.to_event(method, params) for method, params in batch],
+        key=key)

@@ -2,7 +2,8 @@
 a request failed by an unreachable database or Redis is 503 with a message (and ``Retry-After``).
 
 A ProtocolError raised by the service layer becomes 400 (or 404 for an unknown session, 409 for
-a component that does not exist, 429 when rate limited) with the JSON-RPC error object.
+a component that does not exist, 429 when rate limited, 503 for a push whose outcome is unknown:
+-32012, the database connection lost while storing it) with the JSON-RPC error object.
 
 A body the JSON value policy refuses (``base.JSONValueRefused``) is 400 with that error object
 (``data.path``), except on views that speak A2UI v0.9 (``v09_errors = True``): there it is 422
@@ -17,7 +18,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..core.errors import DomainError
 from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.errors import OUTCOME_UNKNOWN, ErrorCode, ProtocolError
 from ..services import outages
 from ..v09 import ValidationFailed
 
@@ -32,6 +33,7 @@ HTTP_STATUS = {
     ErrorCode.MAX_SESSIONS: status.HTTP_409_CONFLICT,
     ErrorCode.SESSION_EXPIRED: status.HTTP_410_GONE,
     ErrorCode.CONSENT_REQUIRED: status.HTTP_403_FORBIDDEN,
+    OUTCOME_UNKNOWN: status.HTTP_503_SERVICE_UNAVAILABLE,
 }
 
 

@@ -10,13 +10,18 @@ from .. import tokens
 from ..adapters import pushes
 from ..core.errors import DomainError
 from ..models import Agent
-from ..protocol import methods
+from ..protocol import idempotency, methods
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, pending, sessions
+from ..services import audit, delivery, pending, sessions
 from ..services import surfaces as surface_service
 from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
+
+
+def _key(request):
+    """The request's ``Idempotency-Key`` header (docs/agents.md, "Retrying pushes") or None."""
+    return idempotency.read(request.headers.get(idempotency.HEADER), idempotency.HEADER)
 
 
 def _find_agent(agent_id):
@@ -67,7 +72,9 @@ class SessionMessagesView(A2UIAsyncAPIView):
     a bad item, or one the stored state refuses (``ui.update`` of an unknown component),
     changes nothing and is answered with its ``index``.
     ui.request_input and ui.confirm need an answer, so they go over the agent WebSocket or the
-    Python API instead.
+    Python API instead. An ``Idempotency-Key`` header makes a retry safe: the same key for the
+    same session is answered with the original outcome (``"replayed": true``), nothing stored
+    or shown twice.
     """
 
     permission_classes = [IsAgent]
@@ -79,10 +86,13 @@ class SessionMessagesView(A2UIAsyncAPIView):
             raise ValidationError({"detail": "Send one JSON-RPC notification or a non-empty list."})
         if len(items) > 100:
             raise ValidationError({"detail": "At most 100 messages per request."})
+        key = _key(request)
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
-        seqs = await pushes.apush_batch(request.auth.id, session_id, batch)
-        delivered = [{"method": m, "seq": seq} for (m, _), seq in zip(batch, seqs, strict=True)]
-        return Response({"delivered": delivered}, status=status.HTTP_202_ACCEPTED)
+        seqs = await pushes.apush_batch(request.auth.id, session_id, batch, key)
+        delivered = [{"method": m, "seq": None if isinstance(seq, delivery.Pushed) else seq}
+                     for (m, _), seq in zip(batch, seqs, strict=True)]
+        return Response(delivery.flag({"delivered": delivered}, *seqs),
+                        status=status.HTTP_202_ACCEPTED)
 
     def _validate(self, index, item, session_id):
         try:
@@ -125,8 +135,9 @@ class SessionSurfacesView(A2UIAsyncAPIView):
         messages = request.data
         if not isinstance(messages, list) or not messages:
             raise ValidationError({"detail": "Send a non-empty JSON array of A2UI v0.9 messages."})
+        key = _key(request)
         try:
-            result = await surface_service.apush(request.auth.id, session_id, messages)
+            result = await surface_service.apush(request.auth.id, session_id, messages, key)
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(result, status=status.HTTP_202_ACCEPTED)
@@ -149,8 +160,9 @@ class SessionAguiView(A2UIAsyncAPIView):
         body = request.data
         if not isinstance(body, dict) or not isinstance(body.get("event"), dict):
             raise ValidationError({"event": ["Send {\"event\": <an AG-UI event object>}."]})
-        seq = await push.apush(request.auth.id, session_id, body["event"], "event")
-        return Response({"delivered": True, "seq": seq}, status=status.HTTP_202_ACCEPTED)
+        key = _key(request)
+        seq = await push.apush(request.auth.id, session_id, body["event"], "event", key)
+        return Response(delivery.answer(seq), status=status.HTTP_202_ACCEPTED)
 
 
 class AgentRequestsView(A2UIAPIView):

@@ -33,11 +33,12 @@ from django.utils import timezone
 
 from ..adapters import pushes
 from ..core.errors import DomainError
-from ..protocol import jsonrpc, methods
+from ..protocol import idempotency, jsonrpc, methods
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from ..services import (
     agentroute,
     caps,
+    delivery,
     groups,
     housekeeping,
     pending,
@@ -109,39 +110,43 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if msg.method == "a2ui.pending":
             return await self._take_pending(msg.params)
         if msg.method == "a2ui.v09":
-            params = msg.params if isinstance(msg.params, dict) else {}
+            params, key = idempotency.pop(msg.params if isinstance(msg.params, dict) else {})
             if "session_id" not in params:
                 raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
                                     data={"path": "params.session_id"})
             return await surfaces.apush(self.agent.id, params["session_id"],
-                                        params.get("messages"))
+                                        params.get("messages"), key)
         if msg.method == "agui.event":
             return await self._agui_event(msg.params)
         if msg.method in runs.AGENT_METHODS:
             return await runs.acall(self.agent.id, msg.method, msg.params)
-        session_id, params = pushes.validate(msg.method, msg.params)
-        return await self._deliver(msg, session_id, params)
+        params, key = idempotency.pop(msg.params)
+        session_id, params = pushes.validate(msg.method, params)
+        return await self._deliver(msg, session_id, params, key)
 
-    async def _deliver(self, msg, session_id, params):
+    async def _deliver(self, msg, session_id, params, key=None):
         if msg.method in methods.AWAITING:
+            if key is not None:
+                raise idempotency.for_request(key)
             seq, request = await pushes.apush(
                 self.agent.id, session_id, msg.method, params,
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
             self._arm_timer(request)
             return NO_RESPONSE
-        seq, _ = await pushes.apush(self.agent.id, session_id, msg.method, params)
-        return {"delivered": True, "seq": seq}
+        seq, _ = await pushes.apush(self.agent.id, session_id, msg.method, params, key=key)
+        return delivery.answer(seq)
 
     async def _agui_event(self, params):
         from ..agui import push
 
+        params, key = idempotency.pop(params)
         if not isinstance(params, dict) or "session_id" not in params:
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
                                 data={"path": "params.session_id"})
         seq = await push.apush(self.agent.id, params["session_id"], params.get("event"),
-                               "params.event")
-        return {"delivered": True, "seq": seq}
+                               "params.event", key)
+        return delivery.answer(seq)
 
     async def _take_pending(self, params):
         if params is None:

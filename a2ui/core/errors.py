@@ -25,6 +25,9 @@ class Fault(StrEnum):
     MAX_SESSIONS = "max_sessions"
     CONSENT_REQUIRED = "consent_required"
     REQUEST_TAKEN_OVER = "request_taken_over"
+    #: The database connection was lost while a push was being stored: it may or may not
+    #: have been (a retry with the same idempotency key is safe and tells).
+    OUTCOME_UNKNOWN = "outcome_unknown"
 
 
 class DomainError(Exception):

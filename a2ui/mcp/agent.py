@@ -22,8 +22,9 @@ import uuid
 import mcp_types as types
 
 from .. import agents
+from ..protocol import idempotency
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import pending, sessions
+from ..services import delivery, pending, sessions
 from . import tools
 
 #: Seconds between progress notifications while a request waits for the person.
@@ -53,11 +54,15 @@ async def call(ctx, who, name, arguments):
         session_id, rest = tools.split_session(tools.with_defaults(name, arguments))
     except ValueError as exc:
         raise invalid(str(exc), "is required (a string)") from None
+    key = None
+    if name in tools.KEYED:
+        rest, key = idempotency.pop(rest, "arguments")
     if name in tools.AGENT_METHODS:
         if name == "render":
-            rest.setdefault("component_id", str(uuid.uuid4()))
-        seq = await agents.apush(agent, session_id, tools.AGENT_METHODS[name], rest)
-        out = {"delivered": True, "seq": seq}
+            rest.setdefault("component_id", agents.component_id_for(key))
+        seq = await agents.apush(agent, session_id, tools.AGENT_METHODS[name], rest,
+                                 idempotency_key=key)
+        out = delivery.answer(seq)
         if name == "render":
             out["component_id"] = rest["component_id"]
         return text_result(out)
@@ -66,10 +71,11 @@ async def call(ctx, who, name, arguments):
         from ..core.errors import DomainError
 
         try:
-            seq = await push.apush(agent.pk, session_id, rest.get("event"), "arguments.event")
+            seq = await push.apush(agent.pk, session_id, rest.get("event"), "arguments.event",
+                                   key)
         except DomainError as exc:
             raise ProtocolError.of(exc) from exc
-        return text_result({"delivered": True, "seq": seq})
+        return text_result(delivery.answer(seq))
     if name == "finish_run":
         return text_result(await agents.afinish_run(agent, session_id, rest.get("run_id"),
                                                     rest.get("result")))
@@ -77,7 +83,8 @@ async def call(ctx, who, name, arguments):
         return text_result(await agents.aerror_run(agent, session_id, rest.get("run_id"),
                                                    rest.get("message"), rest.get("code")))
     if name == "push_surfaces":
-        return text_result(await agents.asurfaces(agent, session_id, rest.get("messages")))
+        return text_result(await agents.asurfaces(agent, session_id, rest.get("messages"),
+                                                  idempotency_key=key))
     return await _wait(ctx, agent, session_id, name, rest)
 
 

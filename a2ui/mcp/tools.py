@@ -27,8 +27,19 @@ def _schema(properties, required=()):
             "additionalProperties": True}
 
 
+IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 128,
+                   "description": "Makes a retry safe: a retry with the same key for the same "
+                                  "session is answered with the original outcome (replayed), "
+                                  "nothing shown twice."}
+
+
 def _session_tool(properties, required=()):
     return _schema({"session_id": SESSION_ID, **properties}, ("session_id", *required))
+
+
+def _push_tool(properties, required=()):
+    """A push: also takes an ``idempotency_key``."""
+    return _session_tool({**properties, "idempotency_key": IDEMPOTENCY_KEY}, required)
 
 
 AGENT_TOOLS = {
@@ -39,7 +50,7 @@ AGENT_TOOLS = {
     "render": (
         "Show a UI component to the person (card, table, form, chart, markdown, code, image, "
         "alert, steps). Returns the component_id; rendering the same id again replaces it.",
-        _session_tool({
+        _push_tool({
             "component_type": {"type": "string", "enum": list(COMPONENT_TYPES)},
             "data": {"type": "object", "description": "The component's fields (seed 000 §5)."},
             "component_id": {"type": "string", "maxLength": 128},
@@ -51,7 +62,7 @@ AGENT_TOOLS = {
     ),
     "update": (
         "Change a component already shown (replace, merge or append to its data).",
-        _session_tool({
+        _push_tool({
             "component_id": {"type": "string", "maxLength": 128},
             "operation": {"type": "string", "enum": list(UPDATE_OPERATIONS), "default": "merge"},
             "data": {"type": "object"},
@@ -59,7 +70,7 @@ AGENT_TOOLS = {
     ),
     "progress": (
         "Show or advance a progress indicator for a task.",
-        _session_tool({
+        _push_tool({
             "task_id": {"type": "string", "maxLength": 128},
             "progress_type": {"type": "string", "enum": list(PROGRESS_TYPES),
                               "default": "determinate"},
@@ -70,12 +81,12 @@ AGENT_TOOLS = {
     ),
     "navigate": (
         "Open a URL (http or https) for the person.",
-        _session_tool({"url": {"type": "string", "format": "uri"},
-                       "new_tab": {"type": "boolean", "default": False}}, ("url",)),
+        _push_tool({"url": {"type": "string", "format": "uri"},
+                    "new_tab": {"type": "boolean", "default": False}}, ("url",)),
     ),
     "notify": (
         "Show the person a toast notification.",
-        _session_tool({
+        _push_tool({
             "title": {"type": "string"},
             "level": {"type": "string", "enum": list(NOTIFY_LEVELS), "default": "info"},
             "message": {"type": "string"},
@@ -85,14 +96,14 @@ AGENT_TOOLS = {
     "push_surfaces": (
         "Send A2UI v0.9 server messages (createSurface, updateComponents, updateDataModel, "
         "deleteSurface) to the person's surfaces. The batch is validated whole.",
-        _session_tool({"messages": {"type": "array", "minItems": 1,
-                                    "items": {"type": "object"}}}, ("messages",)),
+        _push_tool({"messages": {"type": "array", "minItems": 1,
+                                 "items": {"type": "object"}}}, ("messages",)),
     ),
     "agui_event": (
         "Push one AG-UI event (seed 003) to the person's session: TEXT_MESSAGE (chat), "
         "TOOL_CALL_REQUEST/STATUS/RESULT, STATE_DELTA (old_value must match the stored value), "
         "PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_OPEN/UPDATE.",
-        _session_tool({"event": {"type": "object", "required": ["type"],
+        _push_tool({"event": {"type": "object", "required": ["type"],
                                  "properties": {"type": {"type": "string"}}}}, ("event",)),
     ),
     "list_runs": (
@@ -153,6 +164,8 @@ AGENT_TOOLS = {
 AGENT_METHODS = {name: f"ui.{name}" for name in
                  ("render", "update", "progress", "navigate", "notify")}
 AWAITING = {"request_input": "ui.request_input", "confirm": "ui.confirm"}
+#: Agent tools that take an ``idempotency_key`` (a2ui.protocol.idempotency).
+KEYED = frozenset({*AGENT_METHODS, "push_surfaces", "agui_event"})
 
 PERSON_TOOLS = {
     "action": (

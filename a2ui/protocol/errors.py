@@ -43,6 +43,13 @@ class ErrorCode(IntEnum):
 #: ``{"session_id", "request_id"}`` (docs/agents.md).
 REQUEST_TAKEN_OVER = -32011
 
+#: Not in seed 000 (and not an :class:`ErrorCode`): the database connection was lost while a
+#: push was being stored, so whether it was stored is unknown. Nothing was sent to the
+#: person's clients; if it was stored they show it when they resync. A retry with the same
+#: ``idempotency_key`` is safe: it is stored and shown once. ``data`` is ``{"session_id",
+#: "idempotency_key"?}`` (docs/agents.md, "Retrying pushes").
+OUTCOME_UNKNOWN = -32012
+
 #: The human-readable message for each code, verbatim from seed 000 §9.
 MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PARSE_ERROR: "Parse error",
@@ -109,6 +116,7 @@ CODE_BY_FAULT: dict[Fault, int] = {
     Fault.MAX_SESSIONS: ErrorCode.MAX_SESSIONS,
     Fault.CONSENT_REQUIRED: ErrorCode.CONSENT_REQUIRED,
     Fault.REQUEST_TAKEN_OVER: REQUEST_TAKEN_OVER,
+    Fault.OUTCOME_UNKNOWN: OUTCOME_UNKNOWN,
 }
 FAULT_BY_CODE: dict[int, Fault] = {int(code): fault for fault, code in CODE_BY_FAULT.items()}
 

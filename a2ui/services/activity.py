@@ -93,12 +93,14 @@ def load(session_id):
 aload = dbthreads.wrap(load)
 
 
-async def apush(agent_id, session_id, kind, data, *, prefix=""):
-    """Check, store and deliver one activity event of an agent; returns its sequence number."""
+async def apush(agent_id, session_id, kind, data, *, prefix="", key=None):
+    """Check, store and deliver one activity event of an agent; returns its sequence number
+    (``key``: an idempotency key, ``delivery.aemit``)."""
     from . import delivery
 
     clean = check(kind, data, prefix)
-    seq, _ = await delivery.aemit(agent_id, session_id, Kind(kind), clean, prefix=prefix)
+    seq, _ = await delivery.aemit(agent_id, session_id, Kind(kind), clean, prefix=prefix,
+                                  key=key)
     return seq
 
 

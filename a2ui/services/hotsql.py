@@ -13,7 +13,7 @@ import functools
 
 from django.db import connections, transaction
 
-from ..models import A2UISessionLog, Agent, PendingRequest, RenderedComponent
+from ..models import A2UISessionLog, Agent, PendingRequest, PushKey, RenderedComponent
 
 
 @functools.cache
@@ -239,3 +239,44 @@ def claim_outcome(session_id, request_id, channel, now):
                              _prep(PendingRequest, "session", session_id, connection),
                              request_id, channel, PendingRequest.Status.PENDING.value])
         return cursor.rowcount
+
+
+# Idempotency keys ------------------------------------------------------------------------------
+
+
+def insert_key(session_id, key, fingerprint, outcome, created_at):
+    """INSERT the session's push key ``key`` unless it is there: True when this call stored it.
+
+    A key still held by a transaction in flight makes the statement wait for that transaction's
+    end (the unique index), so False means a push with this key was committed."""
+    connection = connections["default"]
+    table, cols = _names(PushKey)
+    sql = (f"INSERT INTO {table} ({cols['session']}, {cols['key']}, {cols['fingerprint']}, "
+           f"{cols['outcome']}, {cols['created_at']}) VALUES (%s, %s, %s, %s, %s) "
+           f"ON CONFLICT ({cols['session']}, {cols['key']}) DO NOTHING")
+    params = [_prep(PushKey, "session", session_id, connection), key, fingerprint,
+              _prep(PushKey, "outcome", outcome, connection),
+              _prep(PushKey, "created_at", created_at, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
+
+
+def push_key(session_id, key):
+    """The session's push key ``key`` (a PushKey) or None."""
+    connection = connections["default"]
+    table, columns = _select_all(PushKey)
+    _, cols = _names(PushKey)
+    sql = f"SELECT {columns} FROM {table} WHERE {cols['session']} = %s AND {cols['key']} = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_prep(PushKey, "session", session_id, connection), key])
+        row = cursor.fetchone()
+    return None if row is None else _instance(PushKey, row, connection)
+
+
+def delete_key(session_id, key):
+    connection = connections["default"]
+    table, cols = _names(PushKey)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {table} WHERE {cols['session']} = %s AND {cols['key']} = %s",
+                       [_prep(PushKey, "session", session_id, connection), key])

@@ -1,6 +1,6 @@
 """A periodic task in every serving process: time out idle sessions and orphaned requests,
-remove components whose ``ttl_seconds`` ran out, end the AG-UI 1.0 runs whose stream was lost
-with its process (``runs.aend_lost``: their lease lapsed).
+remove components whose ``ttl_seconds`` ran out and idempotency keys past their time, end the
+AG-UI 1.0 runs whose stream was lost with its process (``runs.aend_lost``: their lease lapsed).
 
 Each process runs it (started by the first socket); closing and expiring are conditional
 updates, so two processes doing the same sweep is harmless.
@@ -10,7 +10,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, outages, pending, runs, sessions
+from . import components, dbthreads, outages, outcomes, pending, runs, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
@@ -22,6 +22,7 @@ async def sweep():
     expired = await pending.areap()
     await components.aexpire_due()  # component.removed for each ttl run out
     await runs.aend_lost()  # agui.run_ended (stream_lost) for each run whose process died
+    await dbthreads.run(outcomes.expire_due)
     return closed, expired
 
 

@@ -8,8 +8,13 @@ consumers translate the kinds they know and ignore the rest; all of them see eve
 a gap means a loss whatever the kind.
 """
 
+import asyncio
+import logging
+
 from ..core import events
 from . import direct, groups, shared
+
+log = logging.getLogger("a2ui.services")
 
 
 async def emit(sid, kind, data):
@@ -33,3 +38,41 @@ def resync_message():
     It travels the consumer's own queue, in order with the events, never the channel layer.
     """
     return {"type": events.MESSAGE_TYPE, "resync": True}
+
+
+#: ``repair``: tries, a second apart, while Redis or the channel layer fail.
+REPAIR_TRIES = 120
+REPAIR_INTERVAL = 1.0
+_repairs = {}  # (event loop, session hex) -> its repair task
+
+
+def repair(sid):
+    """Have every socket of session ``sid`` resync from the database, in the background.
+
+    For a push whose outcome the clients may not have seen (stored, then not delivered; or
+    stored or not, unknown): it takes a sequence number (a gap, which ``seqwatch`` also finds)
+    and sends a resync order to the session, so each socket shows the stored state, with the
+    push exactly when it is stored. Retried while Redis or the channel layer fail; at most one
+    per session at a time.
+    """
+    loop = asyncio.get_running_loop()
+    key = (loop, sid.hex)  # per loop: a loop that ended (async_to_sync) never finishes its task
+    if key in _repairs:
+        return _repairs[key]
+    task = loop.create_task(_repair(sid))
+    _repairs[key] = task
+    task.add_done_callback(lambda _: _repairs.pop(key, None))
+    return task
+
+
+async def _repair(sid):
+    for _ in range(REPAIR_TRIES):
+        try:
+            seq, _, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
+            await send(sid, seq, sockets, resync_message())
+            return True
+        except Exception:
+            await asyncio.sleep(REPAIR_INTERVAL)
+    log.warning("a2ui: session %s could not be told to resync: its sockets show a push when "
+                "they next resync or reconnect", sid)
+    return False

@@ -1,5 +1,7 @@
 """An agent's batch: clean, validate, store, push; and what a client starts from (load)."""
 
+import logging
+
 from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
@@ -8,12 +10,15 @@ from ...core import events
 from ...core.errors import DomainError, Fault
 from ...core.events import Kind
 from ...models import A2UISessionLog, Surface
+from ...protocol import idempotency
 from ...protocol.sanitize import sanitize_markdown
 from ...v09 import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
-from .. import sessions, stream
+from .. import outcomes, sessions, stream
 from ..metrics import buffer
 from .catalogs import catalog_registry, client_catalog_ids
 from .cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
+
+log = logging.getLogger("a2ui.services")
 
 MAX_BATCH = 500  # messages per agent batch
 MAX_SURFACE_ID = 128  # Surface.surface_id
@@ -166,8 +171,12 @@ def store_batch(session_id, messages):
     return first, out
 
 
-async def apush(agent_id, session_id, messages):
-    """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq"}``."""
+async def apush(agent_id, session_id, messages, key=None):
+    """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq"}``.
+
+    Stored (committed), then sent (``a2ui.services.outcomes``): a failure to send is no error
+    (``warning``: the clients resync); ``key``, an idempotency key, is stored with the batch,
+    and a retry with it is answered with the original outcome and ``"replayed": true``."""
     sid = await sessions.aensure_agent_session(agent_id, session_id)
     if not isinstance(messages, list) or not messages:
         raise DomainError(
@@ -179,9 +188,40 @@ async def apush(agent_id, session_id, messages):
             Fault.INVALID_INPUT, f"At most {MAX_BATCH} messages per batch",
             data={"path": "params.messages"},
         )
-    first, out = await database_sync_to_async(store_batch)(sid, messages)
+    if key is None:
+        try:
+            first, out = await database_sync_to_async(store_batch)(sid, messages)
+        except outcomes.CONNECTION_LOST:
+            raise outcomes.lost(sid) from None
+    else:
+        fingerprint = idempotency.fingerprint("a2ui.v09", messages)
+        try:
+            stored, replay = await database_sync_to_async(outcomes.keyed)(
+                sid, store_batch, key, fingerprint, _outcome, messages)
+        except outcomes.CONNECTION_LOST:
+            result = await outcomes.asettle(sid, key)
+            if result is None:
+                raise  # not stored, nothing sent
+            stream.repair(sid)  # stored by this call, never sent
+            return {**result, "warning": outcomes.WARNING_LATE}
+        if replay is not None:
+            stream.repair(sid)  # the original may be stored but not delivered
+            return {**replay, "replayed": True}
+        first, out = stored
     buffer.add(sid, pushed=True)
-    await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out))
+    result = _outcome((first, out))
+    try:
+        await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out))
+    except Exception as exc:  # after the commit: stored, so no error; the clients resync
+        log.warning("a2ui: a v0.9 batch to session %s was stored but not delivered (%s: %s): "
+                    "its clients resync", sid, type(exc).__name__, exc)
+        stream.repair(sid)
+        result["warning"] = outcomes.WARNING_LATE
+    return result
+
+
+def _outcome(stored):
+    first, out = stored
     return {"delivered": len(out), "seq": first + len(out) - 1}
 
 
