@@ -45,8 +45,9 @@ _timer = None
 
 
 def cause(exc):
-    """:data:`REDIS` or :data:`DATABASE` when ``exc`` (or what it was raised from) is a lost,
-    refused or timed-out connection to it; None for anything else."""
+    """:data:`REDIS` or :data:`DATABASE` when ``exc`` (or what it was raised from, unless it
+    was raised ``from None``) is a lost, refused or timed-out connection to it; None for
+    anything else."""
     for _ in range(5):
         if exc is None:
             return None
@@ -55,7 +56,9 @@ def cause(exc):
             return DATABASE if lost else None
         if _redis_error(exc):
             return REDIS
-        exc = exc.__cause__ or exc.__context__
+        # ``raise ... from None`` says the context is not the cause (a domain answer such as
+        # -32012, outcome unknown, made of a lost connection): not an outage.
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     return None
 
 
