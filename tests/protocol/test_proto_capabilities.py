@@ -30,6 +30,7 @@ def test_sans_io_imports_only_stdlib_and_nh3():
         "collections",
         "dataclasses",
         "enum",
+        "hashlib",
         "html",
         "ipaddress",
         "json",
