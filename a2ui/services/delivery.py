@@ -103,7 +103,9 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
             asked = await dbthreads.run(
                 pending.ask, sid, data["kind"], data["params"], reply_channel, rpc_id
             )
-        except outcomes.CONNECTION_LOST:
+        except outcomes.CONNECTION_LOST as exc:
+            if outcomes.never_sent(exc):
+                raise  # not stored: a failure
             raise outcomes.lost(sid) from None
         request = asked.row
         if not asked.new:
@@ -112,7 +114,9 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
     elif _stores(kind):
         try:
             data = await dbthreads.run(_in_session, _apply, sid, kind, data, prefix)
-        except outcomes.CONNECTION_LOST:
+        except outcomes.CONNECTION_LOST as exc:
+            if outcomes.never_sent(exc):
+                raise  # not stored: a failure
             raise outcomes.lost(sid) from None
     return (await _deliver(sid, [(kind, data)]))[0], request
 
@@ -129,8 +133,8 @@ async def _akeyed(sid, items, key, apply, *args):
         else:  # nothing stored but the key: claim it, then send
             applied, replay = items, await dbthreads.run(
                 _in_session, outcomes.claim, sid, key, fingerprint)
-    except outcomes.CONNECTION_LOST:
-        if await outcomes.asettle(sid, key) is None:
+    except outcomes.CONNECTION_LOST as exc:
+        if outcomes.never_sent(exc) or await outcomes.asettle(sid, key) is None:
             raise  # not stored: a failure, and nothing was sent
         if stores:  # stored by this call, never sent: the clients resync
             stream.repair(sid)
@@ -199,7 +203,9 @@ async def aemit_batch(agent_id, session_id, items, key=None):
     if any(_stores(kind) for kind, _ in items):
         try:
             items = await dbthreads.run(_in_session, _apply_all, sid, items)
-        except outcomes.CONNECTION_LOST:
+        except outcomes.CONNECTION_LOST as exc:
+            if outcomes.never_sent(exc):
+                raise  # not stored: a failure
             raise outcomes.lost(sid) from None
         return await _deliver(sid, items)
     return [await _send(sid, kind, data) for kind, data in items]

@@ -41,6 +41,29 @@ log = logging.getLogger("a2ui.outcomes")
 #: the connection was lost. Other database errors are statement errors: nothing took effect.
 CONNECTION_LOST = (OperationalError, InterfaceError)
 
+#: Where a database error arises while a connection is being made (Django's backend connecting,
+#: psycopg's pool handing one out): no statement of the call reached the server.
+_CONNECTING = {"ensure_connection", "connect", "get_new_connection", "getconn",
+               "_getconn_with_check_loop"}
+
+
+def never_sent(exc):
+    """True when the database error ``exc`` (of :data:`CONNECTION_LOST`) arose while a
+    connection was being made or handed out (the database unreachable, the pool exhausted),
+    so nothing of the push reached the server: it is not stored, a plain failure. Otherwise
+    (lost in the middle of a statement or of the commit) the outcome is unknown."""
+    seen = 0
+    while exc is not None and seen < 5:
+        tb = exc.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            path = code.co_filename.replace("\\", "/")
+            if code.co_name in _CONNECTING and ("/django/db/" in path or "/psycopg" in path):
+                return True
+            tb = tb.tb_next
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
 WARNING_LATE = ("Stored, but not delivered live (Redis or the channel layer failed): the "
                 "session's clients show it when they resync.")
 

@@ -284,7 +284,9 @@ def live_env(redis_url):
         DJANGO_SECRET_KEY=settings.SECRET_KEY,
         DJANGO_SETTINGS_MODULE="a2ui_project.settings",
         DB_POOL_MIN="1",
-        DB_POOL_MAX="4",
+        # Room above the four connections the per-message threads hold (docs/operations.md,
+        # "Database connections"): with 4, a request waits for a connection and fails.
+        DB_POOL_MAX="10",
         PYTHONUNBUFFERED="1",
     )
     env.pop("DJANGO_DEBUG", None)
@@ -294,7 +296,8 @@ def live_env(redis_url):
 @pytest.fixture
 def daphne_server(request, live_services, transactional_db):
     """Factory: ``daphne_server()`` starts one more Daphne process and waits until it listens
-    (``daphne_server("--header-timeout", "2")``: with those ``a2ui_serve`` options too).
+    (``daphne_server("--header-timeout", "2")``: with those ``a2ui_serve`` options too;
+    ``daphne_server(DB_POOL_TIMEOUT="2")``: with that in its environment).
 
     Every process is stopped at teardown (before the test's data is flushed); when the test
     fails, the report shows their logs.
@@ -303,8 +306,9 @@ def daphne_server(request, live_services, transactional_db):
     env = live_env(live_services)
     servers = request.node._live_servers = []
 
-    def start(*args):
-        server = DaphneServer(env, name=chr(ord("A") + len(servers)), args=args)
+    def start(*args, **extra_env):
+        server = DaphneServer(dict(env, **extra_env), name=chr(ord("A") + len(servers)),
+                              args=args)
         servers.append(server)
         return server.wait_ready()
 

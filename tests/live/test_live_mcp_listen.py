@@ -112,7 +112,7 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
     from channels_redis.pubsub import RedisPubSubChannelLayer
 
     from a2ui import tokens
-    from a2ui.apps import redis_layer_host
+    from a2ui.apps import default_channel_layers
     from a2ui.services import groups, revocation
 
     server = daphne_server()
@@ -122,7 +122,7 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
     token = await database_sync_to_async(tokens.issue_stream_token)(
         user, agent, StreamToken.TYPE_STREAM_MCP)
     # The servers' channel layer, to announce the revocation as the admin's process would.
-    layer = RedisPubSubChannelLayer(hosts=[redis_layer_host(live_services)])
+    layer = RedisPubSubChannelLayer(**default_channel_layers(live_services)["default"]["CONFIG"])
     try:
         async with mcp_client(server, agent_key) as bot:
             # An agent key reads no person's resources: it may not listen to them either.

@@ -191,15 +191,17 @@ async def apush(agent_id, session_id, messages, key=None):
     if key is None:
         try:
             first, out = await database_sync_to_async(store_batch)(sid, messages)
-        except outcomes.CONNECTION_LOST:
+        except outcomes.CONNECTION_LOST as exc:
+            if outcomes.never_sent(exc):
+                raise  # not stored: a failure
             raise outcomes.lost(sid) from None
     else:
         fingerprint = idempotency.fingerprint("a2ui.v09", messages)
         try:
             stored, replay = await database_sync_to_async(outcomes.keyed)(
                 sid, store_batch, key, fingerprint, _outcome, messages)
-        except outcomes.CONNECTION_LOST:
-            result = await outcomes.asettle(sid, key)
+        except outcomes.CONNECTION_LOST as exc:
+            result = None if outcomes.never_sent(exc) else await outcomes.asettle(sid, key)
             if result is None:
                 raise  # not stored, nothing sent
             stream.repair(sid)  # stored by this call, never sent
