@@ -1,8 +1,8 @@
 """Tier 2: every database connection of a live Daphne is terminated; nothing fails 2 s later.
 And PostgreSQL unreachable: 503s with a message, -32603 on sockets, one log line per failure.
 
-``pg_terminate_backend`` ends every backend of the test database but the test's own (what a
-PostgreSQL restart, a failover or an operator does). The server's connections in psycopg's pool
+``pg_terminate_backend`` ends every backend of the server process (what a PostgreSQL restart,
+a failover or an operator does to it; tests/live/pgkill.py, the test process's own left alone). The server's connections in psycopg's pool
 and on its per-message threads are dead without knowing it. From 2 s after the loss to 5 s,
 rounds of concurrent requests (more than the per-message threads and the connections in use
 before, so that every one is used again): /mcp ``initialize`` with a person's token and with an agent key, the
@@ -26,6 +26,7 @@ from a2ui.models import StreamToken
 from tests.live.client import ahttp, init_session, open_agent, open_user
 from tests.live.conftest import DaphneServer, flush_live_redis, live_env
 from tests.live.mcpclient import INIT_BODY, raw
+from tests.live.pgkill import terminate_server_backends
 from tests.live.tcpcut import CuttableRelay
 from tests.live.test_live_mcp import issue
 
@@ -51,21 +52,6 @@ def server(live_services, transactional_db):
     finally:
         daphne.cleanup()
         _drop_own_dead_connections()
-
-
-def _terminate_other_backends():
-    """End every backend of the test database except this connection's; return how many."""
-    import psycopg
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    with psycopg.connect(host=db.get("HOST") or "127.0.0.1", port=db.get("PORT") or 5432,
-                         user=db.get("USER") or "postgres", password=db.get("PASSWORD") or None,
-                         dbname=db["NAME"], autocommit=True, connect_timeout=5) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchall()
-    return len(rows)
 
 
 def _drop_own_dead_connections():
@@ -170,7 +156,7 @@ async def test_terminated_database_connections_fail_no_request(server, user, age
         await one_round()
     assert probe.failures(0) == [], probe.failures(0)
 
-    terminated = await asyncio.to_thread(_terminate_other_backends)
+    terminated = await asyncio.to_thread(terminate_server_backends, server.proc.pid)
     lost = time.monotonic()
     assert terminated >= 2  # the server's pool and threads, at least
     await asyncio.sleep(GRACE_SECONDS)

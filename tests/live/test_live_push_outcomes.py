@@ -18,17 +18,15 @@ of the server's database (``pg_terminate_backend``) again and again. Then:
 
 import asyncio
 import json
-import os
 import time
 
-import psycopg
 import pytest
 from channels.db import database_sync_to_async
-from django.db import connection
 from websockets.exceptions import ConnectionClosed
 
 from a2ui.models import SessionActivity
 from tests.live.client import init_session, open_agent, open_user
+from tests.live.pgkill import terminate_server_backends
 from tests.live.test_live_jsonrpc import is_method
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,42 +67,6 @@ class Screen:
     async def close(self):
         self.task.cancel()
         await self.client.close()
-
-
-def _local_ports(pid):
-    """The local TCP ports of process ``pid``'s sockets (its database connections among them)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = set()
-    for table in ("tcp", "tcp6"):
-        with open(f"/proc/{pid}/net/{table}") as rows:
-            next(rows)
-            for row in rows:
-                fields = row.split()
-                if fields[9] in inodes:
-                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return sorted(ports)
-
-
-def _terminate_server_backends(server_pid):
-    """Terminate every backend of the test database that serves process ``server_pid``."""
-    settings = connection.settings_dict
-    ports = _local_ports(server_pid)
-    with psycopg.connect(host=settings.get("HOST") or "127.0.0.1",
-                         port=settings.get("PORT") or 5432, user=settings.get("USER") or
-                         "postgres", password=settings.get("PASSWORD") or None,
-                         dbname=settings["NAME"], autocommit=True) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
-            "current_database() AND client_port = ANY(%s) AND pid <> pg_backend_pid()",
-            (ports,))  # a port the server freed since it was listed may be this connection's
-        return len(rows.fetchall())
 
 
 async def _open_serving_agent(server, agent_key, seconds=30):
@@ -163,7 +125,7 @@ async def test_outcomes_under_killed_database_connections(daphne_server, user, a
     async def killer():
         await asyncio.sleep(0.2)
         while not stop.is_set():
-            kills.append(await asyncio.to_thread(_terminate_server_backends, server.proc.pid))
+            kills.append(await asyncio.to_thread(terminate_server_backends, server.proc.pid))
             await asyncio.sleep(0.15)
 
     killing = asyncio.ensure_future(killer())
