@@ -4,8 +4,12 @@ Reads the core's session events (``a2ui.event``, ``a2ui.core.events``); other me
 (closing notices, another version's) change nothing.
 """
 
-from ..core import events
+from ..core import activity, events
 from . import uris
+
+#: The URIs one changed item is shown under (``notices``).
+VARIANTS = {"components": ("components", "apps"),
+            "requests": ("requests", "request_forms", "request_apps")}
 
 
 def _surface_changes(messages):
@@ -23,8 +27,9 @@ def _surface_changes(messages):
 
 
 def affected(event):
-    """``(changed, list_changed)``: ``{(kind, item)}`` with kind "components" or "surfaces",
-    and whether the session's resource list may have changed."""
+    """``(changed, list_changed)``: ``{(kind, item)}`` with kind "components", "surfaces",
+    "requests" or "activity" (item None), and whether the session's resource list may have
+    changed."""
     kind = event.get("type")
     if kind == events.MESSAGE_TYPE:
         what, data = events.kind_of(event), event.get("data") or {}
@@ -35,16 +40,23 @@ def affected(event):
             return changed, what != events.Kind.COMPONENT_UPDATED
         if what == events.Kind.SURFACE_BATCH:
             return _surface_changes(data.get("messages"))
+        if what in (events.Kind.REQUEST_OPENED, events.Kind.REQUEST_CLOSED):
+            params = data.get("params") if what == events.Kind.REQUEST_OPENED else data
+            rid = params.get("request_id") if isinstance(params, dict) else None
+            return ({("requests", rid)} if isinstance(rid, str) else set()), True
+        if what in activity.KINDS:
+            return {("activity", None)}, False
     return set(), False
 
 
 def notices(session_id, event, subscribed):
     """``(updated, list_changed)`` for one event of a session: ``updated`` the URIs among
-    ``subscribed`` it changes (a component's ``components`` and ``apps`` URIs), in order."""
+    ``subscribed`` it changes (a component's ``components`` and ``apps`` URIs, a request's
+    JSON, form and app URIs), in order."""
     changed, listed = affected(event)
     updated = []
-    for kind, item in sorted(changed):
-        for name in (("components", "apps") if kind == "components" else (kind,)):
+    for kind, item in sorted(changed, key=lambda pair: (pair[0], pair[1] or "")):
+        for name in VARIANTS.get(kind, (kind,)):
             uri = uris.build(name, session_id, item)
             if uri in subscribed:
                 updated.append(uri)

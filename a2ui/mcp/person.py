@@ -67,8 +67,45 @@ async def _surfaces(ctx, session_id):
 
 
 async def _views(ctx, session_id):
-    """(components, surface states the host may see) of one session."""
-    return await _components(session_id), await _surfaces(ctx, session_id)
+    """(snapshot, surface states the host may see) of one session."""
+    return await sessions.asnapshot(session_id), await _surfaces(ctx, session_id)
+
+
+ANSWER_TOOL = {"input": "respond", "confirm": "approve"}
+
+
+def request_resources(session_id, request, apps):
+    """The resources of one open request: its JSON, its form, and the MCP App (``apps``)."""
+    params = request.get("params") or {}
+    rid, kind = params.get("request_id"), request.get("kind")
+    name = str((params.get("title") if kind == "confirm" else params.get("prompt")) or rid)
+    what = f"{'confirm' if kind == 'confirm' else 'request_input'} {rid}: answer with " \
+           f"{ANSWER_TOOL.get(kind, 'respond')}"
+    out = [types.Resource(uri=uris.build("requests", session_id, rid), name=name,
+                          mime_type=uris.JSON_MIME, description=what),
+           types.Resource(uri=uris.build("request_forms", session_id, rid), name=name,
+                          mime_type=uris.HTML_MIME, description=what)]
+    if apps:
+        out.append(types.Resource(uri=uris.build("request_apps", session_id, rid), name=name,
+                                  mime_type=uris.APP_MIME, description=what))
+    return out
+
+
+def request_json(session_id, row):
+    """What ``a2ui://sessions/<id>/requests/<request_id>`` reads: the open request and how to
+    answer it."""
+    kind = row.kind
+    answer = ({"tool": "approve", "arguments": {"session_id": str(session_id),
+                                                "request_id": row.request_id,
+                                                "approved": "<boolean>", "reason": "<optional>"}}
+              if kind == "confirm" else
+              {"tool": "respond", "arguments": {"session_id": str(session_id),
+                                                "request_id": row.request_id,
+                                                "value": "<the answer>"}})
+    return {"session_id": str(session_id), "request_id": row.request_id, "kind": kind,
+            "method": pending.METHOD_BY_KIND[kind], "params": row.params, "status": "pending",
+            "created_at": row.created_at.isoformat(), "deadline": row.deadline.isoformat(),
+            "answer_with": answer}
 
 
 async def list_resources(ctx, who):
@@ -81,8 +118,14 @@ async def list_resources(ctx, who):
         out.append(types.Resource(uri=uris.build("client", sid), name=f"session {sid}",
                                   mime_type=uris.URI_LIST_MIME,
                                   description="The web client for this session."))
-        found, states = await _views(ctx, sid)
-        for component in found:
+        snapshot, states = await _views(ctx, sid)
+        out.append(types.Resource(uri=uris.build("activity", sid), name=f"activity {sid}",
+                                  mime_type=uris.JSON_MIME,
+                                  description="The session's transcript, tool calls, state, "
+                                              "plans, tree, roster and artifacts."))
+        for request in snapshot.requests:
+            out.extend(request_resources(sid, request, apps))
+        for component in snapshot.components:
             cid, kind = component["component_id"], component["component_type"]
             title = (component.get("data") or {}).get("title") or kind
             out.append(types.Resource(uri=uris.build("components", sid, cid), name=str(title),
@@ -122,6 +165,12 @@ async def read_resource(ctx, who, uri):
         text = json.dumps(surface_service.snapshot_messages([state]))
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=uris.A2UI_MIME, text=text)])
+    if ref.kind == "activity":
+        text = json.dumps((await sessions.asnapshot(ref.session_id)).activity)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.JSON_MIME, text=text)])
+    if ref.kind in ("requests", "request_forms", "request_apps"):
+        return await _read_request(ref, uri)
     found = await _components(ref.session_id)
     component = next((c for c in found if c["component_id"] == ref.item), None)
     if component is None:
@@ -133,6 +182,24 @@ async def read_resource(ctx, who, uri):
             text=render.document(ref.session_id, component, "mcp-app"))])
     return types.ReadResourceResult(contents=[types.TextResourceContents(
         uri=uri, mime_type=uris.HTML_MIME, text=render.document(ref.session_id, component))])
+
+
+async def _read_request(ref, uri):
+    row = await pending.aopen_request(ref.session_id, ref.item)
+    if row is None:  # never asked, answered, timed out or cancelled: gone
+        raise not_found(uri)
+    if ref.kind == "requests":
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.JSON_MIME, text=json.dumps(request_json(ref.session_id,
+                                                                            row)))])
+    request = {"kind": row.kind, "params": row.params}
+    if ref.kind == "request_apps":
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=uris.APP_MIME, meta=render.app_meta(None, {}),
+            text=render.request_document(ref.session_id, request, "mcp-app"))])
+    return types.ReadResourceResult(contents=[types.TextResourceContents(
+        uri=uri, mime_type=uris.HTML_MIME,
+        text=render.request_document(ref.session_id, request))])
 
 
 # Tools -------------------------------------------------------------------------------------------

@@ -13,6 +13,9 @@ document's data block and, on a click or a form submit, posts seed 002's action 
   ``TOOL_RESULT`` answers;
 * MCP Apps (``mode: "mcp-app"``): JSON-RPC over postMessage (``ui/initialize``, then
   ``tools/call`` and ``ui/open-link``).
+
+An agent's open ``request_input`` / ``confirm`` is a document too (``request_document``): its
+form calls ``respond`` with the field's value, its Approve / Reject buttons ``approve``.
 """
 
 import base64
@@ -71,10 +74,25 @@ SCRIPT = """(function () {
       else if (f.type === 'number') value[f.name] = c.value === '' ? null : Number(c.value);
       else value[f.name] = c.value;
     });
+    // An open request_input is answered with its one field's value, a form component with all.
+    if (data.request_id) value = value.value;
+    send('respond', {session_id: data.session_id, request_id: data.request_id || data.component_id,
+                     value: value});
+  }
+  function send(tool, args) {
     status('Sending...');
-    callTool('respond', {session_id: data.session_id, request_id: data.component_id, value: value})
+    callTool(tool, args)
       .then(function (r) { status(r && (r.error || r.isError) ? 'Not sent.' : 'Sent.'); });
   }
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest('[data-a2ui-approve]');
+    if (!button) return;
+    var args = {session_id: data.session_id, request_id: data.request_id,
+                approved: button.getAttribute('data-a2ui-approve') === 'yes'};
+    var reason = document.getElementById('a2ui-reason');
+    if (reason && reason.value.trim()) args.reason = reason.value.trim();
+    send('approve', args);
+  });
   // A sandboxed frame without allow-forms never fires submit: the button is a plain button.
   document.addEventListener('click', function (event) {
     var button = event.target.closest('[data-a2ui-submit]');
@@ -223,16 +241,73 @@ def document(session_id, component, mode="mcp-ui"):
              "component_id": component["component_id"],
              "fields": [{"name": f.get("name"), "type": f.get("type")}
                         for f in (data.get("fields") or [])] if kind == "form" else []}
+    return _page(kind, data.get("title") or kind, body, state, csp(kind, data))
+
+
+def _page(kind, title, body, state, policy):
     blob = json.dumps(state).replace("<", "\\u003c").replace(">", "\\u003e").replace(
         "&", "\\u0026")
     return (
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{csp(kind, data)}">'
-        f"<title>{esc(data.get('title') or kind)}</title><style>{STYLE}</style></head>"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head>"
         f'<body data-a2ui-type="{esc(kind)}">{body}'
         f'<script type="application/json" id="a2ui-data">{blob}</script>'
         f"<script>{SCRIPT}</script></body></html>"
     )
+
+
+#: request_input's input types as the form's control types (a file is answered with the tool).
+REQUEST_CONTROLS = {"text": "text", "number": "number", "date": "date", "select": "select"}
+
+
+def _request_input(params):
+    input_type = params.get("input_type")
+    rules = params.get("validation") if isinstance(params.get("validation"), dict) else {}
+    prompt = f'<label for="a2ui-value"><strong>{esc(params.get("prompt"))}</strong></label>'
+    if input_type not in REQUEST_CONTROLS:
+        return (f"{prompt}<p>This request takes a {esc(input_type)}: answer it with the "
+                "<code>respond</code> tool.</p>")
+    required = " required" if rules.get("required") else ""
+    if input_type == "select":
+        options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
+                          for o in params.get("options") or [])
+        control = f'<select id="a2ui-value" name="value"{required}>{options}</select>'
+    else:
+        names = {"min": "minlength", "max": "maxlength"} if input_type == "text" else {}
+        extra = "".join(f' {names.get(a, a)}="{esc(rules[a])}"'
+                        for a in ("min", "max", "pattern") if rules.get(a) is not None
+                        and (a != "pattern" or input_type == "text"))
+        control = (f'<input type="{REQUEST_CONTROLS[input_type]}" id="a2ui-value" '
+                   f'name="value"{extra}{required}>')
+    return (f"<form>{prompt} {control}<button type=\"button\" data-a2ui-submit>Send</button>"
+            '</form><p id="a2ui-status" role="status"></p>')
+
+
+def _confirm(params):
+    severity = params.get("severity") or "info"
+    alert = "error" if severity == "critical" else "warning" if severity == "warning" else "info"
+    return (f'<div class="a2ui-alert a2ui-alert-{alert}" role="alert"><h2>'
+            f"{esc(params.get('title'))}</h2><p>{esc(params.get('description'))}</p></div>"
+            '<label>Reason (optional) <input type="text" id="a2ui-reason" maxlength="500">'
+            '</label><button type="button" data-a2ui-approve="yes">Approve</button>'
+            '<button type="button" data-a2ui-approve="no">Reject</button>'
+            '<p id="a2ui-status" role="status"></p>')
+
+
+def request_document(session_id, request, mode="mcp-ui"):
+    """The HTML form of an open request (``request``: its ``kind``, input or confirm, and
+    ``params``), for a host of ``mode`` "mcp-ui" or "mcp-app": it answers with the person's
+    ``respond`` (the field's value) or ``approve`` tool, as the web client's prompt does."""
+    params = request.get("params") or {}
+    kind = request.get("kind")
+    body = _confirm(params) if kind == "confirm" else _request_input(params)
+    fields = ([{"name": "value", "type": params.get("input_type")}]
+              if kind != "confirm" and params.get("input_type") in REQUEST_CONTROLS else [])
+    state = {"mode": mode, "session_id": str(session_id), "component_id": None,
+             "request_id": params.get("request_id"), "fields": fields}
+    title = params.get("title") if kind == "confirm" else params.get("prompt")
+    return _page(f"request-{kind}", title or "Request", body, state, csp(None, {}))
 
 
 def app_meta(component_type, data):

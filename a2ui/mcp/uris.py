@@ -5,6 +5,12 @@
 * ``ui://sessions/<session_id>/apps/<component_id>``: the same as an MCP App
   (text/html;profile=mcp-app)
 * ``ui://sessions/<session_id>/client``: the web client's URL for the session (text/uri-list)
+* ``a2ui://sessions/<session_id>/requests/<request_id>``: an agent's open ``request_input`` /
+  ``confirm`` (application/json: its kind, params, deadline, and the tool that answers it)
+* ``ui://sessions/<session_id>/requests/<request_id>``: the same request as a form
+  (text/html); ``ui://sessions/<session_id>/request-apps/<request_id>`` as an MCP App
+* ``a2ui://sessions/<session_id>/activity``: the session's activity (application/json: the
+  transcript, tool calls, state document, plans, resource tree, roster, artifacts)
 
 Ids are percent-encoded (every byte outside ``A-Za-z0-9-._~``), so any id round-trips.
 """
@@ -17,32 +23,41 @@ A2UI_MIME = "application/a2ui+json"
 HTML_MIME = "text/html"
 APP_MIME = "text/html;profile=mcp-app"
 URI_LIST_MIME = "text/uri-list"
+JSON_MIME = "application/json"
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 MAX_URI = 2048
 
-KINDS = {"surfaces": ("a2ui", A2UI_MIME), "components": ("ui", HTML_MIME),
-         "apps": ("ui", APP_MIME)}
+#: kind -> (scheme, mime type, path segment) of the resources with an item.
+KINDS = {"surfaces": ("a2ui", A2UI_MIME, "surfaces"), "components": ("ui", HTML_MIME, "components"),
+         "apps": ("ui", APP_MIME, "apps"), "requests": ("a2ui", JSON_MIME, "requests"),
+         "request_forms": ("ui", HTML_MIME, "requests"),
+         "request_apps": ("ui", APP_MIME, "request-apps")}
+_BY_SEGMENT = {(scheme, segment): kind for kind, (scheme, _, segment) in KINDS.items()}
+#: kind -> (scheme, mime type, path segment) of a session's single resources (no item).
+SINGLE = {"client": ("ui", URI_LIST_MIME, "client"), "activity": ("a2ui", JSON_MIME, "activity")}
+_SINGLE_BY_SEGMENT = {(scheme, segment): kind for kind, (scheme, _, segment) in SINGLE.items()}
 
 
 @dataclass(frozen=True)
 class Ref:
-    kind: str  # "surfaces" | "components" | "apps" | "client"
+    kind: str  # a key of KINDS or SINGLE
     session_id: uuid.UUID
     item: str | None = None
 
     @property
     def mime_type(self):
-        return URI_LIST_MIME if self.kind == "client" else KINDS[self.kind][1]
+        return SINGLE[self.kind][1] if self.kind in SINGLE else KINDS[self.kind][1]
 
     def uri(self):
         return build(self.kind, self.session_id, self.item)
 
 
 def build(kind, session_id, item=None):
-    if kind == "client":
-        return f"ui://sessions/{session_id}/client"
-    scheme = KINDS[kind][0]
-    return f"{scheme}://sessions/{session_id}/{kind}/{quote(str(item), safe='')}"
+    if kind in SINGLE:
+        scheme, _, segment = SINGLE[kind]
+        return f"{scheme}://sessions/{session_id}/{segment}"
+    scheme, _, segment = KINDS[kind]
+    return f"{scheme}://sessions/{session_id}/{segment}/{quote(str(item), safe='')}"
 
 
 def parse(uri):
@@ -61,14 +76,15 @@ def parse(uri):
         return None
     if parts[1] != str(session_id):
         return None
-    if len(parts) == 3 and parts[2] == "client" and scheme == "ui":
-        return Ref("client", session_id)
-    if len(parts) != 4 or parts[2] not in KINDS or KINDS[parts[2]][0] != scheme or not parts[3]:
+    if len(parts) == 3 and (scheme, parts[2]) in _SINGLE_BY_SEGMENT:
+        return Ref(_SINGLE_BY_SEGMENT[scheme, parts[2]], session_id)
+    kind = _BY_SEGMENT.get((scheme, parts[2])) if len(parts) == 4 else None
+    if kind is None or not parts[3]:
         return None
     item = unquote(parts[3], errors="strict") if _decodable(parts[3]) else None
     if item is None or quote(item, safe="") != parts[3]:
         return None  # one spelling per id, so subscriptions match
-    return Ref(parts[2], session_id, item)
+    return Ref(kind, session_id, item)
 
 
 def _decodable(text):
@@ -90,4 +106,14 @@ TEMPLATES = [
      "The same component as an MCP App."),
     ("ui://sessions/{session_id}/client", "Web client", URI_LIST_MIME,
      "The web client's URL for the session."),
+    ("a2ui://sessions/{session_id}/requests/{request_id}", "Open request", JSON_MIME,
+     "An agent's open request_input or confirm: its kind, prompt/fields/options, deadline, "
+     "and the tool that answers it (respond or approve)."),
+    ("ui://sessions/{session_id}/requests/{request_id}", "Open request (form)", HTML_MIME,
+     "The same request as a form; it answers with the respond or approve tool (MCP_UI_ACTION)."),
+    ("ui://sessions/{session_id}/request-apps/{request_id}", "Open request (MCP App)", APP_MIME,
+     "The same form as an MCP App."),
+    ("a2ui://sessions/{session_id}/activity", "Session activity", JSON_MIME,
+     "The session's transcript, tool calls, state document, plans, resource tree, roster and "
+     "artifacts."),
 ]

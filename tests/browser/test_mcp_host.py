@@ -186,3 +186,57 @@ def test_request_input_through_mcp_is_answered_in_the_web_client(page, server, a
                                    "value": "Trondheim"}
     assert progress and "waiting for the person" in progress[0]
     expect(dialog).to_have_count(0)
+
+
+def test_a_request_input_form_in_the_host_answers_the_agent(page, host_page, person, agent):
+    """An agent's open request_input as ``ui://sessions/<id>/requests/<rid>`` in a plain
+    sandboxed iframe: its Send posts CALL_TOOL ``respond`` with the field's value; the agent's
+    call returns it and the web client's prompt closes."""
+    sid = open_client(page)
+    asking = agent.start("request_input", sid, "number", "How many nights?",
+                         validation={"min": 1, "max": 30, "required": True})
+    dialog = page.get_by_role("dialog", name="How many nights?")
+    expect(dialog).to_be_visible()
+    rid = agent.run(_open_request(sid))["request_id"]
+    uri = f"ui://sessions/{sid}/requests/{rid}"
+    mounted = host_page.evaluate("([t, u]) => mcpHost.mountMcpUi(t, u)",
+                                 [mcp_token(person, agent), uri])
+    assert mounted == {"mimeType": "text/html"}
+    frame = host_page.frame_locator("#ui")
+    frame.get_by_label("How many nights?").fill("4")
+    frame.get_by_role("button", name="Send").click()
+    expect(frame.locator("#a2ui-status")).to_have_text("Sent.")
+    assert asking.result(TIMEOUT) == 4
+    expect(dialog).to_have_count(0)
+    calls = [e["message"] for e in host_page.evaluate("window.hostLog") if "message" in e]
+    assert calls[0]["action"]["toolName"] == "respond"
+    assert calls[0]["action"]["args"]["value"] == 4
+    assert not page.watch.errors and not host_page.evaluate("window.__cspViolations")
+
+
+def test_a_confirm_as_an_mcp_app_approves(page, host_page, person, agent):
+    sid = open_client(page)
+    asking = agent.start("confirm", sid, "Deploy now?", severity="warning")
+    expect(page.get_by_role("dialog")).to_be_visible()
+    rid = agent.run(_open_request(sid))["request_id"]
+    mounted = host_page.evaluate("([t, u]) => mcpHost.mountApp(t, u)",
+                                 [mcp_token(person, agent),
+                                  f"ui://sessions/{sid}/request-apps/{rid}"])
+    assert mounted["mimeType"] == "text/html;profile=mcp-app"
+    assert [f"ui://sessions/{sid}/request-apps/{rid}", "text/html;profile=mcp-app"] \
+        in mounted["listed"]
+    host_page.wait_for_function("window.hostLog.some((e) => 'appInitialized' in e)")
+    frame = host_page.frame_locator("#ui")
+    frame.get_by_label("Reason (optional)").fill("green")
+    frame.get_by_role("button", name="Approve").click()
+    expect(frame.locator("#a2ui-status")).to_have_text("Sent.")
+    assert asking.result(TIMEOUT) == {"approved": True, "reason": "green"}
+    assert not host_page.evaluate("window.__cspViolations")
+
+
+async def _open_request(sid):
+    """The session's one open request (its params), as the services hold it."""
+    from a2ui.services import pending
+
+    [request] = await pending.aopen_requests(sid)
+    return request["params"]
