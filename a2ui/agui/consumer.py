@@ -5,9 +5,9 @@ CONNECTION_ERROR and close 4006), a session is opened (or ``session_id`` resumed
 person's detached session with the agent taken over) and CONNECTION_STATUS CONNECTED names it
 (``session_id``); a resumed session's state follows (``mapping.session_state``: components,
 v0.9 surfaces and open requests as RENDER_REQUESTs, then the activity: transcript, tool calls,
-state document, plan cards, tree, roster, open artifacts), then the live events (``a2ui.agui.mapping``). The person sends USER_ACTION
-and TEXT_MESSAGE (``a2ui.agui.actions``); a refused frame is answered with ERROR and the socket
-stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
+state document, plan cards, tree, roster, open artifacts), then the live events
+(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.agui.actions``);
+a refused frame is answered with ERROR and the socket stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
 """
 
 import logging
