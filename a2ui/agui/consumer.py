@@ -3,11 +3,11 @@
 On connect the token is checked (``stream_agui`` only: any other credential gets ERROR
 CONNECTION_ERROR and close 4006), a session is opened (or ``session_id`` resumed, or the
 person's detached session with the agent taken over) and CONNECTION_STATUS CONNECTED names it
-(``session_id``); a resumed session's state follows (components and open requests as
-RENDER_REQUESTs, the activity: transcript, tool calls, state document, plan cards, tree,
-roster, open artifacts), then the live events (``a2ui.agui.mapping``). The person sends USER_ACTION
-and TEXT_MESSAGE (``a2ui.agui.actions``); a refused frame is answered with ERROR and the socket
-stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
+(``session_id``); a resumed session's state follows (``mapping.session_state``: components,
+v0.9 surfaces and open requests as RENDER_REQUESTs, then the activity: transcript, tool calls,
+state document, plan cards, tree, roster, open artifacts), then the live events
+(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.agui.actions``);
+a refused frame is answered with ERROR and the socket stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
 """
 
 import logging
@@ -22,7 +22,16 @@ from ..consumers.session import SessionSocket
 from ..core.errors import DomainError
 from ..models import StreamToken
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import admission, consent, groups, housekeeping, outages, sessions, shared
+from ..services import (
+    admission,
+    consent,
+    groups,
+    housekeeping,
+    outages,
+    sessions,
+    shared,
+    surfaces,
+)
 from ..services.metrics import buffer
 from . import PROTOCOL_VERSION, actions, mapping
 from . import protocol as p
@@ -176,11 +185,10 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
 
     async def send_state(self):
         snapshot = await sessions.asnapshot(self.session_id)
-        for c in snapshot.components:
-            await self.send_event(mapping.component(c))
-        for r in snapshot.requests:
-            await self.send_event(mapping.request(r["kind"], r["params"]))
-        for event in mapping.activity_state(snapshot.activity):
+        _, states = await surfaces.aload(self.session_id)
+        for event in mapping.session_state(
+                snapshot.components, snapshot.requests,
+                [s.snapshot_messages() for s in states if not s.deleted], snapshot.activity):
             await self.send_event(event)
 
     async def prompt_consents(self):

@@ -26,16 +26,36 @@ plan                PLAN_CARD ``id`` = plan_id
 resources           RESOURCE_TREE; roster: AGENT_ROSTER
 artifact            ARTIFACT_OPEN (opened; title defaults to the id, content_type to "text"),
                     ARTIFACT_UPDATE (updated: ``content`` and ``change_type`` as the agent sent)
-navigate            not translated (the seed has no navigation event)
-surface.batch       not translated (A2UI v0.9 surfaces: /ws/v09/a2ui, SSE, /mcp)
+message.batch       one TEXT_MESSAGE per message, in order
+surface.batch       per surface the batch touches: RENDER_REQUEST ``component_id
+                    "a2ui-surface-<surfaceId>"``, ``schema {"type": "a2ui-surface", "surface_id",
+                    "catalog_id"?, "a2ui_operations": [the batch's v0.9 messages of the surface],
+                    "append"?: true}`` (``append`` when the operations do not start with
+                    createSurface: they follow the ones shown); a surface the batch deletes (and
+                    does not create again) is STATE_DELTA ``path "components.a2ui-surface-<id>"``
+                    with no value, as a removed component
+navigate            TEXT_MESSAGE ``sender "agent"``, ``content`` = the url, ``metadata {"navigate":
+                    {url, new_tab}}`` (the seed has no navigation event: the person gets the link)
+run.ended           TOOL_CALL_STATUS ``id`` = run_id, COMPLETED (finished) / CANCELLED (cancelled) /
+                    FAILED, ``message``; then TOOL_CALL_RESULT ``result`` (finished with a result)
+                    or ``error`` (the message or code of a run that did not finish)
 ==================  ==================================================================================
+
+Every kind has a form (``NOT_TRANSLATED`` is empty). A resuming socket's state
+(``session_state``) is the same words for what the session holds: each component, surface
+(its whole state: ``a2ui_operations`` starting with createSurface) and open request as a
+RENDER_REQUEST, then the activity (``activity_state``). Folding that state and the events
+after it gives the state read later (tests/agui/test_agui_every_kind.py).
 """
 
 from ..core.errors import Fault
 from ..core.events import Kind
 from . import protocol as p
 
-NOT_TRANSLATED = frozenset({Kind.NAVIGATE, Kind.SURFACE_BATCH})
+NOT_TRANSLATED = frozenset()  # every kind has a seed-003 form
+
+SURFACE = "a2ui-surface"  # the RENDER_REQUEST schema type of an A2UI v0.9 surface
+OPERATIONS = "a2ui_operations"  # as AG-UI 1.0's a2ui-surface activity (@ag-ui/a2ui-middleware)
 
 
 def _schema(kind, data):
@@ -135,6 +155,76 @@ _ACTIVITY = {
 }
 
 
+def surface_key(surface_id):
+    """The RENDER_REQUEST ``component_id`` of a v0.9 surface (AG-UI 1.0's activity id too)."""
+    return f"{SURFACE}-{surface_id}"
+
+
+def _surface_render(surface_id, operations):
+    schema = {"type": SURFACE, "surface_id": surface_id}
+    create = operations[0].get("createSurface") if operations else None
+    if isinstance(create, dict):
+        schema["catalog_id"] = create.get("catalogId")
+    else:
+        schema["append"] = True
+    schema[OPERATIONS] = operations
+    return p.render_request(surface_key(surface_id), {k: v for k, v in schema.items()
+                                                      if v is not None})
+
+
+def _body(message):
+    return next((v for k, v in message.items() if k != "version"), None) \
+        if isinstance(message, dict) else None
+
+
+def surface_batch(data):
+    """A ``surface.batch`` (validated A2UI v0.9 messages) as one event per surface touched,
+    in the order the batch first touches them: RENDER_REQUEST with the surface's operations
+    of the batch, or its removal when the batch ends by deleting it."""
+    by_surface = {}
+    for message in data.get("messages") or ():
+        body = _body(message)
+        if isinstance(body, dict) and isinstance(body.get("surfaceId"), str):
+            by_surface.setdefault(body["surfaceId"], []).append(message)
+    events = []
+    for surface_id, messages in by_surface.items():
+        deleted = [i for i, m in enumerate(messages) if "deleteSurface" in m]
+        operations = messages[deleted[-1] + 1:] if deleted else messages
+        if operations:
+            events.append(_surface_render(surface_id, operations))
+        else:
+            events.append(p.state_delta(f"components.{surface_key(surface_id)}"))
+    return events
+
+
+def surface_state(messages):
+    """A stored surface (``SurfaceState.snapshot_messages``: createSurface first) whole."""
+    body = _body(messages[0]) if messages else None
+    return _surface_render(body["surfaceId"], list(messages))
+
+
+def navigate(data):
+    url = data["url"]
+    return p.text_message("agent", url, {"navigate": {"url": url,
+                                                      "new_tab": bool(data.get("new_tab"))}})
+
+
+_RUN_STATUS = {"finished": "COMPLETED", "cancelled": "CANCELLED"}
+
+
+def run_ended(data):
+    """The agent ended a run (AG-UI 1.0's): the run as a finished (or failed) task."""
+    run_id, status = str(data["run_id"]), _RUN_STATUS.get(data.get("status"), "FAILED")
+    message = data.get("message") or data.get("code")
+    out = [p.tool_call_status(run_id, status, None, message if isinstance(message, str) else None)]
+    if status == "COMPLETED":
+        if data.get("result") is not None:
+            out.append(p.build("TOOL_CALL_RESULT", id=run_id, result=data["result"]))
+    elif isinstance(message, str) and message:
+        out.append(p.build("TOOL_CALL_RESULT", id=run_id, error=message))
+    return out
+
+
 def _tool_state(call):
     events = []
     if call.get("tool_name"):
@@ -166,6 +256,16 @@ def activity_state(activity):
     return events
 
 
+def session_state(components, requests, surfaces, activity):
+    """The events a resuming (or resyncing) socket is sent: each component, each surface
+    (``surfaces``: each one's snapshot messages) and each open request as a RENDER_REQUEST,
+    then the activity (``activity_state``)."""
+    events = [component(c) for c in components]
+    events += [surface_state(messages) for messages in surfaces if messages]
+    events += [request(r["kind"], r["params"]) for r in requests]
+    return events + activity_state(activity or {})
+
+
 def translate(kind, data):
     """AG-UI events for one session event (``kind`` an ``a2ui.core.events.Kind``)."""
     if kind is Kind.COMPONENT_RENDERED:
@@ -190,7 +290,13 @@ def translate(kind, data):
         return [_ACTIVITY[kind](data)]
     if kind is Kind.MESSAGE_BATCH:
         return [message(m) for m in data["messages"]]
-    return []  # NOT_TRANSLATED, or a kind this version does not know
+    if kind is Kind.SURFACE_BATCH:
+        return surface_batch(data)
+    if kind is Kind.NAVIGATE:
+        return [navigate(data)]
+    if kind is Kind.RUN_ENDED:
+        return run_ended(data)
+    return []  # a kind this version does not know
 
 
 # Domain errors (a2ui.core.errors) in the seed's codes -----------------------------------------

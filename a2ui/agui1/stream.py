@@ -3,7 +3,8 @@
 ``RunStream`` is a ``SessionStream`` (``a2ui.consumers.streams``): the connection base of
 every person socket. In order: it joins the session's group (the run was counted as a socket
 by ``threads.aopen``), reads what the session holds (components, surfaces, activity: the
-translator's starting point), sends RUN_STARTED and STATE_SNAPSHOT, tells the agent
+translator's starting point), sends RUN_STARTED, STATE_SNAPSHOT and what the session holds
+that the client lacks (``Run.screen``), tells the agent
 ``agui.run_started``, applies the ``resume`` answers (after joining, so nothing the agent
 pushes once it has them is missed), then translates the session's events
 (``a2ui.agui1.translate``) until the run ends:
@@ -37,7 +38,7 @@ from ..core.events import Kind
 from ..services import activity as activity_service
 from ..services import housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
-from .translate import Run
+from .translate import Run, known_messages
 
 log = logging.getLogger("a2ui.agui")
 ENCODER = EventEncoder()
@@ -167,6 +168,8 @@ class RunStream(SessionStream):
         housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
         self.emit(self.run.start())
+        # What the session holds that the client lacks (a surface pushed before the run, ...).
+        self.emit(self.run.screen(known_messages(self.ctx.run_input.model.messages)))
         # The agent hears of the run first, then gets the answers its resume entries carry.
         await runs.anotify_started(self.ctx.session.agent_id, sid, self.ctx.run_input.notice())
         try:

@@ -10,7 +10,8 @@ models of the official ``ag-ui-protocol`` package; docs/protocol-agui.md has the
 session event          AG-UI 1.0
 =====================  =========================================================================
 notify                 TEXT_MESSAGE_START (assistant) / CONTENT / END
-message (native)       TEXT_MESSAGE_START (its role) / CONTENT / END, ``messageId`` its message_id
+message (native),      TEXT_MESSAGE_START (its role: agent assistant, system, user: the person's
+message.batch          words from another client) / CONTENT / END, ``messageId`` its message_id
 progress               STEP_STARTED ``stepName`` = task_id (once), ACTIVITY_SNAPSHOT
                        ``a2ui-progress``, STEP_FINISHED when value >= total
 tool_call (native)     requested: TOOL_CALL_START / ARGS / END; result: TOOL_CALL_RESULT;
@@ -27,7 +28,14 @@ request.opened         ends the run: RUN_FINISHED ``outcome: interrupt`` (:meth:
 navigate               CUSTOM ``a2ui.navigate``
 consent.required       CUSTOM ``a2ui.consent_required``
 request.closed         CUSTOM ``a2ui.request_closed``
+run.ended              the run's own: RUN_FINISHED / RUN_ERROR (``a2ui.agui1.stream``); another
+                       run's: not shown (its own stream ends it)
 =====================  =========================================================================
+
+The run's snapshot (:meth:`Run.screen`, after RUN_STARTED and STATE_SNAPSHOT): what the session
+holds that the client does not (its ``messages`` say what it has): every surface, component,
+plan, artifact, the tree, the roster and each kept tool call's status as the ACTIVITY_SNAPSHOT
+a live event gives, and the agent's transcript messages whose id the client lacks.
 """
 
 import copy
@@ -65,7 +73,14 @@ SURFACE = "a2ui-surface"
 OPERATIONS = "a2ui_operations"  # @ag-ui/a2ui-middleware's A2UI_OPERATIONS_KEY
 NATIVE_ACTIVITIES = {"plan": "a2ui-plan", "resources": "a2ui-resources",
                      "roster": "a2ui-roster", "artifact": "a2ui-artifact"}
-ROLES = {"agent": "assistant", "system": "system"}  # role user: the client sent it itself
+ROLES = {"agent": "assistant", "system": "system", "user": "user"}
+
+
+def known_messages(messages):
+    """``Run.screen``'s ``known``: each message's id, with its content when it is an activity
+    message (a ``RunAgentInput``'s ``messages``)."""
+    return {str(m.id): (m.content if getattr(m, "role", None) == "activity" else None)
+            for m in messages or ()}
 
 
 def new_id():
@@ -105,6 +120,49 @@ class Run:
         return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id,
                                 protocol_version=PROTOCOL_VERSION),
                 StateSnapshotEvent(snapshot=copy.deepcopy(self.activity.state))]
+
+    def screen(self, known=None):
+        """What the session holds, for a client that lacks it: ``known`` maps the ids of the
+        messages the client sent to their content (an activity message's content, else
+        None). Every surface, component, plan, artifact, the tree, the roster and each kept
+        tool call's status as an ACTIVITY_SNAPSHOT (left out when the client holds the same
+        content under that id), then the agent's and system's transcript messages whose id it
+        lacks. The person's own earlier messages are not replayed: they are the client's
+        history (recorded under ids of the session's own)."""
+        known = known or {}
+        out = []
+
+        def show(key, kind, content):
+            if key in known and known[key] == content:
+                self.shown[key], self.kinds[key] = copy.deepcopy(content), kind
+                return
+            out.extend(self._snapshot(key, kind, content))
+
+        for surface_id, operations in self.surfaces.items():
+            show(f"{SURFACE}-{surface_id}", SURFACE, {OPERATIONS: list(operations)})
+        for cid, content in self.components.items():
+            show(f"a2ui-component-{cid}", "a2ui-component", copy.deepcopy(content))
+        act = self.activity
+        for plan_id, plan in act.plans.items():
+            show(f"{NATIVE_ACTIVITIES['plan']}-{plan_id}", NATIVE_ACTIVITIES["plan"],
+                 copy.deepcopy(plan))
+        for artifact_id, artifact in act.artifacts.items():
+            show(f"{NATIVE_ACTIVITIES['artifact']}-{artifact_id}", NATIVE_ACTIVITIES["artifact"],
+                 copy.deepcopy(artifact))
+        if act.resources is not None:
+            show(NATIVE_ACTIVITIES["resources"], NATIVE_ACTIVITIES["resources"],
+                 {"root": copy.deepcopy(act.resources)})
+        if act.roster is not None:
+            show(NATIVE_ACTIVITIES["roster"], NATIVE_ACTIVITIES["roster"],
+                 {"agents": copy.deepcopy(act.roster)})
+        for call_id, call in act.tool_calls.items():
+            content = {k: call[k] for k in ("call_id", "tool_name", "status", "progress",
+                                             "message", "error") if call.get(k) is not None}
+            show(f"a2ui-tool-{call_id}", "a2ui-tool-status", content)
+        for message in act.transcript.values():
+            if message.get("role") != "user" and str(message.get("message_id")) not in known:
+                out += self._message(message)
+        return out
 
     def _close(self):
         out = [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
@@ -201,9 +259,11 @@ class Run:
         return self._text_message(self.make_id(), "assistant", _text(text))
 
     def _message(self, data):
+        # A person's message heard live came from another client (this run's own are
+        # recorded before its stream joins the session): the client lacks it.
         role = ROLES.get(data.get("role"))
         if role is None:
-            return []  # the person's own message: the client has it
+            return []
         return self._text_message(str(data.get("message_id") or self.make_id()), role,
                                   _text(data.get("content")))
 

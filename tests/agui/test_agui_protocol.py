@@ -209,9 +209,13 @@ def test_progress_notify_and_consent():
         "consent_required": [{"type": "x"}]}
 
 
-def test_what_is_not_translated():
-    assert mapping.NOT_TRANSLATED == {Kind.NAVIGATE, Kind.SURFACE_BATCH}
-    assert out(Kind.NAVIGATE, {"url": "https://example.com", "new_tab": False}) == []
+def test_every_kind_is_translated():
+    """Every core kind has a seed-003 form (issue 24; navigate and surface.batch had none):
+    tests/agui/test_agui_every_kind.py has each one's events."""
+    assert mapping.NOT_TRANSLATED == frozenset()
+    assert out(Kind.NAVIGATE, {"url": "https://example.com", "new_tab": False}) == [
+        {"type": "TEXT_MESSAGE", "sender": "agent", "content": "https://example.com",
+         "metadata": {"navigate": {"url": "https://example.com", "new_tab": False}}}]
     assert out(Kind.SURFACE_BATCH, {"first_seq": 1, "messages": []}) == []
 
 

@@ -146,7 +146,10 @@ async def test_agent_pushes_arrive_as_agui_events(user, agent, agent_key):
     await call(bot, 4, "ui.navigate", session_id=sid, url="https://example.com/")
     await call(bot, 5, "ui.update", session_id=sid, component_id="c1", operation="merge",
                data={"title": "Bye"})
-    # navigate is not translated: the next event is the update's.
+    # navigate is a TEXT_MESSAGE with the link (issue 24; it was not translated before).
+    assert await event_of(person) == {
+        "type": "TEXT_MESSAGE", "sender": "agent", "content": "https://example.com/",
+        "metadata": {"navigate": {"url": "https://example.com/", "new_tab": False}}}
     assert await event_of(person) == {"type": "STATE_DELTA", "path": "components.c1.merge",
                                       "new_value": {"title": "Bye"}}
 

@@ -35,7 +35,7 @@ def valid(events):
     assert not bad, bad
 
 
-def test_notify_and_agent_messages_are_text_messages_the_persons_own_are_not():
+def test_notify_and_every_message_heard_live_are_text_messages():
     run = new_run()
     out = wire(run.translate("notify", {"level": "info", "title": "Hi", "message": "there"}))
     assert out == [
@@ -45,8 +45,11 @@ def test_notify_and_agent_messages_are_text_messages_the_persons_own_are_not():
     out = wire(run.translate("message", {"message_id": "m", "role": "agent", "sender": "bot",
                                          "content": ""}))
     assert [e["type"] for e in out] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_END"]  # no empty delta
-    assert run.translate("message", {"message_id": "u", "role": "user", "sender": "me",
-                                         "content": "x"}) == []
+    # A person's message heard live comes from another client of the session (issue 24: a
+    # run's own are recorded before its stream joins): shown with role user.
+    user = wire(run.translate("message", {"message_id": "u", "role": "user", "sender": "me",
+                                          "content": "x"}))
+    assert user[0] == {"type": "TEXT_MESSAGE_START", "messageId": "u", "role": "user"}
     system = wire(run.translate("message", {"message_id": "s", "role": "system",
                                                   "sender": "sys", "content": "y"}))
     assert system[0]["role"] == "system"
