@@ -16,9 +16,49 @@ def _websocket_urls():
     ]
 
 
+def _seed_push(method, awaits=False):
+    """A seed-000 push: its sequence number, or (seq, request) for a method that awaits."""
+
+    async def call(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None):
+        from . import pushes
+
+        seq, request = await pushes.apush(agent_id, session_id, method, params,
+                                          reply_channel=reply_channel, rpc_id=rpc_id, key=key)
+        return (seq, request) if awaits else seq
+
+    return call
+
+
+def _seed_validate(method):
+    def validate(params):
+        from . import pushes
+
+        return pushes.validate(method, params)
+
+    return validate
+
+
+def _agent_methods():
+    from ..core.agentmethods import AgentMethod
+
+    pushes = [AgentMethod(f"ui.{name}", _seed_validate(f"ui.{name}"), _seed_push(f"ui.{name}"),
+                          tool=name, sdk=f"a{name}", rest="messages")
+              for name in ("render", "update", "progress", "navigate", "notify")]
+    asks = [AgentMethod(f"ui.{name}", _seed_validate(f"ui.{name}"),
+                        _seed_push(f"ui.{name}", awaits=True),
+                        shape="request", keyed=False, awaits=True, tool=name, sdk=f"a{name}")
+            for name in ("request_input", "confirm")]
+    return (*pushes, *asks,
+            AgentMethod("a2ui.sessions", shape="list", keyed=False, tool="list_sessions"),
+            AgentMethod("a2ui.pending", shape="list", keyed=False, tool="pending_requests",
+                        sdk="apending", rest="pending"))
+
+
 ADAPTER = Adapter(
     name="jsonrpc",
     websocket_urls=_websocket_urls,
+    agent_methods=_agent_methods,
+    token_type="stream_a2ui",
     kinds=frozenset(Kind) - {Kind.REQUEST_CLOSED, Kind.COMPONENT_REMOVED},
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )

@@ -25,8 +25,33 @@ def _http_urls():
     )]
 
 
+def _session_params(params):
+    from ..protocol.errors import ErrorCode, ProtocolError
+
+    if not isinstance(params, dict) or "session_id" not in params:
+        raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
+                            data={"path": "params.session_id"})
+    params = dict(params)
+    return params.pop("session_id"), params
+
+
+async def _push_surfaces(agent_id, session_id, params, *, key=None, reply_channel="",
+                         rpc_id=None):
+    from ..services import surfaces
+
+    return await surfaces.apush(agent_id, session_id, params.get("messages"), key)
+
+
+def _agent_methods():
+    from ..core.agentmethods import AgentMethod
+
+    return (AgentMethod("a2ui.v09", _session_params, _push_surfaces, shape="result",
+                        tool="push_surfaces", sdk="asurfaces", rest="surfaces"),)
+
+
 ADAPTER = Adapter(
     name="v09",
+    agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,
     kinds=frozenset({Kind.SURFACE_BATCH}),

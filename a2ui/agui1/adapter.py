@@ -12,8 +12,21 @@ def _http_urls():
     return [path("api/v4/agui/run", run_view, name="a2ui-agui-run")]
 
 
+def _agent_methods():
+    from ..core.agentmethods import AgentMethod
+
+    return (AgentMethod("agui.run_finish", shape="result", keyed=False, tool="finish_run",
+                        sdk="afinish_run", rest="runs/finish"),
+            AgentMethod("agui.run_error", shape="result", keyed=False, tool="fail_run",
+                        sdk="aerror_run", rest="runs/error"),
+            AgentMethod("agui.runs", shape="list", keyed=False, socket=False, tool="list_runs",
+                        sdk="aruns", rest="runs"))
+
+
 ADAPTER = Adapter(
     name="agui1",
+    agent_methods=_agent_methods,
+    token_type="stream_agui",
     http_urls=_http_urls,
     kinds=frozenset(Kind),  # every kind: each has an AG-UI 1.0 form (a2ui.agui1.translate)
     summary="AG-UI 1.0 runs over HTTP + SSE (RunAgentInput in, AG-UI events out): "

@@ -21,7 +21,7 @@ from ..services import activity, audit, caps, consent, pending, runleases, runs,
 from . import inputs, interrupts, stream, threads
 
 STATUS = {
-    Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 409,
+    Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 429,
     Fault.CONSENT_REQUIRED: 403, Fault.RATE_LIMITED: 429, Fault.AUTH_FAILED: 401,
     Fault.PAYLOAD_TOO_LARGE: 413, Fault.REQUEST_TIMEOUT: 410, Fault.INVALID_REQUEST: 409,
 }
@@ -37,6 +37,8 @@ def _domain(exc):
     extra = {"field": data["path"]} if isinstance(data.get("path"), str) else {}
     if data.get("reason"):
         extra["reason"] = str(data["reason"])
+    if exc.fault == Fault.MAX_SESSIONS:  # which limit: the agent's, or the person's share
+        extra.update(limit=data.get("limit"), per=data.get("per"))
     if data.get("consent_types"):
         extra["consent_types"] = consent.describe(data["consent_types"])
     message = exc.message or str(exc.fault).replace("_", " ").capitalize() + "."

@@ -32,10 +32,12 @@ import asyncio
 from django.utils import timezone
 
 from ..adapters import pushes
+from ..core import agentmethods
 from ..core.errors import DomainError
-from ..protocol import idempotency, jsonrpc, methods
+from ..protocol import idempotency, jsonrpc
 from ..protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from ..services import (
+    agentapi,
     agentroute,
     caps,
     delivery,
@@ -44,7 +46,6 @@ from ..services import (
     pending,
     runs,
     sessions,
-    surfaces,
 )
 from .base import NO_RESPONSE, JsonRpcConsumer
 
@@ -105,48 +106,34 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 await self.cap_lease.release_shielded()
 
     async def handle(self, msg):
+        # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).
+        entry = agentmethods.get(msg.method)
+        if entry is None or not entry.socket:  # seed 000's -32601, as for any unknown method
+            pushes.validate(msg.method, idempotency.pop(msg.params)[0])
         if msg.method == "a2ui.sessions":
             return {"sessions": await sessions.alive_sessions(self.agent)}
         if msg.method == "a2ui.pending":
             return await self._take_pending(msg.params)
-        if msg.method == "a2ui.v09":
-            params, key = idempotency.pop(msg.params if isinstance(msg.params, dict) else {})
-            if "session_id" not in params:
-                raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
-                                    data={"path": "params.session_id"})
-            return await surfaces.apush(self.agent.id, params["session_id"],
-                                        params.get("messages"), key)
-        if msg.method == "agui.event":
-            return await self._agui_event(msg.params)
         if msg.method in runs.AGENT_METHODS:
             return await runs.acall(self.agent.id, msg.method, msg.params)
         params, key = idempotency.pop(msg.params)
-        session_id, params = pushes.validate(msg.method, params)
-        return await self._deliver(msg, session_id, params, key)
+        session_id, params = entry.validate(params)
+        return await self._deliver(msg, entry, session_id, params, key)
 
-    async def _deliver(self, msg, session_id, params, key=None):
-        if msg.method in methods.AWAITING:
+    async def _deliver(self, msg, entry, session_id, params, key=None):
+        if entry.awaits:
             if key is not None:
                 raise idempotency.for_request(key)
-            seq, request = await pushes.apush(
+            seq, request = await agentapi.apush(
                 self.agent.id, session_id, msg.method, params,
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
             self._arm_timer(request)
             return NO_RESPONSE
-        seq, _ = await pushes.apush(self.agent.id, session_id, msg.method, params, key=key)
-        return delivery.answer(seq)
-
-    async def _agui_event(self, params):
-        from ..agui import push
-
-        params, key = idempotency.pop(params)
-        if not isinstance(params, dict) or "session_id" not in params:
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
-                                data={"path": "params.session_id"})
-        seq = await push.apush(self.agent.id, params["session_id"], params.get("event"),
-                               "params.event", key)
-        return delivery.answer(seq)
+        result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
+        if entry.shape == "result":
+            return result
+        return delivery.answer(result)
 
     async def _take_pending(self, params):
         if params is None:

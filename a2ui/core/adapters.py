@@ -31,6 +31,18 @@ class Adapter:
     asgi_mounts: Callable[[], list] = lambda: []
     #: Session-event kinds (``a2ui.core.events.Kind``) this adapter's clients are sent.
     kinds: frozenset = frozenset()
+    #: The agent-facing methods this protocol adds (``a2ui.core.agentmethods.AgentMethod``):
+    #: one dispatch table read by the agent socket, REST, the Python API and the MCP tools.
+    agent_methods: Callable[[], tuple] = lambda: ()
+    #: The stream-token type a person's client of this protocol presents (``StreamToken``
+    #: ``TYPE_*``), or "" when it takes none of its own.
+    token_type: str = ""
+    #: ``A2UI`` settings this protocol adds, with their defaults (documented in
+    #: docs/settings.md; ``a2ui.conf.DEFAULTS`` holds them today).
+    settings_defaults: dict = field(default_factory=dict)
+    #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
+    #: (tests and settings changes call them).
+    caches: Callable[[], tuple] = lambda: ()
     #: Called once per process when the ASGI application is built (after Django setup).
     on_start: Callable[[], Any] | None = None
     #: Called (awaited if a coroutine function) when the server shuts down.

@@ -72,7 +72,7 @@ def open_session(token, client_info, capabilities):
 
     opened = admit(token, client_info, capabilities)
     if opened.session is None:
-        raise DomainError(Fault.MAX_SESSIONS, data={"limit": opened.limit})
+        raise opened.refusal.error()
     return opened.session
 
 
@@ -125,10 +125,19 @@ def resume_session(token, session_id):
         raise DomainError(Fault.SESSION_EXPIRED, data={"session_id": str(sid)})
     # Conditional: a session detached for longer than the resume window is the sweep's to
     # close (it closes only what is still detached that long), never both.
-    resumed = A2UISessionLog.objects.filter(
-        Q(detached_at__isnull=True) | Q(detached_at__gte=_resume_cutoff(now)),
-        pk=sid, state__in=LIVE,
-    ).update(detached_at=None, token=token, last_activity=now)
+    def claim():
+        return A2UISessionLog.objects.filter(
+            Q(detached_at__isnull=True) | Q(detached_at__gte=_resume_cutoff(now)),
+            pk=sid, state__in=LIVE,
+        ).update(detached_at=None, token=token, last_activity=now)
+
+    if session.detached_at is not None and session.agent_id is not None:
+        # A detached session takes no place in the agent's limits: it claims one again.
+        from .admission import reattach
+
+        resumed = reattach(session.agent_id, session.user_id, sid, claim)
+    else:
+        resumed = claim()
     if not resumed:
         raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
     session.refresh_from_db()

@@ -118,14 +118,15 @@ async def test_resume_restores_components_and_pending(stream_token, agent_key, u
     assert state in ("initialized", "active")
 
 
-async def test_max_sessions_per_agent(user, agent):
+async def test_max_sessions_per_agent(user, other_user, agent):
     from a2ui import tokens
 
     agent.max_concurrent_sessions = 2
     await database_sync_to_async(agent.save)()
     socks = []
-    for _ in range(2):
-        tok = await database_sync_to_async(lambda: tokens.issue_stream_token(user, agent).token)()
+    for person in (user, other_user):  # a person's share of two is one: two people fill it
+        tok = await database_sync_to_async(
+            lambda p=person: tokens.issue_stream_token(p, agent).token)()
         c = await connect_user(tok)
         await init_session(c)
         socks.append(c)
@@ -135,6 +136,7 @@ async def test_max_sessions_per_agent(user, agent):
                    "params": {"client_info": {"name": "x", "version": "1"}, "capabilities": {}}})
     reply = await recv(c)
     assert reply["error"]["code"] == -32007
+    assert reply["error"]["data"] == {"limit": 2, "per": "agent"}
 
 
 async def test_rate_limit_61st_request(stream_token, monkeypatch):

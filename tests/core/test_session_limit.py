@@ -1,8 +1,9 @@
 """Tier 1: nobody is locked out by their own closed tabs (services/admission.py, the sweep).
 
-The agent's concurrent-session limit (seed 000: -32007) closes the socket with 4007 and is
-recorded once; a new tab takes over the person's detached session with the same agent, at the
-limit the person's oldest detached sessions are replaced; a detached session closes
+The agent's concurrent-session limit (seed 000: -32007) counts attached sessions, a person's
+share of it theirs; a refusal closes the socket with 4007 and is recorded once; a new tab takes
+over the person's detached session with the same agent; the person's detached sessions beyond
+MAX_DETACHED_SESSIONS_PER_PERSON are replaced, oldest first; a detached session closes
 RESUME_WINDOW_SECONDS after its last socket left, whatever its agent pushes meanwhile.
 """
 
@@ -33,6 +34,13 @@ def new_token(user, agent):
 
 
 @database_sync_to_async
+def third_user():
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user("carol", password="pw")
+
+
+@database_sync_to_async
 def set_limit(agent, limit):
     agent.max_concurrent_sessions = limit
     agent.save()
@@ -54,10 +62,10 @@ async def open_tab(user, agent, **params):
     return comm, await recv(comm)
 
 
-async def refused_with_4007(user, agent):
+async def refused_with_4007(user, agent, limit=2, per="agent"):
     comm, reply = await open_tab(user, agent)
     assert reply["id"] == "i" and reply["error"]["code"] == -32007, reply
-    assert reply["error"]["data"] == {"limit": 2}
+    assert reply["error"]["data"] == {"limit": limit, "per": per}
     out = await comm.receive_output(timeout=3)
     assert out["type"] == "websocket.close" and out["code"] == 4007, out
 
@@ -67,7 +75,8 @@ async def refused_with_4007(user, agent):
 
 async def test_limit_reply_then_close_4007_and_one_rejection_row(user, other_user, agent):
     await set_limit(agent, 2)
-    held = [await open_tab(other_user, agent) for _ in range(2)]  # someone else's, attached
+    # someone else's, attached (a person's share of two is one: two people's)
+    held = [await open_tab(person, agent) for person in (other_user, await third_user())]
     assert all("result" in reply for _, reply in held)
     await refused_with_4007(user, agent)
     await refused_with_4007(user, agent)  # a retry: refused again, not recorded again
@@ -77,11 +86,12 @@ async def test_limit_reply_then_close_4007_and_one_rejection_row(user, other_use
 
 
 async def test_limit_counts_attached_tabs_of_the_person_too(user, agent):
-    await set_limit(agent, 2)
+    await set_limit(agent, 4)  # the person's share: 2
     for _ in range(2):
         _, reply = await open_tab(user, agent)
         assert "result" in reply and reply["result"]["resumed"] is False
-    await refused_with_4007(user, agent)  # the two tabs are open: nothing is taken over
+    # the two tabs are open: nothing is taken over, the person's share is used
+    await refused_with_4007(user, agent, limit=2, per="person")
 
 
 # A new tab takes over the person's detached session -----------------------------------------
@@ -153,9 +163,10 @@ async def test_no_take_over_after_the_resume_window(user, agent):
         assert again["error"]["code"] == -32000
 
 
-# At the limit, the person's oldest detached sessions make room ------------------------------
+# The person's oldest detached sessions beyond the cap make room ----------------------------
 
 
+@override_settings(A2UI={"MAX_DETACHED_SESSIONS_PER_PERSON": 2})
 async def test_limit_replaces_the_persons_oldest_detached_sessions(user, other_user, agent):
     await set_limit(agent, 3)
     _, reply = await open_tab(other_user, agent)
@@ -167,7 +178,7 @@ async def test_limit_replaces_the_persons_oldest_detached_sessions(user, other_u
     for n, comm_sid in enumerate(mine):
         await database_sync_to_async(A2UISessionLog.objects.filter(pk=comm_sid).update)(
             detached_at=timezone.now() - timedelta(seconds=30 - n))
-    # The v0.9 handshake never takes over; at the limit it replaces the oldest detached one.
+    # The v0.9 handshake never takes over; it replaces the oldest of the two detached ones (a cap of 2).
     token = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
     session, resumed = await admission.aadmit(token.record, {"name": "x"}, {})
     assert resumed is False
@@ -181,7 +192,9 @@ async def test_limit_replaces_the_persons_oldest_detached_sessions(user, other_u
 
 async def test_a2ui_init_replaces_detached_sessions_past_the_window(user, agent, agent_key):
     """Not yet swept (the sweep runs every 15 s): they do not block the person's new tab."""
-    await set_limit(agent, 2)
+    await set_limit(agent, 4)
+    held = override_settings(A2UI={"MAX_DETACHED_SESSIONS_PER_PERSON": 2})
+    held.enable()
     bot = await connect_agent(agent_key)
     old = []
     for _ in range(2):
@@ -192,6 +205,7 @@ async def test_a2ui_init_replaces_detached_sessions_past_the_window(user, agent,
     _, reply = await open_tab(user, agent)
     assert "result" in reply and reply["result"]["session_id"] not in old
     closed = await recv_until(bot, lambda m: m.get("method") == "session.closed")
+    held.disable()
     assert closed["params"]["session_id"] == old[0]
     assert (await get(old[0])).close_reason == admission.REPLACED_REASON
 

@@ -190,7 +190,7 @@ async def test_sigkill_then_resume_on_the_other_process(two_servers, user, agent
 
 async def test_agent_session_limit_across_processes(two_servers, user, agent):
     a, b = two_servers
-    agent.max_concurrent_sessions = 2
+    agent.max_concurrent_sessions = 4  # a person's share: 2
     await database_sync_to_async(agent.save)()
     sockets = [await open_user(server, await new_token(user, agent)) for server in (a, b, a)]
     # Three inits race on two processes: the agent row lock admits exactly two.
@@ -199,7 +199,7 @@ async def test_agent_session_limit_across_processes(two_servers, user, agent):
     refused = [r for r in replies if "error" in r]
     assert len(admitted) == 2 and len(refused) == 1, replies
     assert refused[0]["error"]["code"] == -32007
-    assert refused[0]["error"]["data"] == {"limit": 2}
+    assert refused[0]["error"]["data"] == {"limit": 2, "per": "person"}
     late = await open_user(b, await new_token(user, agent))
     reply = await init(late, rpc_id="late")
     assert reply["error"]["code"] == -32007

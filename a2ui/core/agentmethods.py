@@ -1,0 +1,88 @@
+"""The agent-facing methods: one dispatch table, declared by the adapters.
+
+Each protocol's adapter declares the methods an agent may call on it (``Adapter.agent_methods``:
+a callable returning :class:`AgentMethod` entries, so that declaring imports nothing heavy).
+:func:`table` merges them in ``A2UI['ADAPTERS']`` order. Every agent path reads it: the agent
+socket dispatches by ``name``, REST posts the entries with a ``rest`` route, the Python API and
+the MCP agent tools expose the entries with an ``sdk`` / ``tool`` name, and
+``a2ui.services.agentapi.apush`` is the one push entry point. Adding an agent method is one
+entry.
+
+Sans-I/O: plain data and callables, no Django, no Channels.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AgentMethod:
+    #: The method's name on the agent socket (JSON-RPC ``method``), unique across adapters.
+    name: str
+    #: ``validate(params) -> (session_id, clean params)`` (the wire's validator; raises a
+    #: DomainError/ProtocolError before any state changes). None: the call validates.
+    validate: Callable[[Any], tuple] | None = None
+    #: ``await call(agent_id, session_id, params, key=..., reply_channel=..., rpc_id=...)``
+    #: the service call. None: a path-specific call (listing, waiting).
+    call: Callable[..., Any] | None = None
+    #: What the call returns: "seq" (a sequence number or ``delivery.Pushed``), "request"
+    #: ((seq, request): the answer comes later), "result" (a JSON value as it is), "list".
+    shape: str = "seq"
+    #: Takes an idempotency key.
+    keyed: bool = True
+    #: Waits for the person's answer (not on REST).
+    awaits: bool = False
+    #: On the agent socket (JSON-RPC) under ``name``.
+    socket: bool = True
+    #: The MCP agent tool, the Python API function (``a2ui.agents``) and the REST route kind
+    #: ("messages", "surfaces", "agui", "pending") that expose it; None: not on that path.
+    tool: str | None = None
+    sdk: str | None = None
+    rest: str | None = None
+    #: The adapter that declared it (filled by :func:`table`).
+    adapter: str = ""
+
+
+def merge(adapters):
+    """``{name: AgentMethod}`` of the adapters' declarations; a name declared twice is an
+    error."""
+    out = {}
+    for adapter in adapters:
+        for entry in adapter.agent_methods():
+            if entry.name in out:
+                raise ValueError(f"two adapters declare the agent method {entry.name!r}")
+            out[entry.name] = _with_adapter(entry, adapter.name)
+    return out
+
+
+def _with_adapter(entry, name):
+    from dataclasses import replace
+
+    return replace(entry, adapter=name)
+
+
+_cache = {}
+
+
+def table():
+    """The merged table of the registered adapters (``a2ui.core.adapters.registered``)."""
+    from .adapters import registered
+
+    adapters = registered()
+    ident = tuple(id(a) for a in adapters)
+    found = _cache.get(ident)
+    if found is None:
+        found = merge(adapters)
+        _cache.clear()
+        _cache[ident] = found
+    return found
+
+
+def get(name):
+    return table().get(name) if isinstance(name, str) else None
+
+
+def exposed(path):
+    """The names a path ("socket", "tool", "sdk", "rest") exposes by the table."""
+    return {e.name for e in table().values() if getattr(e, path) not in (None, False)}

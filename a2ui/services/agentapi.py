@@ -1,0 +1,32 @@
+"""The one push entry point of the agent paths: ``apush`` reads the dispatch table
+(``a2ui.core.agentmethods``) the adapters declare, validates, and calls the entry's service.
+
+``apush(agent_id, session_id, method, params, key=..., reply_channel=..., rpc_id=...)``: the
+same signature for every push an agent makes (seed 000's ``ui.*``, ``a2ui.v09``,
+``agui.event``); what it returns is the entry's ``shape``. The services speak no wire format:
+the table's validators are the protocols' own.
+"""
+
+from ..core import agentmethods
+from ..core.errors import DomainError, Fault
+
+
+def entry(method):
+    """The table's entry for ``method``, or -32601 (as an unknown seed-000 method)."""
+    found = agentmethods.get(method)
+    if found is None or found.call is None:
+        raise DomainError(Fault.UNKNOWN_OPERATION, data={"method": str(method)[:100]})
+    return found
+
+
+async def apush(agent_id, session_id, method, params, *, key=None, reply_channel="",
+                rpc_id=None):
+    """Push one agent method's ``params`` (validated already, without ``session_id``) to a
+    session: the entry's service call, its result as the entry's ``shape`` says."""
+    return await entry(method).call(agent_id, session_id, params, key=key,
+                                    reply_channel=reply_channel, rpc_id=rpc_id)
+
+
+def validate(method, params):
+    """``(session_id, clean params)`` by the entry's validator."""
+    return entry(method).validate(params)
