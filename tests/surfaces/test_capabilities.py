@@ -221,3 +221,19 @@ def _stream_token(user, agent):
     from a2ui import tokens
 
     return tokens.issue_stream_token(user, agent).token
+
+
+def test_the_admin_session_page_shows_what_the_session_can_show(client, superuser, user, agent):
+    from django.urls import reverse
+
+    from a2ui import tokens
+
+    session = A2UISessionLog.objects.create(
+        user=user, agent=agent, token=tokens.issue_stream_token(user, agent).record,
+        state=A2UISessionLog.State.ACTIVE, resumable_clients=[
+            {"protocol": "v09", "catalogs": [BASIC_CATALOG_ID], "left_at": time.time()}])
+    client.force_login(superuser)
+    page = client.get(reverse("admin:a2ui_a2uisessionlog_change", args=[session.pk]))
+    assert page.status_code == 200
+    text = page.content.decode().lower()
+    assert "what it can show now" in text and f"v0.9 catalogs {BASIC_CATALOG_ID}" in text
