@@ -145,6 +145,11 @@ class A2UISessionLog(models.Model):
     surface_seq = models.PositiveBigIntegerField(
         default=0, help_text="Sequence number of the last A2UI v0.9 surface message pushed."
     )
+    resumable_clients = models.JSONField(
+        default=list, blank=True,
+        help_text="What each client that left within the resume window declared "
+                  "(a2ui.services.clients): protocol, v0.9 catalogs, when it left.",
+    )
 
     class Meta:
         ordering = ["-created_at"]

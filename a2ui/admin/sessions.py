@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.admin.utils import unquote
 
 from ..models import A2UIConsentRecord, A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from ..services import timeline
+from ..services import clients, timeline
 from .common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
 
 
@@ -46,7 +46,7 @@ class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_filter = ("state", "agent", "created_at")
     search_fields = ("session_id", "user__username", "agent__name", "close_reason")
     date_hierarchy = "created_at"
-    readonly_fields = [f.name for f in A2UISessionLog._meta.fields]
+    readonly_fields = [f.name for f in A2UISessionLog._meta.fields] + ["can_show"]
     inlines = [RenderedComponentInline, PendingRequestInline, ConsentInline]
     actions = [terminate_sessions]
 
@@ -56,6 +56,18 @@ class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     @admin.display(description="session", ordering="session_id")
     def short_session_id(self, obj):
         return short_id(obj.session_id)
+
+    @admin.display(description="what it can show now")
+    def can_show(self, obj):
+        """The union of its attached and resumable clients' declarations (a2ui.services.clients)."""
+        if obj is None or not obj.is_live:
+            return "-"
+        try:
+            shown = clients.capabilities(obj.session_id)
+        except Exception:  # Redis away: the page still shows
+            return "unavailable"
+        return (f"attached {shown['clients'] or 'none'}; resumable {shown['resumable'] or 'none'};"
+                f" v0.9 catalogs {', '.join(shown['catalogs']) or 'none'}")
 
     def has_add_permission(self, request):
         return False

@@ -50,6 +50,8 @@ def _verify(raw):
 
 
 class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):
+    client_protocol = "agui"  # declares no v0.9 catalog (a2ui.services.clients)
+
     async def internal_error(self):
         await self.send_event(p.error(p.CONNECTION_ERROR, "Internal error."))
 

@@ -36,7 +36,7 @@ from ..core import activity as A
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..services import activity as activity_service
-from ..services import housekeeping, pending, runleases, runs, sessions
+from ..services import clients, housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
 from .translate import Run, known_messages
 
@@ -134,6 +134,11 @@ class RunStream(SessionStream):
     by ``threads.aopen``; the base joins, keeps the session's event order (a gap or a new
     epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
     watch's resync orders, follows consent changes and operator closes."""
+
+    client_protocol = "agui1"
+
+    def client_catalogs(self):
+        return clients.ALL  # surfaces of any catalog, as ``a2ui-surface`` activities
 
     def __init__(self, ctx):
         super().__init__(ctx.token, ctx.session.session_id, counted=ctx.counted)

@@ -24,7 +24,7 @@ from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import caps
+from ..services import caps, clients
 from ..services import surfaces as surface_service
 from .exceptions import HTTP_STATUS
 
@@ -112,6 +112,10 @@ class SurfaceStream(SessionStream):
     """
 
     idle_seconds = KEEPALIVE_SECONDS
+    client_protocol = "v09"
+
+    def client_catalogs(self):
+        return clients.ALL  # an SSE stream declares nothing: it is sent every surface
 
     def __init__(self, token, session_id, last_id):
         super().__init__(token, session_id)

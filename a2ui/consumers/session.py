@@ -16,7 +16,7 @@ from ..conf import a2ui_settings
 from ..core import events
 from ..core.closes import CloseCode
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import caps, consent, groups, outages, seqwatch, sessions, shared
+from ..services import caps, clients, consent, groups, outages, seqwatch, sessions, shared
 from ..services import direct as direct_delivery
 from ..services.metrics import buffer
 
@@ -137,6 +137,7 @@ class SessionSocket:
         in the snapshot read after this or arrives through the group (or both; every kind is
         idempotent), never neither. ``session_id`` is left to the caller to set."""
         self.counted = await sessions.asocket_opened(sid, fresh=fresh)
+        await self.join_clients(sid, resumed=not fresh)
         await self.join(groups.session_group(sid))
         self.last_seq, self.epoch = await shared.current_seq(sid.hex)
 
@@ -149,6 +150,7 @@ class SessionSocket:
             steps.append(self.channel_layer.group_discard(group, self.channel_name))
         if self.counted is not None:
             steps.append(sessions.asocket_closed(sid, self.counted))
+        steps.append(self.leave_clients(sid, remember=False))
         if not resumed:  # opened for this socket, shown by none: let the resume window close it
             steps.append(sessions.adetach_session(sid))
         for step in steps:
@@ -196,8 +198,30 @@ class SessionSocket:
             self.registered = False
         if self.metered:
             await buffer.flush(self.session_id)
+        await self.leave_clients(self.session_id, remember=not self.closing)
         if not self.closing:
             await sessions.asocket_closed(self.session_id, self.counted)
+
+    # The session's clients and what each declared (a2ui.services.clients) -------------------
+
+    client_protocol = None  # the protocol's adapter name; None: not in the session's registry
+    client_lease = None
+
+    def client_catalogs(self):
+        """The v0.9 catalogs this client is sent surfaces of: ids, ``clients.ALL``, or None."""
+        return None
+
+    async def join_clients(self, sid, resumed):
+        """Register this client (its protocol and catalogs) among the session's clients."""
+        if self.client_protocol is not None and self.client_lease is None:
+            self.client_lease = await clients.ajoin(
+                sid, self.client_protocol, self.client_catalogs(), resumed)
+
+    async def leave_clients(self, sid, remember):
+        """Unregister it; ``remember``: keep its declaration with the session for its resume."""
+        lease, self.client_lease = self.client_lease, None
+        if lease is not None:
+            await clients.aleave(sid, lease, remember)
 
     # The session's event stream --------------------------------------------------------------
 

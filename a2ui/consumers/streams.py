@@ -80,6 +80,7 @@ class SessionStream(SessionSocket):
                 await self.attach(self.target, fresh=False)
             else:
                 self.counted = self.preset_count
+                await self.join_clients(self.target, resumed=True)
                 await self.join(groups.session_group(self.target))
                 self.last_seq, self.epoch = await shared.current_seq(self.target.hex)
             self.session_id = self.target
@@ -149,3 +150,4 @@ class SessionStream(SessionSocket):
             await self.detach()
         elif self.counted is not None:  # the start failed half-way
             await sessions.asocket_closed(self.target, self.counted)
+        await self.leave_clients(self.target, remember=False)  # if the start failed half-way

@@ -53,6 +53,10 @@ def protocol_error_frame(exc):
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
     tracker = None
+    client_protocol = "v09"
+
+    def client_catalogs(self):
+        return self.tracker.catalogs if self.tracker is not None else None
 
     async def internal_error(self):
         await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))

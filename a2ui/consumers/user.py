@@ -17,6 +17,7 @@ from ..protocol.capabilities import server_capabilities
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import (
     admission,
+    clients,
     consent,
     groups,
     housekeeping,
@@ -36,6 +37,10 @@ OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
+    client_protocol = "jsonrpc"
+
+    def client_catalogs(self):
+        return self.surface_tracker.catalogs if self.v09 and self.surface_tracker else None
 
     # Connection ------------------------------------------------------------------------------
 
@@ -156,13 +161,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         """
         sid = session.session_id
         await self.load_consents(session)
-        self.v09 = "v0.9" in (session.capabilities or {}) or "v0.9" in params.get(
-            "capabilities", {}
-        )
-        declared = params.get("capabilities") or {}
-        self.surface_tracker = surface_service.Tracker(surface_service.client_catalog_ids(
-            declared if "v0.9" in declared else session.capabilities
-        ))
+        catalogs = self._declared_catalogs(session, params, resumed)
+        self.v09 = catalogs is not None
+        self.surface_tracker = surface_service.Tracker(catalogs)
         self.surface_tracker.seq = session.surface_seq
         await self.attach(sid, fresh=not resumed)
         snapshot = await sessions.asnapshot(sid) if resumed else None
@@ -170,6 +171,20 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         self.session_id = sid
         buffer.add(sid)
         return snapshot
+
+    @staticmethod
+    def _declared_catalogs(session, params, resumed):
+        """The v0.9 catalogs this client is sent (None: no surfaces): what ``a2ui.init``
+        declared; else, resuming, what this protocol's client declared before it left
+        (``a2ui.services.clients``: kept with the session); else the session's opener's."""
+        declared = params.get("capabilities") or {}
+        if "v0.9" in declared:
+            return surface_service.client_catalog_ids(declared)
+        if resumed:
+            kept = clients.inherited(session, "jsonrpc")
+            if kept is not clients.MISSING:
+                return frozenset(kept) if isinstance(kept, list) else None
+        return surface_service.client_catalog_ids(session.capabilities)
 
     async def _after_init(self, session, snapshot):
         if self.missing_consents:

@@ -44,6 +44,7 @@ NOUNS = {
     "agent_socket": "agent sockets",
     "stream": "SSE streams",
     "run": "AG-UI runs in flight",
+    "client": "clients",
 }
 #: Who a holder is, in refusals.
 PERS = {"person": "this person", "agent": "this agent key", "address": "this address"}
@@ -113,9 +114,11 @@ class Lease:
     when it is garbage collected, and no longer refreshed meanwhile: a place is never lost.
     """
 
-    def __init__(self, kind, holders, counted):
+    def __init__(self, kind, holders, counted, tag=None):
         self.kind, self.holders = kind, tuple(holders)
         self.id = f"{_prefix}{next(_counter):x}"
+        if tag is not None:  # carried in the member itself (a2ui.services.clients)
+            self.id = f"{self.id} {tag}"
         self.counted = counted  # False: admitted uncounted (Redis unreachable)
         self.released = False
         self.adopted = False
@@ -187,6 +190,9 @@ class LocalCaps:
     async def count(self, kind, holder):
         return len(self.held.get(holder.key(kind), ()))
 
+    async def members(self, kind, holder):
+        return list(self.held.get(holder.key(kind), ()))
+
 
 class RedisCaps:
     def __init__(self, redis):
@@ -215,6 +221,11 @@ class RedisCaps:
         _, count = await self.redis.execute(
             ("ZREMRANGEBYSCORE", key, "-inf", int(time.time() * 1000)), ("ZCARD", key))
         return int(count)
+
+    async def members(self, kind, holder):
+        members, = await self.redis.execute(
+            ("ZRANGEBYSCORE", holder.key(kind), int(time.time() * 1000), "+inf"))
+        return list(members)
 
 
 local = LocalCaps()
@@ -277,10 +288,13 @@ async def refresh_now():
 # Acquiring -------------------------------------------------------------------------------------
 
 
-async def acquire(kind, holders):
-    """A :class:`Lease` of one more ``kind`` for every holder, or :class:`CapReached`."""
+async def acquire(kind, holders, tag=None):
+    """A :class:`Lease` of one more ``kind`` for every holder, or :class:`CapReached`.
+
+    ``tag`` (any text): kept in the lease's member after its id, so whoever
+    lists the holder's live leases (:func:`members`) reads what each one is."""
     holders = [h for h in holders if h is not None]
-    lease = Lease(kind, holders, counted=True)
+    lease = Lease(kind, holders, counted=True, tag=tag)
     if not holders:
         lease.counted = False
         return lease
@@ -304,6 +318,11 @@ async def acquire(kind, holders):
 async def count(kind, holder):
     """How many live leases ``holder`` has of ``kind`` (for tests and operators)."""
     return await _backend().count(kind, holder)
+
+
+async def members(kind, holder):
+    """The live leases ``holder`` has of ``kind``: their ids, each ``"<id> <tag>"`` if tagged."""
+    return await _backend().members(kind, holder)
 
 
 def holding(lease, chunks):

@@ -26,6 +26,7 @@ from ..core.events import Kind
 from ..protocol import idempotency
 from . import (
     activity,
+    clients,
     components,
     consent,
     dbthreads,
@@ -59,16 +60,20 @@ class Pushed(int):
 
 
 def answer(seq, **fields):
-    """``{"delivered": true, "seq": n}``, the answer of one push; for a :class:`Pushed`,
-    ``seq`` null with ``replayed`` or ``warning``."""
+    """``{"delivered": true, "seq": n, "clients": {protocol: n}}``, the answer of one push;
+    for a :class:`Pushed`, ``seq`` null with ``replayed`` or ``warning`` (and no ``clients``).
+    """
     out = {"delivered": True, "seq": None if isinstance(seq, Pushed) else seq, **fields}
     return flag(out, seq)
 
 
 def flag(out, *seqs):
     """``out`` with ``replayed`` / ``warning`` when a push of ``seqs`` was a :class:`Pushed`
-    (a batch's flags are the whole batch's)."""
+    (a batch's flags are the whole batch's), and ``clients``: the session's attached clients
+    per protocol when the last one sent live was sent (``clients.Sent``)."""
     for seq in seqs:
+        if getattr(seq, "clients", None) is not None:
+            out["clients"] = seq.clients
         if isinstance(seq, Pushed):
             if seq.replayed:
                 out["replayed"] = True
@@ -251,7 +256,8 @@ def _in_session(apply, sid, *args):
 
 
 async def _send(sid, kind, data):
-    seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
+    seq, epoch, sockets, members = await shared.next_seq_and_sockets(
+        sid.hex, direct.wanted(sid.hex), clients=True)
     buffer.add(
         sid,
         rendered=int(kind is Kind.COMPONENT_RENDERED),
@@ -259,7 +265,7 @@ async def _send(sid, kind, data):
         pushed=True,
     )
     await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
-    return seq
+    return clients.Sent(seq, clients.count(members))
 
 
 async def _apush_stateless(agent_id, session_id, kind, data):
@@ -270,11 +276,11 @@ async def _apush_stateless(agent_id, session_id, kind, data):
     socket to see the gap.
     """
     sid = sessions.parse_session_id(session_id)
-    owner, seq, epoch, sockets = await shared.cached_session_and_next_seq(
-        sid.hex, direct.wanted(sid.hex)
+    owner, seq, epoch, sockets, members = await shared.cached_session_and_next_seq(
+        sid.hex, direct.wanted(sid.hex), clients=True
     )
     if owner is None or owner[0] != str(agent_id or ""):
         await sessions.aensure_agent_session(agent_id, sid)
     buffer.add(sid, pushed=True)
     await stream.send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
-    return seq
+    return clients.Sent(seq, clients.count(members))

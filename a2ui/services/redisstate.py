@@ -24,7 +24,7 @@ import weakref
 
 from ..conf import a2ui_settings
 from . import redisline
-from .shared import LIVE_TTL, SEQ_TTL, new_epoch
+from .shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
 #: A command (or a wait for a pooled connection) that takes longer fails.
 REDIS_TIMEOUT_SECONDS = 15
@@ -149,25 +149,31 @@ class RedisBackend:
     # Sequence numbers and socket counts ------------------------------------------------------
 
     @staticmethod
-    def _seq_commands(session_hex):
+    def _seq_commands(session_hex, clients=False):
         key = stream_key(session_hex)
-        return [("HINCRBY", key, "n", 1), ("HMGET", key, "e", "s", "f"), ("EXPIRE", key, SEQ_TTL)]
+        commands = [("HINCRBY", key, "n", 1), ("HMGET", key, "e", "s", "f"),
+                    ("EXPIRE", key, SEQ_TTL)]
+        if clients:  # the live "client" leases (a2ui.services.caps: score = expiry, in ms)
+            commands.append(("ZRANGEBYSCORE", clients_key(session_hex),
+                             int(time.time() * 1000), "+inf"))
+        return commands
 
     async def _seq_replies(self, session_hex, values, sockets):
-        seq, (epoch, count, first), _ = values
+        seq, (epoch, count, first), _, *members = values
         if epoch is None:  # the counter was just created (new, or lost): give it an epoch
             key = stream_key(session_hex)
             _, epoch = await self.execute(("HSETNX", key, "e", new_epoch()), ("HGET", key, "e"))
         trusted = sockets and first == "1"
-        return int(seq), epoch, (int(count or 0) if trusted else None)
+        out = int(seq), epoch, (int(count or 0) if trusted else None)
+        return (*out, list(members[0])) if members else out
 
-    async def next_seq_and_sockets(self, session_hex, sockets):
-        values = await self.execute(*self._seq_commands(session_hex))
+    async def next_seq_and_sockets(self, session_hex, sockets, clients=False):
+        values = await self.execute(*self._seq_commands(session_hex, clients))
         return await self._seq_replies(session_hex, values, sockets)
 
-    async def cached_session_and_next_seq(self, session_hex, sockets):
+    async def cached_session_and_next_seq(self, session_hex, sockets, clients=False):
         values = await self.execute(("GET", f"a2ui:live:{session_hex}"),
-                                    *self._seq_commands(session_hex))
+                                    *self._seq_commands(session_hex, clients))
         return values[0], *await self._seq_replies(session_hex, values[1:], sockets)
 
     async def current_seq(self, session_hex):

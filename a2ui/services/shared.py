@@ -45,14 +45,17 @@ class LocalBackend:
         self.windows.clear()
         self.sessions.clear()
 
-    async def next_seq_and_sockets(self, session_id, sockets):
+    async def next_seq_and_sockets(self, session_id, sockets, clients=False):
         value = self.seq.get(session_id, 0) + 1
         self.seq[session_id] = value
-        return value, self.epoch, (self.sockets.get(session_id, 0) if sockets else None)
+        out = value, self.epoch, (self.sockets.get(session_id, 0) if sockets else None)
+        if clients:
+            return *out, list(self.caps.get(clients_key(session_id), ()))
+        return out
 
-    async def cached_session_and_next_seq(self, session_id, sockets):
+    async def cached_session_and_next_seq(self, session_id, sockets, clients=False):
         return (await self.cached_value(session_id),
-                *await self.next_seq_and_sockets(session_id, sockets))
+                *await self.next_seq_and_sockets(session_id, sockets, clients))
 
     async def current_seq(self, session_id):
         return self.seq.get(session_id, 0), self.epoch
@@ -152,19 +155,28 @@ async def next_seq(session_id):
     return (await backend().next_seq_and_sockets(session_id, False))[0]
 
 
-async def next_seq_and_sockets(session_id, sockets=True):
+async def next_seq_and_sockets(session_id, sockets=True, clients=False):
     """``(seq, epoch, open-socket count or None)`` of the next push, in one Redis round trip.
 
     The count is read only when asked (``sockets``: direct delivery needs it), and is None when
     it cannot be trusted (lost with the counter since the session's first socket opened).
+    ``clients``: a fourth item, the session's attached clients as registered now (the live
+    members of :func:`clients_key`, read in the same round trip; ``a2ui.services.clients``).
     """
-    return await backend().next_seq_and_sockets(session_id, sockets)
+    return await backend().next_seq_and_sockets(session_id, sockets, clients)
 
 
-async def cached_session_and_next_seq(session_id, sockets=False):
-    """``(cached_session(session_id), *next_seq_and_sockets(session_id, sockets))``, one trip."""
-    value, *rest = await backend().cached_session_and_next_seq(session_id, sockets)
+async def cached_session_and_next_seq(session_id, sockets=False, clients=False):
+    """``(cached_session(session_id), *next_seq_and_sockets(session_id, sockets, clients))``,
+    one trip."""
+    value, *rest = await backend().cached_session_and_next_seq(session_id, sockets, clients)
     return (_owner(value) if value is not None else None), *rest
+
+
+def clients_key(session_hex):
+    """The session's registry of attached clients: the holder ``("session", hex)`` of the
+    ``"client"`` leases (``a2ui.services.caps``; ``a2ui.services.clients`` registers them)."""
+    return f"a2ui:cap:client:session:{session_hex}"
 
 
 async def current_seq(session_id):

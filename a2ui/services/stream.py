@@ -13,15 +13,21 @@ import logging
 
 from ..core import events
 from . import direct, groups, shared
+from .clients import Sent, count
 
 log = logging.getLogger("a2ui.services")
 
 
-async def emit(sid, kind, data):
-    """Number and deliver one event of session ``sid`` (a UUID); returns its sequence number."""
-    seq, epoch, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
+async def emit(sid, kind, data, clients=False):
+    """Number and deliver one event of session ``sid`` (a UUID); returns its sequence number.
+
+    ``clients``: a ``clients.Sent``, the number with the session's attached clients per
+    protocol (read in the same round trip), for the push's answer.
+    """
+    seq, epoch, sockets, *members = await shared.next_seq_and_sockets(
+        sid.hex, direct.wanted(sid.hex), clients)
     await send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
-    return seq
+    return Sent(seq, count(members[0])) if clients else seq
 
 
 async def send(sid, seq, sockets, message):

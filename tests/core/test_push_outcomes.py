@@ -283,7 +283,7 @@ async def test_v09_batch_retry_answers_the_original_outcome(stream_token, agent_
         "surfaceId": "s1", "catalogId": BASIC_CATALOG_ID}}]
     params = {"session_id": sid, "messages": batch, "idempotency_key": "v-1"}
     first = await call(bot, 1, "a2ui.v09", params)
-    assert first["result"] == {"delivered": 1, "seq": 1}, first
+    assert first["result"] == {"delivered": 1, "seq": 1, "clients": {"jsonrpc": 1}}, first
     again = await call(bot, 2, "a2ui.v09", params)
     assert again["result"] == {"delivered": 1, "seq": 1, "replayed": True}, again
     other = await call(bot, 3, "a2ui.v09", {**params, "idempotency_key": "v-2"})

@@ -38,7 +38,8 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     agent = await connect_agent(agent_key)
     reply = await push(agent, sid, booking())
-    assert reply["result"] == {"delivered": 3, "seq": 3}
+    # clients: the session's attached clients the batch was sent to, per protocol
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
     note = await recv_until(user, is_v09)
     kinds = [next(k for k in m if k != "version") for m in note["params"]["messages"]]
     assert kinds == ["createSurface", "updateComponents", "updateDataModel"]
@@ -49,7 +50,7 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
 
     reply = await push(agent, sid, [data("s1", "/name", "Grace"), data("s1", "/x", 1),
                                     data("s1", "/x", delete=True)], "p2")
-    assert reply["result"] == {"delivered": 3, "seq": 6}
+    assert reply["result"] == {"delivered": 3, "seq": 6, "clients": {"jsonrpc": 1}}
     assert (await stored(sid))["s1"]["dataModel"] == {"name": "Grace"}
 
     reply = await push(agent, sid, [delete("s1")], "p3")
@@ -196,7 +197,8 @@ async def test_rest_push_and_422_atomic(stream_token, agent_key):
     assert user.output_queue.empty()
 
     resp = await database_sync_to_async(post)(booking())
-    assert resp.status_code == 202 and resp.json() == {"delivered": 3, "seq": 3}
+    assert resp.status_code == 202 and resp.json() == {
+        "delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
     note = await recv_until(user, is_v09)
     assert len(note["params"]["messages"]) == 3
 
@@ -218,7 +220,7 @@ async def test_python_api_push_and_actions(stream_token, agent):
     user, sid = await v09_user(stream_token)
     async with agents.surface_events(agent, session_id=sid) as events:
         result = await agents.asurfaces(agent, sid, booking())
-        assert result == {"delivered": 3, "seq": 3}
+        assert result == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
         await recv_until(user, is_v09)
         with pytest.raises(surface_service.SurfaceValidationError) as info:
             await agents.asurfaces(agent.pk, sid, [data("zz", "/", 1)])
@@ -244,7 +246,7 @@ def test_python_api_sync_wrapper(transactional_db, user, agent):
     token = tokens.verify_stream_token(tokens.issue_stream_token(user, agent).token)
     session = sessions.open_session(token, {}, {"v0.9": {}})
     result = agents.surfaces(agent, session.session_id, booking())
-    assert result == {"delivered": 3, "seq": 3}
+    assert result == {"delivered": 3, "seq": 3, "clients": {}}  # no client attached
     row = Surface.objects.get(session=session)
     state = SurfaceState.from_dict(row.state)
     assert state.is_complete()

@@ -158,24 +158,47 @@ async def test_catalog_ids_are_one_line_names(stream_token, catalog_id):
     await comm.disconnect()
 
 
-async def test_capability_refusal(stream_token, agent_key):
+async def test_a_valid_surface_is_stored_whatever_the_clients_declared(stream_token, agent_key):
+    """Issue 24: a surface valid against the server's catalogs is stored whatever the session's
+    clients declared (it used to be refused with 422 "did not declare" / "does not support");
+    each client is sent only what it declared, and one that joins later gets it."""
     agent = await connect_agent(agent_key)
     comm, sid = await v09_socket(stream_token, capabilities={"v0.9": {
         "supportedCatalogIds": ["https://example.com/other.json"]}})
     reply = await push(agent, sid, booking())
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"v09": 1}}, reply
+    # A catalog the server does not know stays an error.
+    reply = await push(agent, sid, [create("s9", "https://example.com/other.json")], "p0")
     err = reply["error"]["data"]["error"]
     assert err["code"] == "VALIDATION_FAILED" and err["path"] == "/createSurface/catalogId"
-    assert "does not support" in err["message"]
-    assert comm.output_queue.empty()
+    assert "Unknown catalog" in err["message"]
 
-    # a JSON-RPC client that did not declare v0.9 cannot get surfaces either
+    # a JSON-RPC client that did not declare v0.9 opens a session: a surface is stored too
     plain = await connect_user(stream_token)
     sid2 = await init_session(plain)
     reply = await push(agent, sid2, booking(), "p2")
-    assert reply["error"]["data"]["error"]["path"] == "/createSurface"
+    assert reply["result"]["delivered"] == 3, reply
+    # neither client is sent a surface it cannot show; a v0.9 client joining gets both
+    await send(plain, rpc("user.cancel", {"reason": "x"}, "c1"))
+    assert not any(is_v09(m) for m in await _until_id(plain, "c1"))
+    assert comm.output_queue.empty()
+    later, same = await v09_socket(stream_token, session_id=sid2)
+    assert same == sid2
+    snap = await frames(later, 3)
+    assert snap[0]["createSurface"]["surfaceId"] == "s1"
+    await later.disconnect()
     await comm.disconnect()
     await plain.disconnect()
     await agent.disconnect()
+
+
+async def _until_id(comm, rpc_id):
+    seen = []
+    while True:
+        msg = await recv(comm)
+        seen.append(msg)
+        if msg.get("id") == rpc_id:
+            return seen
 
 
 async def test_v09_socket_resume_gets_strict_snapshot(stream_token, agent_key):

@@ -15,7 +15,7 @@ from ...protocol.sanitize import sanitize_markdown
 from ...v09 import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
 from .. import outcomes, sessions, stream
 from ..metrics import buffer
-from .catalogs import catalog_registry, client_catalog_ids
+from .catalogs import catalog_registry
 from .cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
 
 log = logging.getLogger("a2ui.services")
@@ -42,24 +42,6 @@ def _surface_ids(messages):
                 if type(body) is dict and type(body.get("surfaceId")) is str:
                     ids.add(body["surfaceId"][:MAX_SURFACE_ID])
     return ids
-
-
-def _check_catalogs(messages, capabilities):
-    """Refuse createSurface for a catalog the session's client did not declare."""
-    catalogs = client_catalog_ids(capabilities)
-    for index, message in enumerate(messages):
-        create = message.get("createSurface")
-        if create is None:
-            continue
-        if catalogs is None:
-            raise _failed(
-                "The session's client did not declare A2UI v0.9 support (capabilities \"v0.9\"), "
-                "so it cannot show surfaces.", "/createSurface", create["surfaceId"], index)
-        if create["catalogId"] not in catalogs:
-            raise _failed(
-                f"The session's client does not support the catalog '{create['catalogId']}' "
-                f"(it declared: {', '.join(sorted(catalogs)) or 'none'}).",
-                "/createSurface/catalogId", create["surfaceId"], index)
 
 
 def _link_orphans(before, changes):
@@ -150,7 +132,6 @@ def store_batch(session_id, messages):
             changes = validate_batch(before, messages, registry, policy=_policy(session.agent))
         except ValidationFailed as exc:
             raise SurfaceValidationError(exc) from None
-        _check_catalogs(changes.messages, session.capabilities)
         out = _link_orphans(before, changes)
         now = timezone.now()
         if changes.deleted:
@@ -172,7 +153,13 @@ def store_batch(session_id, messages):
 
 
 async def apush(agent_id, session_id, messages, key=None):
-    """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq"}``.
+    """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq",
+    "clients"}``.
+
+    Any batch valid against the server's catalogs is stored, whatever clients the session has
+    now (one that joins later gets it in its snapshot); each client is sent the surfaces of
+    the catalogs it declared. ``clients``: the session's attached clients the batch was sent
+    to, per protocol (``a2ui.services.clients``; absent when it was not sent live).
 
     Stored (committed), then sent (``a2ui.services.outcomes``): a failure to send is no error
     (``warning``: the clients resync); ``key``, an idempotency key, is stored with the batch,
@@ -213,7 +200,8 @@ async def apush(agent_id, session_id, messages, key=None):
     buffer.add(sid, pushed=True)
     result = _outcome((first, out))
     try:
-        await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out))
+        sent = await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out), clients=True)
+        result["clients"] = sent.clients
     except Exception as exc:  # after the commit: stored, so no error; the clients resync
         log.warning("a2ui: a v0.9 batch to session %s was stored but not delivered (%s: %s): "
                     "its clients resync", sid, type(exc).__name__, exc)
