@@ -24,10 +24,11 @@ from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import groups, housekeeping, outages
+from ..services import groups, housekeeping, outages, sessions
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
+from ..v09.view import SessionView
 from .base import DirectDeliveryMixin, SafeSocketMixin
 from .session import SessionSocket
 
@@ -53,6 +54,7 @@ def protocol_error_frame(exc):
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
     tracker = None
+    view = None  # seed-000 components and requests as v0.9 surfaces (a2ui.v09.view)
 
     async def internal_error(self):
         await self.send_json(error_frame("INTERNAL_ERROR", "Internal error."))
@@ -167,9 +169,9 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         sid = session.session_id
         try:
             await self.load_consents(session)
-            self.tracker = surface_service.Tracker(
-                surface_service.client_catalog_ids(capabilities)
-            )
+            catalogs = surface_service.client_catalog_ids(capabilities)
+            self.tracker = surface_service.Tracker(catalogs)
+            self.view = SessionView(catalogs)
             await self.attach(sid, fresh=not resumed)
             await surface_service.aremember(session)
         except BaseException:
@@ -199,12 +201,22 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
 
     async def send_state(self):
         seq, states = await surface_service.aload(self.session_id)
-        for message in self.tracker.resync(seq, states):
+        snap = await sessions.asnapshot(self.session_id)
+        for message in self.tracker.resync(seq, states) + self.view.reset(
+                snap.components, snap.requests):
             await self.send_json(message)
 
     async def show(self, kind, message):
-        if kind is not Kind.SURFACE_BATCH or self.tracker is None:
-            return  # the other kinds are seed 000's: nothing a v0.9 client shows
+        if self.tracker is None:
+            return
+        if kind is not Kind.SURFACE_BATCH:  # seed 000's components and requests, translated
+            messages = self.view.event(kind, message["data"])
+            if messages is None:
+                await self.send_state()
+                return
+            for frame in messages:
+                await self.send_json(frame)
+            return
         messages = self.tracker.accept(surface_service.tracked(message["data"]))
         if messages is None:
             await self.send_state()

@@ -98,3 +98,27 @@ class SessionView:
             return []
         del self.sent[sid]
         return [T.delete_message(sid)]
+
+
+# SSE event ids ---------------------------------------------------------------------------------
+
+#: The suffix of an SSE event id sent while the client holds translated surfaces.
+HOLDS_SUFFIX = ".c"
+
+
+def event_id(seq, holds):
+    """The SSE ``id:`` after a message: the surface store's number ``seq``, marked when the
+    client holds translated surfaces (they are not in the store: a resume cannot tell what it
+    missed of them, so a marked id is answered with the whole snapshot)."""
+    return f"{seq}{HOLDS_SUFFIX}" if holds else str(seq)
+
+
+def parse_event_id(raw):
+    """``(seq, holds)`` of a ``Last-Event-ID`` (``(None, False)``: none or not ours)."""
+    if raw in (None, ""):
+        return None, False
+    holds = raw.endswith(HOLDS_SUFFIX)
+    number = raw[: -len(HOLDS_SUFFIX)] if holds else raw
+    if not number.isdigit() or len(number) > 19:
+        return None, False
+    return int(number), holds
