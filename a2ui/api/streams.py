@@ -7,9 +7,11 @@ the connection base every person socket has (``a2ui.consumers.session.SessionSoc
 (``EventSource`` cannot set headers) or ``Authorization: Bearer``.
 
 Each SSE event is one A2UI v0.9 server message (``data:`` is its JSON) whose ``id:`` is its
-sequence number in the session's surface stream. A reconnecting ``EventSource`` sends
-``Last-Event-ID``: if nothing was missed the stream continues where it stopped; otherwise (or
-on a first connect) an ``a2ui-reset`` event says "drop every surface", then each surface's
+sequence number in the session's surface stream, marked ``.c`` while the client holds surfaces
+translated from seed-000 components and requests (``a2ui.v09.view``: not in the store, so not
+numbered). A reconnecting ``EventSource`` sends ``Last-Event-ID``: if nothing was missed (an
+unmarked id equal to the store's number, nothing to translate) the stream continues where it
+stopped; otherwise (or on a first connect) an ``a2ui-reset`` event says "drop every surface", then each surface's
 current state follows (only its last event carries an id, so a cut snapshot is re-sent whole).
 Comment lines keep idle connections alive.
 """

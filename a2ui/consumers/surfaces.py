@@ -6,7 +6,8 @@ One JSON message per frame, ``version`` on each (docs/protocol-v09.md):
    ``{"version": "v0.9", "capabilities": {"v0.9": {"supportedCatalogIds": [...]}}}``;
 2. the server opens a session (or resumes ``session_id``), answers
    ``{"version": "v0.9", "session": {"sessionId": ..., "resumed": bool}}``, then sends each
-   surface's current state and the live updates, one server message per frame;
+   surface's current state and the live updates, one server message per frame (the agent's
+   v0.9 surfaces, and seed-000 components and requests translated by ``a2ui.v09.view``);
 3. the client sends ``action`` and ``error`` messages; a refused one is answered with the
    standard ``{"version": "v0.9", "error": {"code": "VALIDATION_FAILED", ...}}``.
 
