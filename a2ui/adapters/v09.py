@@ -2,6 +2,7 @@
 
 from ..core.adapters import Adapter
 from ..core.events import Kind
+from ..v09.view import KINDS as VIEW_KINDS
 
 
 def _websocket_urls():
@@ -54,6 +55,7 @@ ADAPTER = Adapter(
     agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,
-    kinds=frozenset({Kind.SURFACE_BATCH}),
+    # surface.batch as it is; seed 000's components and requests translated (a2ui.v09.view)
+    kinds=frozenset({Kind.SURFACE_BATCH}) | VIEW_KINDS,
     summary="A2UI v0.9 over WebSocket and SSE: docs/protocol-v09.md",
 )

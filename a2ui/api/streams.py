@@ -7,9 +7,11 @@ the connection base every person socket has (``a2ui.consumers.session.SessionSoc
 (``EventSource`` cannot set headers) or ``Authorization: Bearer``.
 
 Each SSE event is one A2UI v0.9 server message (``data:`` is its JSON) whose ``id:`` is its
-sequence number in the session's surface stream. A reconnecting ``EventSource`` sends
-``Last-Event-ID``: if nothing was missed the stream continues where it stopped; otherwise (or
-on a first connect) an ``a2ui-reset`` event says "drop every surface", then each surface's
+sequence number in the session's surface stream, marked ``.c`` while the client holds surfaces
+translated from seed-000 components and requests (``a2ui.v09.view``: not in the store, so not
+numbered). A reconnecting ``EventSource`` sends ``Last-Event-ID``: if nothing was missed (an
+unmarked id equal to the store's number, nothing to translate) the stream continues where it
+stopped; otherwise (or on a first connect) an ``a2ui-reset`` event says "drop every surface", then each surface's
 current state follows (only its last event carries an id, so a cut snapshot is re-sent whole).
 Comment lines keep idle connections alive.
 """
@@ -24,8 +26,9 @@ from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import caps, clients
+from ..services import caps, clients, sessions
 from ..services import surfaces as surface_service
+from ..v09.view import SessionView, event_id, parse_event_id
 from .exceptions import HTTP_STATUS
 
 KEEPALIVE_SECONDS = 15
@@ -48,11 +51,8 @@ def _raw_token(request):
 
 
 def _last_event_id(request):
-    raw = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
-    try:
-        return int(raw) if raw not in (None, "") else None
-    except ValueError:
-        return None
+    """``(surface store number, holds translated surfaces)`` (``a2ui.v09.view.parse_event_id``)."""
+    return parse_event_id(request.headers.get("Last-Event-ID") or request.GET.get("lastEventId"))
 
 
 def sse(message=None, event_id=None, event=None, ascii_only=False):
@@ -119,39 +119,52 @@ class SurfaceStream(SessionStream):
 
     def __init__(self, token, session_id, last_id):
         super().__init__(token, session_id)
-        self.last_id = last_id
+        self.last_id, self.last_held = last_id
         self.tracker = surface_service.Tracker()
+        self.view = SessionView()  # seed-000 components and requests (a2ui.v09.view)
 
     async def open(self):
         seq, states = await surface_service.aload(self.session_id)
+        snap = await sessions.asnapshot(self.session_id)
         self.write(f"retry: {RETRY_MS}\n\n".encode())
-        if self.last_id is not None and self.last_id == seq:
+        if self.last_id is not None and self.last_id == seq and not self.last_held \
+                and not snap.components and not snap.requests:
             self.tracker.seq = seq  # a reconnect that missed nothing
-        else:
-            self.out.extend(_snapshot(self.tracker, seq, states))
+        else:  # translated surfaces are not numbered by the store: a resume gets them again
+            self.out.extend(_snapshot(self.tracker, self.view, seq, states, snap))
 
     async def idle(self):
         self.write(b": keepalive\n\n")
 
     async def show(self, kind, message):
-        if kind is not Kind.SURFACE_BATCH:
-            return  # the other kinds are seed 000's: nothing an A2UI v0.9 stream shows
+        if kind is not Kind.SURFACE_BATCH:  # seed 000's components and requests, translated
+            messages = self.view.event(kind, message["data"])
+            if messages is None:
+                await self.send_state()
+                return
+            held = event_id(self.tracker.seq, self.view.holds)
+            self.out.extend(sse(m, held) for m in messages)
+            return
         numbered = self.tracker.accept_numbered(surface_service.tracked(message["data"]))
         if numbered is None:  # the surface store's own numbering has a gap
             await self.send_state()
             return
-        self.out.extend(sse(m, event_id) for event_id, m in numbered)
+        self.out.extend(sse(m, event_id(n, self.view.holds)) for n, m in numbered)
 
     async def send_state(self):
         seq, states = await surface_service.aload(self.session_id)
-        self.out.extend(_snapshot(self.tracker, seq, states))
+        snap = await sessions.asnapshot(self.session_id)
+        self.out.extend(_snapshot(self.tracker, self.view, seq, states, snap))
 
 
-def _snapshot(tracker, seq, states):
-    tracker.surfaces = {}
-    messages = tracker.resync(seq, states)
+def _snapshot(tracker, view, seq, states, snap):
+    """``a2ui-reset`` (the client drops every surface), then the store's surfaces and the
+    translated ones; only the last event carries an id, so a cut snapshot is re-sent whole."""
+    tracker.surfaces, view.sent = {}, {}
+    messages = tracker.resync(seq, states) + view.reset(snap.components, snap.requests)
+    last = event_id(seq, view.holds)
     yield sse({}, event="a2ui-reset")
     for i, message in enumerate(messages):
-        yield sse(message, seq if i == len(messages) - 1 else None)
+        yield sse(message, last if i == len(messages) - 1 else None)
     if not messages:
-        yield sse(event_id=seq)
+        yield sse(event_id=last)

@@ -6,7 +6,8 @@ One JSON message per frame, ``version`` on each (docs/protocol-v09.md):
    ``{"version": "v0.9", "capabilities": {"v0.9": {"supportedCatalogIds": [...]}}}``;
 2. the server opens a session (or resumes ``session_id``), answers
    ``{"version": "v0.9", "session": {"sessionId": ..., "resumed": bool}}``, then sends each
-   surface's current state and the live updates, one server message per frame;
+   surface's current state and the live updates, one server message per frame (the agent's
+   v0.9 surfaces, and seed-000 components and requests translated by ``a2ui.v09.view``);
 3. the client sends ``action`` and ``error`` messages; a refused one is answered with the
    standard ``{"version": "v0.9", "error": {"code": "VALIDATION_FAILED", ...}}``.
 
@@ -24,10 +25,11 @@ from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import groups, housekeeping, outages
+from ..services import groups, housekeeping, outages, sessions
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
 from ..v09 import PROTOCOL_VERSION
+from ..v09.view import SessionView
 from .base import DirectDeliveryMixin, SafeSocketMixin
 from .session import SessionSocket
 
@@ -53,6 +55,7 @@ def protocol_error_frame(exc):
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
     tracker = None
+    view = None  # seed-000 components and requests as v0.9 surfaces (a2ui.v09.view)
     client_protocol = "v09"
 
     def client_catalogs(self):
@@ -171,9 +174,9 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         sid = session.session_id
         try:
             await self.load_consents(session)
-            self.tracker = surface_service.Tracker(
-                surface_service.client_catalog_ids(capabilities)
-            )
+            catalogs = surface_service.client_catalog_ids(capabilities)
+            self.tracker = surface_service.Tracker(catalogs)
+            self.view = SessionView(catalogs)
             await self.attach(sid, fresh=not resumed)
             await surface_service.aremember(session)
         except BaseException:
@@ -203,12 +206,22 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
 
     async def send_state(self):
         seq, states = await surface_service.aload(self.session_id)
-        for message in self.tracker.resync(seq, states):
+        snap = await sessions.asnapshot(self.session_id)
+        for message in self.tracker.resync(seq, states) + self.view.reset(
+                snap.components, snap.requests):
             await self.send_json(message)
 
     async def show(self, kind, message):
-        if kind is not Kind.SURFACE_BATCH or self.tracker is None:
-            return  # the other kinds are seed 000's: nothing a v0.9 client shows
+        if self.tracker is None:
+            return
+        if kind is not Kind.SURFACE_BATCH:  # seed 000's components and requests, translated
+            messages = self.view.event(kind, message["data"])
+            if messages is None:
+                await self.send_state()
+                return
+            for frame in messages:
+                await self.send_json(frame)
+            return
         messages = self.tracker.accept(surface_service.tracked(message["data"]))
         if messages is None:
             await self.send_state()

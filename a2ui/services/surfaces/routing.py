@@ -5,8 +5,8 @@ from channels.db import database_sync_to_async
 from ...core.errors import DomainError, Fault
 from ...models import A2UISessionLog, Surface
 from ...protocol.sanitize import clean_string
-from ...v09 import PROTOCOL_VERSION, ValidationFailed, validate_client_message
-from .. import consent, groups, sessions, shared
+from ...v09 import PROTOCOL_VERSION, ValidationFailed, translate, validate_client_message
+from .. import consent, groups, pending, sessions, shared
 from ..metrics import buffer
 from .cleaning import SurfaceValidationError, TooDeep, _depth_ok, _failed, clean_json
 
@@ -74,6 +74,14 @@ async def aclient_messages(session_id, messages, data_model=None):
         client_models = _check_data_model(clean_json(data_model, text=clean_string))
     except TooDeep as exc:
         raise _failed(exc.reason, "/dataModel" + exc.pointer) from None
+    answers = []  # actions on translated surfaces (a2ui.v09.translate): answers, not for the agent
+    for index, message in enumerate(normalized):
+        action = message.get("action")
+        if action is not None and translate.is_translated(action["surfaceId"]):
+            answers.append((index, action))
+    if answers:
+        taken = {i for i, _ in answers}
+        normalized = [m for i, m in enumerate(normalized) if i not in taken]
     wanted = {next(v for k, v in m.items() if k != "version")["surfaceId"] for m in normalized}
     agent_id, states = await database_sync_to_async(_client_targets)(session_id, wanted)
     models = {}
@@ -93,16 +101,50 @@ async def aclient_messages(session_id, messages, data_model=None):
         if state.get("sendDataModel"):
             sid = action["surfaceId"]
             models[sid] = client_models.get(sid, state.get("dataModel", {}))
-    if any("action" in m for m in normalized):
+    if answers or any("action" in m for m in normalized):
         await consent.aensure_session(session_id)  # user data goes to the agent: -32010 if not
     buffer.add(session_id)
-    if agent_id:
+    for index, action in answers:
+        await _answer(session_id, index, action)
+    if agent_id and normalized:
         params = {"session_id": str(session_id), "messages": normalized}
         if models:
             params["dataModel"] = {"version": PROTOCOL_VERSION, "surfaces": models}
         await groups.send_group(groups.agent_group(agent_id),
                                 groups.agent_event("a2ui.v09", params))
-    return len(normalized)
+    return len(normalized) + len(answers)
+
+
+async def _answer(session_id, index, action):
+    """A person's action on a translated surface: the answer to an open request or a form
+    component's submit (seed 000's ``user.respond``), checked as every answer is
+    (``a2ui.services.pending``: unknown, closed or timed-out requests are refused)."""
+    request = None
+    if action["surfaceId"].startswith(translate.REQUEST_PREFIX):
+        request = await pending.aopen_request(
+            session_id, action["surfaceId"][len(translate.REQUEST_PREFIX):])
+    input_type = (request.params or {}).get("input_type") if request is not None else None
+    what, target, value = translate.answer_of(action, input_type)
+    if what == "refused":
+        raise _failed(value, "/action/name", target, index)
+    if what == "form":
+        if not await pending.arespond(session_id, target, value):
+            agent_id = await _agent_of(session_id)
+            if agent_id:  # a submitted form component goes to the agent as user.respond
+                await groups.send_group(groups.agent_group(agent_id), groups.agent_event(
+                    "user.respond", {"session_id": str(session_id), "request_id": target,
+                                     "value": value}))
+        return
+    await pending.aanswer(session_id, target, what, value)
+
+
+async def _agent_of(session_id):
+    cached = await shared.cached_session(session_id.hex)
+    if cached is not None:
+        return cached[0] or None
+    return await database_sync_to_async(
+        lambda: A2UISessionLog.objects.filter(pk=session_id).values_list(
+            "agent_id", flat=True).first())()
 
 
 # The session for a v0.9 client ----------------------------------------------------------------
