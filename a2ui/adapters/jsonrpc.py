@@ -19,6 +19,6 @@ def _websocket_urls():
 ADAPTER = Adapter(
     name="jsonrpc",
     websocket_urls=_websocket_urls,
-    kinds=frozenset(Kind) - {Kind.REQUEST_CLOSED, Kind.COMPONENT_REMOVED},
+    kinds=frozenset(Kind) - {Kind.RUN_ENDED},  # a2ui.protocol.events.notification
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )
