@@ -19,22 +19,18 @@ import dataclasses
 import random
 
 import pytest
-from channels.db import database_sync_to_async
-from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.adapters import jsonrpc as jsonrpc_adapter
-from a2ui.adapters import pushes
 from a2ui.core import activity as A
 from a2ui.core import state as S
 from a2ui.core.events import Kind
-from a2ui.models import PendingRequest, RenderedComponent
 from a2ui.protocol import events as wire
 from a2ui.services import activity as activity_service
-from a2ui.services import housekeeping, pending, sessions
+from a2ui.services import sessions
 from a2ui.services import surfaces as surface_service
-from tests.activityops import ActivityOps
-from tests.sessionops import Ops, surface_create
+from tests.servicesops import AllOps, kinds_of, run
+from tests.sessionops import surface_create
 from tests.surfaces.helpers import V09_CAPS
 from tests.wsutil import INIT, connect_user, recv, send
 
@@ -43,57 +39,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 END = "end-of-stream"
 TRANSIENT = {"ui.progress": Kind.PROGRESS, "ui.notify": Kind.NOTIFY,
              "ui.navigate": Kind.NAVIGATE}
-
-
-# Random sequences of every kind the socket shows -----------------------------------------------
-
-
-class AllOps(Ops):
-    """``tests.sessionops.Ops`` plus activity events (``tests.activityops``), a batch of
-    messages, and components whose time runs out (``("ttl", component_id)``)."""
-
-    def __init__(self, seed):
-        super().__init__(seed)
-        self.activity = ActivityOps(seed + 1000, activity_service.limits())
-
-    def one(self):
-        roll = self.rng.random()
-        if roll < 0.22:
-            kind, data = self.activity.one()
-            return ("activity", kind, data)
-        if roll < 0.25:
-            first, second = self._next("mb"), self._next("mb")
-            return ("activity", Kind.MESSAGE_BATCH, {"messages": [
-                {"message_id": mid, "role": "user", "sender": "ada", "content": mid}
-                for mid in (first, second)]})
-        if roll < 0.32 and self.components:
-            cid = self.rng.choice(sorted(self.components))
-            del self.components[cid]
-            return ("ttl", cid)
-        return super().one()
-
-
-async def run(session, op):
-    sid, agent_id = session.session_id, session.agent_id
-    if op[0] == "push":
-        _, params = pushes.validate(op[1], {**op[2], "session_id": str(sid)})
-        await pushes.apush(agent_id, sid, op[1], params)
-    elif op[0] == "answer":
-        await pending.aanswer(sid, op[1], op[2], op[3])
-    elif op[0] == "surfaces":
-        await surface_service.apush(agent_id, sid, op[1])
-    elif op[0] == "activity":
-        await activity_service.apush(agent_id, sid, op[1], op[2])
-    elif op[0] == "expire":  # the request's deadline passes and the sweep times it out
-        await database_sync_to_async(PendingRequest.objects.filter(
-            session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
-        await housekeeping.sweep()
-    elif op[0] == "ttl":  # the component's time runs out; the sweep removes it
-        await database_sync_to_async(RenderedComponent.objects.filter(
-            session_id=sid, component_id=op[1]).update)(expires_at=timezone.now())
-        await housekeeping.sweep()
-    else:
-        raise AssertionError(op)
 
 
 # The client model --------------------------------------------------------------------------------
@@ -211,19 +156,6 @@ def fold(messages, ignore=()):
     return client
 
 
-def shown_kinds(ops):
-    kinds = set()
-    for op in ops:
-        if op[0] == "push":
-            kinds.add(wire.KIND_BY_METHOD[op[1]])
-        elif op[0] == "activity":
-            kinds.add(Kind(op[1]))
-        else:
-            kinds.add({"answer": Kind.REQUEST_CLOSED, "expire": Kind.REQUEST_CLOSED,
-                       "ttl": Kind.COMPONENT_REMOVED, "surfaces": Kind.SURFACE_BATCH}[op[0]])
-    return kinds
-
-
 SEEDS = range(8)
 #: Every kind a seed-000 client is shown, bar consent.required (test_each_kind_is_shown).
 COVERED = frozenset(Kind) - {Kind.RUN_ENDED, Kind.CONSENT_REQUIRED}
@@ -231,7 +163,7 @@ COVERED = frozenset(Kind) - {Kind.RUN_ENDED, Kind.CONSENT_REQUIRED}
 
 def test_the_random_sequences_cover_every_kind_the_socket_shows():
     ops = [op for seed in SEEDS for op in AllOps(seed).many(30)]
-    assert shown_kinds(ops) == COVERED
+    assert kinds_of(ops) == COVERED
     assert {op[0] for op in ops} >= {"answer", "expire", "ttl"}
 
 
