@@ -59,6 +59,6 @@ ADAPTER = Adapter(
     websocket_urls=_websocket_urls,
     agent_methods=_agent_methods,
     token_type="stream_a2ui",
-    kinds=frozenset(Kind) - {Kind.REQUEST_CLOSED, Kind.COMPONENT_REMOVED},
+    kinds=frozenset(Kind) - {Kind.RUN_ENDED},  # a2ui.protocol.events.notification
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )

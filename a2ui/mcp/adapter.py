@@ -4,6 +4,7 @@ The ASGI app is built on the first request under ``/mcp`` (``a2ui.asgi`` mounts 
 Django); ``on_stop`` ends the SDK's session manager so Daphne exits promptly on SIGTERM.
 """
 
+from ..core.activity import KINDS as ACTIVITY
 from ..core.adapters import Adapter
 from ..core.events import Kind
 
@@ -44,7 +45,8 @@ ADAPTER = Adapter(
     name="mcp",
     asgi_mounts=lambda: [("/mcp", build_app)],
     on_stop=stop,
+    # The kinds that change a resource a host reads (a2ui.mcp.changes.affected).
     kinds=frozenset({Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
-                     Kind.SURFACE_BATCH}),
+                     Kind.SURFACE_BATCH, Kind.REQUEST_OPENED, Kind.REQUEST_CLOSED}) | ACTIVITY,
     summary="MCP Streamable HTTP at /mcp (seeds 004, 002): docs/protocol-mcp.md",
 )

@@ -26,10 +26,17 @@ def _surface_changes(messages):
     return changed, listed
 
 
+def _retitles(data):
+    """Whether a ``component.updated`` may change the component's listed name (its title:
+    ``a2ui.mcp.person.list_resources``): a replace, or a merge that sets ``title``."""
+    patch = data.get("data")
+    return data.get("operation") == "replace" or (isinstance(patch, dict) and "title" in patch)
+
+
 def affected(event):
     """``(changed, list_changed)``: ``{(kind, item)}`` with kind "components", "surfaces",
     "requests" or "activity" (item None), and whether the session's resource list may have
-    changed."""
+    changed (a resource came or went, or a component's title, its listed name, changed)."""
     kind = event.get("type")
     if kind == events.MESSAGE_TYPE:
         what, data = events.kind_of(event), event.get("data") or {}
@@ -37,7 +44,7 @@ def affected(event):
                     events.Kind.COMPONENT_REMOVED):
             cid = data.get("component_id")
             changed = {("components", cid)} if isinstance(cid, str) else set()
-            return changed, what != events.Kind.COMPONENT_UPDATED
+            return changed, what != events.Kind.COMPONENT_UPDATED or _retitles(data)
         if what == events.Kind.SURFACE_BATCH:
             return _surface_changes(data.get("messages"))
         if what in (events.Kind.REQUEST_OPENED, events.Kind.REQUEST_CLOSED):

@@ -28,6 +28,7 @@ METHOD_BY_REQUEST_KIND = {kind: method for method, kind in REQUEST_KIND_BY_METHO
 METHOD_BY_KIND = {
     Kind.COMPONENT_RENDERED: "ui.render",
     Kind.COMPONENT_UPDATED: "ui.update",
+    Kind.COMPONENT_REMOVED: "ui.remove",  # expired (ttl_seconds) or withdrawn: the client drops it
     Kind.PROGRESS: "ui.progress",
     Kind.NAVIGATE: "ui.navigate",
     Kind.NOTIFY: "ui.notify",

@@ -82,8 +82,9 @@ class StreamingASGI(httpx2.AsyncBaseTransport):
 
 
 @contextlib.asynccontextmanager
-async def sdk_session(app, credential, *, message_handler=None):
-    """An initialized ``ClientSession`` (the handshake era) on the in-process app."""
+async def sdk_session(app, credential, *, message_handler=None, extensions=None):
+    """An initialized ``ClientSession`` (the handshake era) on the in-process app
+    (``extensions``: the host's declared capability extensions, e.g. A2UI's catalogs)."""
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {credential}"},
                               base_url="http://localhost", transport=StreamingASGI(app),
                               timeout=httpx2.Timeout(30.0, read=60.0))
@@ -91,6 +92,8 @@ async def sdk_session(app, credential, *, message_handler=None):
         kwargs = {"read_timeout_seconds": 30}
         if message_handler is not None:
             kwargs["message_handler"] = message_handler
+        if extensions is not None:
+            kwargs["extensions"] = extensions
         async with ClientSession(r, w, **kwargs) as session:
             await session.initialize()
             yield session

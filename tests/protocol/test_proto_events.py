@@ -31,8 +31,14 @@ def test_every_agent_method_round_trips_through_its_event(method, params):
 
 
 def test_kinds_seed_000_does_not_show_encode_to_nothing():
-    assert wire.encode(Kind.COMPONENT_REMOVED, {"component_id": "c1"}) is None
+    assert wire.encode(Kind.RUN_ENDED, {"run_id": "r", "status": "finished"}) is None
     assert wire.encode(Kind.SURFACE_BATCH, {"first_seq": 1, "messages": []}) is None
+
+
+def test_a_removed_component_is_ui_remove():
+    """An expired (ttl_seconds) or withdrawn component: the client drops it (issue 24)."""
+    assert json.loads(wire.encode(Kind.COMPONENT_REMOVED, {"component_id": "c1"})) == {
+        "jsonrpc": "2.0", "method": "ui.remove", "params": {"component_id": "c1"}}
 
 
 def test_request_closed_and_consent_required_keep_their_notifications():
