@@ -55,8 +55,15 @@ def _agent_methods():
                         sdk="apending", rest="pending"))
 
 
+def _caches():
+    from ..protocol import events
+
+    return (("protocol.events: encoded pushes per (session, epoch, seq)", events.clear_cache),)
+
+
 ADAPTER = Adapter(
     name="jsonrpc",
+    caches=_caches,
     websocket_urls=_websocket_urls,
     agent_methods=_agent_methods,
     token_type="stream_a2ui",

@@ -34,8 +34,16 @@ def _agent_methods():
                         rest_refusal={"event": ["Send {\"event\": <an AG-UI event object>}."]}),)
 
 
+def _caches():
+    from . import mapping
+
+    return (("agui.mapping: encoded AG-UI events per (session, epoch, seq)",
+             mapping.clear_cache),)
+
+
 ADAPTER = Adapter(
     name="agui",
+    caches=_caches,
     agent_methods=_agent_methods,
     token_type="stream_agui",
     websocket_urls=_websocket_urls,

@@ -41,7 +41,7 @@ class Adapter:
     #: docs/settings.md; ``a2ui.conf.DEFAULTS`` holds them today).
     settings_defaults: dict = field(default_factory=dict)
     #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
-    #: (tests and settings changes call them).
+    #: (``a2ui.services.memory`` empties them all once sockets have closed: ``clear_caches``).
     caches: Callable[[], tuple] = lambda: ()
     #: Called once per process when the ASGI application is built (after Django setup).
     on_start: Callable[[], Any] | None = None
@@ -93,3 +93,14 @@ def http_urls():
 
 def asgi_mounts():
     return [mount for a in registered() for mount in a.asgi_mounts()]
+
+
+def caches():
+    """``(name, clear)`` of every per-process cache the registered adapters keep."""
+    return [cache for a in registered() for cache in a.caches()]
+
+
+def clear_caches():
+    """Empty every registered adapter's caches (``a2ui.services.memory``, tests)."""
+    for _, clear in caches():
+        clear()

@@ -71,3 +71,29 @@ def test_bad_registrations_are_refused(settings):
     settings.A2UI = {"ADAPTERS": ["a2ui.adapters.v09", "a2ui.adapters.v09"]}
     with pytest.raises(ValueError):
         adapters.registered()
+
+
+def test_memory_empties_the_caches_the_adapters_declare(settings):
+    from a2ui.agui import mapping
+    from a2ui.protocol import events
+    from a2ui.services import memory
+
+    events._cache["k"] = "text"
+    mapping._cache["k"] = ["text"]
+    emptied = []
+    name = _module("tests_cache_protocol", Adapter(
+        name="cached", caches=lambda: (("a cache", lambda: emptied.append(True)),)))
+    settings.A2UI = {"ADAPTERS": [*_shipped(), name]}
+    try:
+        names = [n for n, _ in adapters.caches()]
+        assert len(names) == 3 and names[-1] == "a cache"
+        memory.forget_caches()
+        assert emptied == [True] and not events._cache and not mapping._cache
+    finally:
+        del sys.modules[name]
+
+
+def _shipped():
+    from a2ui.conf import DEFAULTS
+
+    return DEFAULTS["ADAPTERS"]
