@@ -37,8 +37,10 @@ class Adapter:
     #: The stream-token type a person's client of this protocol presents (``StreamToken``
     #: ``TYPE_*``), or "" when it takes none of its own.
     token_type: str = ""
-    #: ``A2UI`` settings this protocol adds, with their defaults (documented in
-    #: docs/settings.md; ``a2ui.conf.DEFAULTS`` holds them today).
+    #: ``A2UI`` settings only this protocol reads, with their defaults (documented in
+    #: docs/settings.md): ``a2ui.conf.a2ui_settings`` finds a name here when it is not a core
+    #: default (``a2ui.conf.DEFAULTS``); an integer default must stay a positive integer
+    #: (a2ui.checks).
     settings_defaults: dict = field(default_factory=dict)
     #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
     #: (``a2ui.services.memory`` empties them all once sockets have closed: ``clear_caches``).
