@@ -50,6 +50,7 @@ def _agent_methods():
 
 ADAPTER = Adapter(
     name="v09",
+    token_type="stream_a2ui",  # its socket and SSE stream take seed 000's stream token
     agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,

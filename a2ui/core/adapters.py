@@ -35,7 +35,8 @@ class Adapter:
     #: one dispatch table read by the agent socket, REST, the Python API and the MCP tools.
     agent_methods: Callable[[], tuple] = lambda: ()
     #: The stream-token type a person's client of this protocol presents (``StreamToken``
-    #: ``TYPE_*``), or "" when it takes none of its own.
+    #: ``TYPE_*``), or "" when it takes none of its own: ``a2ui.tokens`` issues and accepts
+    #: the registered adapters' types only.
     token_type: str = ""
     #: ``A2UI`` settings only this protocol reads, with their defaults (documented in
     #: docs/settings.md): ``a2ui.conf.a2ui_settings`` finds a name here when it is not a core

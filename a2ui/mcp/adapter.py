@@ -54,6 +54,7 @@ SETTINGS_DEFAULTS = {
 ADAPTER = Adapter(
     settings_defaults=SETTINGS_DEFAULTS,
     name="mcp",
+    token_type="stream_mcp",
     asgi_mounts=lambda: [("/mcp", build_app)],
     on_stop=stop,
     kinds=frozenset({Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
