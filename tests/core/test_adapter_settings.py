@@ -8,7 +8,8 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from a2ui.conf import DEFAULTS, A2UISettings, a2ui_settings, defaults
+from a2ui import conf
+from a2ui.conf import DEFAULTS, A2UISettings, defaults
 
 SHIPPED = DEFAULTS["ADAPTERS"]
 
@@ -22,17 +23,17 @@ def test_protocol_settings_are_their_adapters_defaults():
         for name, value in adapter.settings_defaults.items():
             assert name not in DEFAULTS
             assert defaults()[name] == value == getattr(A2UISettings(), name)
-    assert a2ui_settings.MCP_SESSION_IDLE_SECONDS == 300
-    assert a2ui_settings.AGUI_MAX_NEW_MESSAGES == 50
+    assert conf.a2ui_settings.MCP_SESSION_IDLE_SECONDS == 300
+    assert conf.a2ui_settings.AGUI_MAX_NEW_MESSAGES == 50
 
 
 def test_a_sites_override_wins_and_an_unserved_protocol_has_none(settings):
     settings.A2UI = {"MCP_SESSION_IDLE_SECONDS": 42}
-    assert a2ui_settings.MCP_SESSION_IDLE_SECONDS == 42
+    assert conf.a2ui_settings.MCP_SESSION_IDLE_SECONDS == 42
     settings.A2UI = {"ADAPTERS": [p for p in SHIPPED if p != "a2ui.mcp.adapter"]}
     with pytest.raises(AttributeError):
-        a2ui_settings.MCP_SESSION_IDLE_SECONDS  # noqa: B018
-    assert a2ui_settings.AGUI_MAX_NEW_MESSAGES == 50
+        conf.a2ui_settings.MCP_SESSION_IDLE_SECONDS  # noqa: B018
+    assert conf.a2ui_settings.AGUI_MAX_NEW_MESSAGES == 50
 
 
 def ids(errors):
