@@ -45,11 +45,11 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from .adapters import pushes
-from .core.errors import DomainError
+from .core import agentmethods
+from .core.errors import DomainError, Fault
 from .protocol import idempotency
 from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from .services import agentroute, groups, pending, runs, sessions
+from .services import agentapi, agentroute, groups, pending, runs, sessions
 from .services import surfaces as surface_service
 
 
@@ -82,17 +82,38 @@ def _key(value):
     return idempotency.read(value, idempotency.PARAM)
 
 
+def _pushed(method):
+    """The dispatch table's entry for a push (-32601 for a method that is none)."""
+    entry = agentmethods.get(method)
+    if entry is None or entry.call is None:
+        raise DomainError(Fault.UNKNOWN_OPERATION, data={"method": str(method)[:100]})
+    return entry
+
+
 @_seed_errors
 async def apush(agent, session_id, method, params, *, idempotency_key=None):
-    """Validate and deliver one agent-to-UI message; return its sequence number."""
+    """Validate and deliver one agent method of the dispatch table (``a2ui.core.agentmethods``:
+    ``ui.render``, ... ``agui.event``, ``a2ui.v09``); return what the method returns (its
+    sequence number for a ``ui.*`` push)."""
     key = _key(idempotency_key)
-    _, clean = pushes.validate(method, {**params, "session_id": str(session_id)})
-    if method in ("ui.request_input", "ui.confirm"):
+    entry = _pushed(method)
+    if not isinstance(params, dict):
+        raise DomainError(Fault.INVALID_INPUT, "params must be an object",
+                          data={"path": "params"})
+    _, clean = entry.validate({**params, "session_id": str(session_id)})
+    if entry.awaits:
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS, f"use a{method[3:]} to wait for the answer"
         )
-    seq, _ = await pushes.apush(_agent_id(agent), session_id, method, clean, key=key)
-    return seq
+    return await _call(agent, session_id, entry, clean, key, where="params")
+
+
+async def _call(agent, session_id, entry, params, key, *, where=""):
+    result = await agentapi.apush(_agent_id(agent), session_id, entry.name, params, key=key,
+                                  where=where)
+    if entry.shape == "request":
+        return result[0]
+    return result
 
 
 def _drop_none(**params):
@@ -151,8 +172,8 @@ async def anotify(agent, session_id, title, *, level="info", message=None, durat
 async def _await_answer(agent, session_id, method, params):
     layer = get_channel_layer()
     channel = await layer.new_channel()  # default prefix: see SurfaceEvents.start
-    _, clean = pushes.validate(method, {**params, "session_id": str(session_id)})
-    _, request = await pushes.apush(
+    _, clean = agentapi.validate(method, {**params, "session_id": str(session_id)})
+    _, request = await agentapi.apush(
         _agent_id(agent), session_id, method, clean, reply_channel=channel
     )
     delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
@@ -248,8 +269,8 @@ async def asurfaces(agent, session_id, messages, *, idempotency_key=None):
     ``data`` / ``body`` is
     the standard VALIDATION_FAILED message, ``failure`` the ``a2ui.v09.ValidationFailed``).
     """
-    return await surface_service.apush(_agent_id(agent), session_id, messages,
-                                       _key(idempotency_key))
+    return await _call(agent, session_id, _pushed("a2ui.v09"), {"messages": messages},
+                       _key(idempotency_key))
 
 
 @_seed_errors
@@ -259,9 +280,36 @@ async def aagui_event(agent, session_id, event, *, idempotency_key=None):
     number. Bad input is ProtocolError -32602 with ``data.path`` ``event.<field>``; a
     STATE_DELTA whose ``old_value`` differs from the stored value is refused the same way
     (``event.old_value``) and changes nothing."""
-    from .agui import push
+    return await _call(agent, session_id, _pushed("agui.event"), {"event": event},
+                       _key(idempotency_key))
 
-    return await push.apush(_agent_id(agent), session_id, event, "event", _key(idempotency_key))
+
+def _table_function(entry):
+    """The Python API function of a table entry no function here spells out:
+    ``await agents.<sdk>(agent, session_id, {params} or **params, idempotency_key=None)``."""
+
+    @_seed_errors
+    async def call(agent, session_id, params=None, *, idempotency_key=None, **fields):
+        return await apush(agent, session_id, entry.name, {**(params or {}), **fields},
+                           idempotency_key=idempotency_key)
+
+    call.__name__ = call.__qualname__ = entry.sdk
+    call.__doc__ = entry.summary or f"Push ``{entry.name}`` (a2ui.core.agentmethods)."
+    return call
+
+
+def __getattr__(name):
+    """The dispatch table's entries with an ``sdk`` name that this module does not define:
+    a protocol adding an agent method needs no change here."""
+    entry = agentmethods.by("sdk", name) if not name.startswith("__") else None
+    if entry is None or entry.call is None or entry.awaits:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _table_function(entry)
+
+
+def __dir__():
+    return sorted({*globals(), *(e.sdk for e in agentmethods.table().values()
+                                 if e.sdk and e.call is not None and not e.awaits)})
 
 
 class AgentEvents:

@@ -4,18 +4,18 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from .conf import DEFAULTS, POSITIVE_INTS
+from .conf import DEFAULTS, defaults, positive_ints
 
 
-def _check_positive_ints(user):
+def _check_positive_ints(user, known, names):
     errors = []
-    for name in POSITIVE_INTS:
-        value = user.get(name, DEFAULTS[name])
+    for name in names:
+        value = user.get(name, known[name])
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             errors.append(
                 Error(
                     f"A2UI[{name!r}] must be a positive integer, got {value!r}.",
-                    hint=f"Set A2UI[{name!r}] (default {DEFAULTS[name]!r}).",
+                    hint=f"Set A2UI[{name!r}] (default {known[name]!r}).",
                     id="a2ui.E002",
                 )
             )
@@ -89,12 +89,17 @@ def check_a2ui_settings(app_configs, **kwargs):
     user = getattr(settings, "A2UI", {}) or {}
     if not isinstance(user, dict):
         return [Error("settings.A2UI must be a dict.", id="a2ui.E000")]
-    unknown = sorted(set(user) - set(DEFAULTS))
+    try:  # the core's defaults and the registered adapters' (Adapter.settings_defaults)
+        known, ints = defaults(), positive_ints()
+    except Exception as exc:  # an adapter that does not load: said, not a traceback
+        return [Error(f"A2UI['ADAPTERS'] does not load: {exc}", hint="See docs/settings.md.",
+                      id="a2ui.E008")]
+    unknown = sorted(set(user) - set(known))
     errors = [
         Error(f"Unknown A2UI setting {name!r}.", hint="See docs/settings.md.", id="a2ui.E001")
         for name in unknown
     ]
-    errors += _check_positive_ints(user)
+    errors += _check_positive_ints(user, known, ints)
     errors += _check_consents(user)
     errors += _check_flush(user)
     errors += _check_catalogs(user)

@@ -3,6 +3,12 @@
 Modelled on DRF's ``api_settings``: defaults live here, a site overrides only the keys it needs,
 attribute access is cached, and the cache is dropped when tests change ``settings.A2UI``.
 The defaults are the limits of the A2UI protocol (seed 000, sections 2 and 7).
+
+``DEFAULTS`` holds the core's settings (those the services read). A setting only one protocol
+reads has its default in that protocol's adapter (``Adapter.settings_defaults``, e.g. MCP_* in
+``a2ui.mcp.adapter``): ``a2ui_settings`` looks a name up there when it is not a core default,
+reading the registered adapters (``A2UI['ADAPTERS']``) on first use, never at import.
+A site's ``A2UI = {...}`` wins over both. :func:`defaults` is every default, merged.
 """
 
 import os
@@ -80,14 +86,11 @@ DEFAULTS = {
     # long ends with RUN_ERROR (code RUN_TIMEOUT); keepalive comments go out this often.
     "AGUI_RUN_TIMEOUT_SECONDS": _env_int("A2UI_AGUI_RUN_TIMEOUT_SECONDS", 300),
     "AGUI_KEEPALIVE_SECONDS": _env_int("A2UI_AGUI_KEEPALIVE_SECONDS", 15),
-    # AG-UI 1.0 run inputs: clients resend the whole history on every run; of the trailing
-    # user and tool messages the session has not seen, at most this many (the last ones) are
-    # new: sent to the agent and added to the transcript, as one batch.
-    "AGUI_MAX_NEW_MESSAGES": 50,
     # AG-UI 1.0 runs: the lease a run's stream holds in Redis, refreshed every third of it by
     # the process serving it. A run whose lease lapsed lost its stream (its process died): the
     # thread's next run or the housekeeping sweep ends it and tells the agent.
     "AGUI_RUN_LEASE_SECONDS": _env_int("A2UI_AGUI_RUN_LEASE_SECONDS", 6),
+    # (AGUI_MAX_NEW_MESSAGES: a2ui.agui1.adapter; MCP_*: a2ui.mcp.adapter.)
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -135,15 +138,8 @@ DEFAULTS = {
     "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
     "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
-    # MCP sessions (the SDK's session manager): an MCP session with no request in flight for
-    # this long is ended (its id then answers 404); at most this many per process.
-    "MCP_SESSION_IDLE_SECONDS": 300,
-    "MCP_MAX_SESSIONS_PER_PROCESS": 5000,
     # Web client.
     "SERVE_STATIC": True,
-    # Test-only: the MCP conformance suite's fixture tools, resources and prompts on /mcp
-    # (a2ui.mcp.fixtures; tests/live/test_live_mcp_conformance.py). Refused with DEBUG off.
-    "MCP_CONFORMANCE_FIXTURES": False,
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
     "ADAPTERS": [
         "a2ui.adapters.jsonrpc",
@@ -154,7 +150,8 @@ DEFAULTS = {
     ],
 }
 
-# Settings that must be positive integers, checked at start-up by a2ui.checks.
+# Settings that must be positive integers, checked at start-up by a2ui.checks (and every
+# adapter setting whose default is an integer: ``positive_ints``).
 POSITIVE_INTS = (
     "STREAM_TOKEN_EXPIRE_MINUTES",
     "MAX_PAYLOAD_SIZE",
@@ -181,7 +178,6 @@ POSITIVE_INTS = (
     "ACTIVITY_MAX_TREE_NODES",
     "ACTIVITY_MAX_ROSTER",
     "AGUI_RUN_TIMEOUT_SECONDS",
-    "AGUI_MAX_NEW_MESSAGES",
     "AGUI_KEEPALIVE_SECONDS",
     "EDGE_HEADER_TIMEOUT_SECONDS",
     "EDGE_BODY_TIMEOUT_SECONDS",
@@ -196,9 +192,34 @@ POSITIVE_INTS = (
     "CAP_RUNS_PER_PERSON",
     "CAP_PER_ADDRESS",
     "CAP_LEASE_SECONDS",
-    "MCP_SESSION_IDLE_SECONDS",
-    "MCP_MAX_SESSIONS_PER_PROCESS",
 )
+
+_MISSING = object()
+
+
+def adapter_defaults():
+    """The registered adapters' ``settings_defaults``, merged in ``A2UI['ADAPTERS']`` order
+    (imported on first use: ``a2ui.core.adapters.registered``)."""
+    from .core.adapters import registered
+
+    merged = {}
+    for adapter in registered():
+        for name, value in adapter.settings_defaults.items():
+            merged.setdefault(name, value)
+    return merged
+
+
+def defaults():
+    """Every setting's default: the core's (``DEFAULTS``) and the registered adapters'."""
+    return {**adapter_defaults(), **DEFAULTS}
+
+
+def positive_ints():
+    """The settings a2ui.checks requires to be positive integers: ``POSITIVE_INTS`` and every
+    adapter setting whose default is an integer."""
+    return (*POSITIVE_INTS, *(name for name, value in adapter_defaults().items()
+                              if name not in DEFAULTS and isinstance(value, int)
+                              and not isinstance(value, bool)))
 
 
 class A2UISettings:
@@ -215,9 +236,13 @@ class A2UISettings:
         return self._user_settings
 
     def __getattr__(self, name):
-        if name not in self.defaults:
+        default = self.defaults.get(name, _MISSING)
+        if default is _MISSING and name.isupper() and name != "ADAPTERS":
+            # A protocol's own setting: its adapter's default (read lazily, not at import).
+            default = adapter_defaults().get(name, _MISSING)
+        if default is _MISSING:
             raise AttributeError(f"Invalid A2UI setting: {name!r}")
-        value = self.user_settings.get(name, self.defaults[name])
+        value = self.user_settings.get(name, default)
         self._cached.add(name)
         setattr(self, name, value)
         return value

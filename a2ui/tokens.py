@@ -26,9 +26,18 @@ from .services import dbconn
 
 #: Each type is signed with its own salt, so a token of one type never verifies as another:
 #: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,
-#: ``stream_agui`` only ``/ws/agui``.
+#: ``stream_agui`` only ``/ws/agui`` and AG-UI 1.0 runs. The shipped types (the model's
+#: choices); those issued and presented are the registered adapters' (:func:`stream_token_types`).
 STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP,
                       StreamToken.TYPE_STREAM_AGUI)
+
+
+def stream_token_types():
+    """The stream-token types a person's client may present: the registered adapters'
+    ``token_type`` (``A2UI['ADAPTERS']``, ``a2ui.core.adapters``), in their order."""
+    from .core.adapters import registered
+
+    return tuple(dict.fromkeys(a.token_type for a in registered() if a.token_type))
 AGENT_KEY_PREFIX = "a2ui_ak_"
 #: What generate_agent_key produces; anything else (NUL, non-ASCII) never reaches the database.
 _AGENT_KEY_SHAPE = re.compile(r"a2ui_ak_[0-9a-f]{1,32}_[A-Za-z0-9_-]{1,160}")
@@ -60,7 +69,7 @@ class IssuedToken:
 
 def issue_stream_token(user, agent, token_type=StreamToken.TYPE_STREAM_A2UI):
     """Create the StreamToken row and return the signed token (shown once, never stored)."""
-    if token_type not in STREAM_TOKEN_TYPES:
+    if token_type not in stream_token_types():
         raise TokenError(f"Unknown token_type {token_type!r}.")
     now = timezone.now()
     record = StreamToken.objects.create(
@@ -98,7 +107,7 @@ def peek_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
 
 def peek_any_stream_token(raw):
     """The type of stream token ``raw`` is (signature checked, no database), or None."""
-    for token_type in STREAM_TOKEN_TYPES:
+    for token_type in stream_token_types():
         if peek_stream_token(raw, token_type) is not None:
             return token_type
     return None

@@ -19,7 +19,8 @@ def _websocket_urls():
 def _seed_push(method, awaits=False):
     """A seed-000 push: its sequence number, or (seq, request) for a method that awaits."""
 
-    async def call(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None):
+    async def call(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None,
+                   where="params"):
         from . import pushes
 
         seq, request = await pushes.apush(agent_id, session_id, method, params,
@@ -54,8 +55,15 @@ def _agent_methods():
                         sdk="apending", rest="pending"))
 
 
+def _caches():
+    from ..protocol import events
+
+    return (("protocol.events: encoded pushes per (session, epoch, seq)", events.clear_cache),)
+
+
 ADAPTER = Adapter(
     name="jsonrpc",
+    caches=_caches,
     websocket_urls=_websocket_urls,
     agent_methods=_agent_methods,
     token_type="stream_a2ui",

@@ -26,32 +26,32 @@ def _http_urls():
     )]
 
 
-def _session_params(params):
-    from ..protocol.errors import ErrorCode, ProtocolError
-
-    if not isinstance(params, dict) or "session_id" not in params:
-        raise ProtocolError(ErrorCode.INVALID_PARAMS, "session_id is required",
-                            data={"path": "params.session_id"})
-    params = dict(params)
-    return params.pop("session_id"), params
-
-
 async def _push_surfaces(agent_id, session_id, params, *, key=None, reply_channel="",
-                         rpc_id=None):
+                         rpc_id=None, where="params"):
     from ..services import surfaces
 
     return await surfaces.apush(agent_id, session_id, params.get("messages"), key)
 
 
-def _agent_methods():
-    from ..core.agentmethods import AgentMethod
+def _rest_params(body):
+    """The REST body: the batch itself (a non-empty JSON array)."""
+    return {"messages": body} if isinstance(body, list) and body else None
 
-    return (AgentMethod("a2ui.v09", _session_params, _push_surfaces, shape="result",
-                        tool="push_surfaces", sdk="asurfaces", rest="surfaces"),)
+
+def _agent_methods():
+    from ..core.agentmethods import AgentMethod, session_params
+
+    return (AgentMethod("a2ui.v09", session_params, _push_surfaces, shape="result",
+                        tool="push_surfaces", sdk="asurfaces", rest="surfaces",
+                        rest_params=_rest_params,
+                        rest_refusal={"detail": "Send a non-empty JSON array of A2UI v0.9 "
+                                                "messages."},
+                        rest_options={"v09_errors": True}),)
 
 
 ADAPTER = Adapter(
     name="v09",
+    token_type="stream_a2ui",  # its socket and SSE stream take seed 000's stream token
     agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,

@@ -14,22 +14,36 @@ def _websocket_urls():
 
 
 async def _push_event(agent_id, session_id, params, *, key=None, reply_channel="",
-                      rpc_id=None):
+                      rpc_id=None, where="params"):
     from . import push
 
-    return await push.apush(agent_id, session_id, params.get("event"), "params.event", key)
+    return await push.apush(agent_id, session_id, params.get("event"),
+                            f"{where}.event" if where else "event", key)
+
+
+def _rest_params(body):
+    """The REST body ``{"event": {...}}``: the params themselves."""
+    return body if isinstance(body, dict) and isinstance(body.get("event"), dict) else None
 
 
 def _agent_methods():
-    from ..adapters.v09 import _session_params
-    from ..core.agentmethods import AgentMethod
+    from ..core.agentmethods import AgentMethod, session_params
 
-    return (AgentMethod("agui.event", _session_params, _push_event, tool="agui_event",
-                        sdk="aagui_event", rest="agui"),)
+    return (AgentMethod("agui.event", session_params, _push_event, tool="agui_event",
+                        sdk="aagui_event", rest="agui", rest_params=_rest_params,
+                        rest_refusal={"event": ["Send {\"event\": <an AG-UI event object>}."]}),)
+
+
+def _caches():
+    from . import mapping
+
+    return (("agui.mapping: encoded AG-UI events per (session, epoch, seq)",
+             mapping.clear_cache),)
 
 
 ADAPTER = Adapter(
     name="agui",
+    caches=_caches,
     agent_methods=_agent_methods,
     token_type="stream_agui",
     websocket_urls=_websocket_urls,

@@ -353,3 +353,9 @@ def encoded_cached(session_hex, kind, message):
                     del _cache[old]
             _cache[key] = texts
     return texts
+
+
+def clear_cache():
+    """Forget every cached translation (``Adapter.caches``: ``a2ui.services.memory`` empties
+    it once sockets have closed)."""
+    _cache.clear()

@@ -23,8 +23,16 @@ def _agent_methods():
                         sdk="aruns", rest="runs"))
 
 
+#: The A2UI settings only AG-UI 1.0 reads (docs/settings.md). Run inputs: clients resend the
+#: whole history on every run; of the trailing user and tool messages the session has not
+#: seen, at most AGUI_MAX_NEW_MESSAGES (the last ones) are new: sent to the agent and added
+#: to the transcript, as one batch.
+SETTINGS_DEFAULTS = {"AGUI_MAX_NEW_MESSAGES": 50}
+
+
 ADAPTER = Adapter(
     name="agui1",
+    settings_defaults=SETTINGS_DEFAULTS,
     agent_methods=_agent_methods,
     token_type="stream_agui",
     http_urls=_http_urls,

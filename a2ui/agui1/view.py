@@ -59,9 +59,9 @@ def _verify(raw):
 
 def _cookie_agent(agent_name):
     """The agent a signed-in person's run is for (named, or the default one)."""
-    from ..api.views import _find_agent
+    from ..services.agents import find_agent
 
-    agent = _find_agent(agent_name) if agent_name else tokens.default_agent()
+    agent = find_agent(agent_name) if agent_name else tokens.default_agent()
     if agent is None:
         raise DomainError(Fault.INVALID_INPUT, "Unknown or inactive agent." if agent_name else
                           "No default agent: name one in forwardedProps.a2ui.agent.",

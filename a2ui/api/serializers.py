@@ -10,6 +10,13 @@ class StreamTokenRequestSerializer(serializers.Serializer):
         help_text="The agent's id or name; default: A2UI['DEFAULT_AGENT'].",
     )
 
+    def __init__(self, *args, **kwargs):
+        from .. import tokens
+
+        super().__init__(*args, **kwargs)
+        # The types of the protocols served (each adapter's token_type).
+        self.fields["token_type"].choices = list(tokens.stream_token_types())
+
 
 class StreamTokenResponseSerializer(serializers.Serializer):
     token = serializers.CharField()

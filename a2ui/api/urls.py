@@ -9,16 +9,8 @@ urlpatterns = [
         views.SessionMessagesView.as_view(),
         name="a2ui-session-messages",
     ),
-    path(
-        "v4/sessions/<uuid:session_id>/surfaces",
-        views.SessionSurfacesView.as_view(),
-        name="a2ui-session-surfaces",
-    ),
-    path(
-        "v4/sessions/<uuid:session_id>/agui",
-        views.SessionAguiView.as_view(),
-        name="a2ui-session-agui",
-    ),
+    # The dispatch table's session pushes (surfaces, agui, ...: a2ui.core.agentmethods).
+    *views.session_push_urls(),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
     path("v4/requests/take", views.AgentRequestsTakeView.as_view(),
          name="a2ui-agent-requests-take"),

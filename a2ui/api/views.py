@@ -1,6 +1,5 @@
 """REST views. Thin: validate the request shape, call the service layer, shape the answer."""
 
-from django.db.models import Q
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -8,12 +7,13 @@ from rest_framework.response import Response
 
 from .. import tokens
 from ..adapters import pushes
+from ..core import agentmethods
 from ..core.errors import DomainError
-from ..models import Agent
-from ..protocol import idempotency, methods
+from ..protocol import idempotency
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import audit, delivery, pending, sessions
+from ..services import agentapi, audit, delivery, pending, sessions
 from ..services import surfaces as surface_service
+from ..services.agents import find_agent
 from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from .permissions import IsAgent, IsPerson
 from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
@@ -22,13 +22,6 @@ from .serializers import StreamTokenRequestSerializer, StreamTokenResponseSerial
 def _key(request):
     """The request's ``Idempotency-Key`` header (docs/agents.md, "Retrying pushes") or None."""
     return idempotency.read(request.headers.get(idempotency.HEADER), idempotency.HEADER)
-
-
-def _find_agent(agent_id):
-    query = Q(name=agent_id)
-    if agent_id.isdigit():
-        query |= Q(pk=int(agent_id))
-    return Agent.objects.filter(query, is_active=True).first()
 
 
 class StreamTokenView(A2UIAPIView):
@@ -44,7 +37,7 @@ class StreamTokenView(A2UIAPIView):
         body = StreamTokenRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         agent_id = body.validated_data.get("agent_id")
-        agent = _find_agent(agent_id) if agent_id else tokens.default_agent()
+        agent = find_agent(agent_id) if agent_id else tokens.default_agent()
         if agent is None:
             raise ValidationError(
                 {"agent_id": ["Unknown or inactive agent." if agent_id else
@@ -102,7 +95,9 @@ class SessionMessagesView(A2UIAsyncAPIView):
             if not isinstance(method, str) or not method:
                 raise ProtocolError(ErrorCode.INVALID_REQUEST, data={
                     "index": index, "reason": "method must be a non-empty string"})
-            if method in methods.AWAITING:
+            # The dispatch table's entries posted here: rest "messages" (seed 000's pushes).
+            entry = agentmethods.get(method)
+            if entry is not None and entry.awaits:
                 raise ProtocolError(
                     ErrorCode.INVALID_PARAMS,
                     f"{method} awaits the user's answer: use the agent WebSocket or Python API",
@@ -111,58 +106,70 @@ class SessionMessagesView(A2UIAsyncAPIView):
             params = item.get("params")
             if not isinstance(params, dict):
                 raise ProtocolError(ErrorCode.INVALID_PARAMS, data={"path": "params"})
-            _, params = pushes.validate(method, {**params, "session_id": str(session_id)})
+            if entry is None or entry.rest != "messages":
+                raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": method[:100]})
+            _, params = agentapi.validate(method, {**params, "session_id": str(session_id)})
             return method, params
-        except ProtocolError as exc:
+        except DomainError as exc:
+            exc = ProtocolError.of(exc)
             if isinstance(exc.data, dict):
                 exc.data.setdefault("index", index)
-            raise
+            raise exc from None
 
 
-class SessionSurfacesView(A2UIAsyncAPIView):
-    """Agents push a batch of A2UI v0.9 server messages (a JSON array) to a session.
+class SessionPushView(A2UIAsyncAPIView):
+    """Agents push one agent method of the dispatch table (``a2ui.core.agentmethods``) to a
+    session: ``POST sessions/<id>/<rest>``, one route per entry with a REST kind of its own
+    (:func:`session_push_urls`).
 
-    The batch is validated as a whole before anything is stored or sent: an invalid one changes
-    nothing and is answered 422 with the standard ``{"version": "v0.9", "error": {...}}`` (plus
-    ``index``, the position of the offending message).
+    ``surfaces`` (``a2ui.v09``): a JSON array of A2UI v0.9 server messages, validated as a
+    whole before anything is stored or sent: an invalid batch changes nothing and is answered
+    422 with the standard ``{"version": "v0.9", "error": {...}}`` (plus ``index``, the position
+    of the offending message).
+
+    ``agui`` (``agui.event``): ``{"event": {...}}``, one AG-UI-native event (seed 003:
+    TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA, PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER,
+    ARTIFACT_*), checked, then stored with the session, then delivered: a refused event (400
+    with ``path`` ``event.<field>``, e.g. a STATE_DELTA whose ``old_value`` differs) changes
+    nothing.
     """
 
     permission_classes = [IsAgent]
-    v09_errors = True  # refused JSON values answer 422 in the v0.9 error shape (exceptions.py)
+    method = None  # the table entry's name (set per route)
 
-    @extend_schema(request=list, responses={202: dict, 422: dict})
+    @classmethod
+    def for_entry(cls, entry):
+        attrs = {"method": entry.name, **(entry.rest_options or {})}
+        view = type(f"SessionPushView_{entry.rest}", (cls,), attrs)
+        return view.as_view()
+
+    @extend_schema(request=dict, responses={202: dict, 400: dict, 422: dict})
     async def post(self, request, session_id):
-        messages = request.data
-        if not isinstance(messages, list) or not messages:
-            raise ValidationError({"detail": "Send a non-empty JSON array of A2UI v0.9 messages."})
+        entry = agentapi.entry(self.method)
+        read = entry.rest_params or agentmethods.body_params
+        params = read(request.data)
+        if params is None:
+            raise ValidationError(entry.rest_refusal or {
+                "detail": "Send a JSON object: the method's params."})
         key = _key(request)
+        _, params = entry.validate({**params, "session_id": str(session_id)})
         try:
-            result = await surface_service.apush(request.auth.id, session_id, messages, key)
+            result = await agentapi.apush(request.auth.id, session_id, entry.name, params,
+                                          key=key, where="")
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        if entry.shape != "result":
+            result = delivery.answer(result)
         return Response(result, status=status.HTTP_202_ACCEPTED)
 
 
-class SessionAguiView(A2UIAsyncAPIView):
-    """Agents push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
-    PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*) to a session: ``{"event": {...}}``.
+def session_push_urls(prefix="v4/sessions/<uuid:session_id>/"):
+    """The REST routes of the table's session pushes (``name`` ``a2ui-session-<rest>``)."""
+    from django.urls import path
 
-    Checked, then stored with the session, then delivered: a refused event (400 with
-    ``path`` ``event.<field>``, e.g. a STATE_DELTA whose ``old_value`` differs) changes nothing.
-    """
-
-    permission_classes = [IsAgent]
-
-    @extend_schema(request=dict, responses={202: dict, 400: dict})
-    async def post(self, request, session_id):
-        from ..agui import push
-
-        body = request.data
-        if not isinstance(body, dict) or not isinstance(body.get("event"), dict):
-            raise ValidationError({"event": ["Send {\"event\": <an AG-UI event object>}."]})
-        key = _key(request)
-        seq = await push.apush(request.auth.id, session_id, body["event"], "event", key)
-        return Response(delivery.answer(seq), status=status.HTTP_202_ACCEPTED)
+    return [path(f"{prefix}{entry.rest}", SessionPushView.for_entry(entry),
+                 name=f"a2ui-session-{entry.rest}")
+            for entry in agentmethods.session_pushes()]
 
 
 class AgentRequestsView(A2UIAPIView):

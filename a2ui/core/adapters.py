@@ -35,13 +35,16 @@ class Adapter:
     #: one dispatch table read by the agent socket, REST, the Python API and the MCP tools.
     agent_methods: Callable[[], tuple] = lambda: ()
     #: The stream-token type a person's client of this protocol presents (``StreamToken``
-    #: ``TYPE_*``), or "" when it takes none of its own.
+    #: ``TYPE_*``), or "" when it takes none of its own: ``a2ui.tokens`` issues and accepts
+    #: the registered adapters' types only.
     token_type: str = ""
-    #: ``A2UI`` settings this protocol adds, with their defaults (documented in
-    #: docs/settings.md; ``a2ui.conf.DEFAULTS`` holds them today).
+    #: ``A2UI`` settings only this protocol reads, with their defaults (documented in
+    #: docs/settings.md): ``a2ui.conf.a2ui_settings`` finds a name here when it is not a core
+    #: default (``a2ui.conf.DEFAULTS``); an integer default must stay a positive integer
+    #: (a2ui.checks).
     settings_defaults: dict = field(default_factory=dict)
     #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
-    #: (tests and settings changes call them).
+    #: (``a2ui.services.memory`` empties them all once sockets have closed: ``clear_caches``).
     caches: Callable[[], tuple] = lambda: ()
     #: Called once per process when the ASGI application is built (after Django setup).
     on_start: Callable[[], Any] | None = None
@@ -93,3 +96,14 @@ def http_urls():
 
 def asgi_mounts():
     return [mount for a in registered() for mount in a.asgi_mounts()]
+
+
+def caches():
+    """``(name, clear)`` of every per-process cache the registered adapters keep."""
+    return [cache for a in registered() for cache in a.caches()]
+
+
+def clear_caches():
+    """Empty every registered adapter's caches (``a2ui.services.memory``, tests)."""
+    for _, clear in caches():
+        clear()

@@ -40,8 +40,38 @@ class AgentMethod:
     tool: str | None = None
     sdk: str | None = None
     rest: str | None = None
+    #: For a method the MCP package does not describe itself: its tool's description and the
+    #: JSON Schema ``properties`` of its params (``session_id`` and, when keyed,
+    #: ``idempotency_key`` are added), and the names required.
+    summary: str = ""
+    properties: dict | None = None
+    required: tuple = ()
+    #: REST (a session push route ``sessions/<id>/<rest>``): ``rest_params(body)`` the params
+    #: of a request body, or None when the body has the wrong shape (answered 400 with
+    #: ``rest_refusal``, a DRF ValidationError detail); ``rest_options`` view attributes
+    #: (``{"v09_errors": True}``: JSON value refusals in the v0.9 answer shape).
+    rest_params: Callable[[Any], Any] | None = None
+    rest_refusal: Any = None
+    rest_options: dict | None = None
     #: The adapter that declared it (filled by :func:`table`).
     adapter: str = ""
+
+
+def session_params(params):
+    """``(session_id, the other params)`` of a method whose params are an object with a
+    ``session_id``; a core ``invalid_input`` (``params.session_id``) otherwise."""
+    from .errors import DomainError, Fault
+
+    if not isinstance(params, dict) or "session_id" not in params:
+        raise DomainError(Fault.INVALID_INPUT, "session_id is required",
+                          data={"path": "params.session_id"})
+    params = dict(params)
+    return params.pop("session_id"), params
+
+
+def body_params(body):
+    """A REST body that is the params object itself (``rest_params``)."""
+    return body if isinstance(body, dict) else None
 
 
 def merge(adapters):
@@ -86,3 +116,18 @@ def get(name):
 def exposed(path):
     """The names a path ("socket", "tool", "sdk", "rest") exposes by the table."""
     return {e.name for e in table().values() if getattr(e, path) not in (None, False)}
+
+
+def by(path, value):
+    """The entry a path exposes under ``value`` (``by("tool", "render")``), or None."""
+    for entry in table().values():
+        if getattr(entry, path) == value:
+            return entry
+    return None
+
+
+def session_pushes():
+    """The entries REST posts at ``sessions/<id>/<rest>``: a service call, a REST kind of its
+    own (seed 000's ``messages`` is its batch view)."""
+    return [e for e in table().values()
+            if e.call is not None and e.rest and e.rest != "messages" and not e.awaits]

@@ -41,8 +41,21 @@ async def stop():
         await _app.runner.stop()
 
 
+#: The A2UI settings only MCP reads (docs/settings.md): an MCP session with no request in flight
+#: for MCP_SESSION_IDLE_SECONDS is ended (its id then answers 404), at most
+#: MCP_MAX_SESSIONS_PER_PROCESS per process (the SDK's session manager); test-only:
+#: MCP_CONFORMANCE_FIXTURES puts the MCP conformance suite's fixture tools, resources and
+#: prompts on /mcp (a2ui.mcp.fixtures; refused with DEBUG off by a2ui.checks).
+SETTINGS_DEFAULTS = {
+    "MCP_SESSION_IDLE_SECONDS": 300,
+    "MCP_MAX_SESSIONS_PER_PROCESS": 5000,
+    "MCP_CONFORMANCE_FIXTURES": False,
+}
+
 ADAPTER = Adapter(
+    settings_defaults=SETTINGS_DEFAULTS,
     name="mcp",
+    token_type="stream_mcp",
     asgi_mounts=lambda: [("/mcp", build_app)],
     on_stop=stop,
     # The kinds that change a resource a host reads (a2ui.mcp.changes.affected).

@@ -1,8 +1,9 @@
 """The agent's tools at /mcp (agent key): the Python API (``a2ui.agents``) behind MCP tools.
 
-Every tool goes through the same services as the agent WebSocket: ``pushes.validate`` and
-``pushes.apush`` (validation, sanitization, owner check, consent gate for requests),
-``surfaces.apush`` for v0.9 batches, ``pending`` for answers. ``request_input`` / ``confirm``
+Every tool is an entry of the agent-method table (``a2ui.core.agentmethods``, declared by the
+adapters) and goes through the same entry point as the agent WebSocket:
+``services.agentapi`` (the entry's validation, then its service call: sanitization, owner
+check, consent gate for requests), ``pending`` for answers. ``request_input`` / ``confirm``
 wait for the person on a fresh channel-layer channel (whichever process gets the answer),
 sending MCP progress notifications while they wait when the call has a progress token; a
 cancelled call (``notifications/cancelled``) withdraws its request (it is timed out, so the
@@ -22,9 +23,11 @@ import uuid
 import mcp_types as types
 
 from .. import agents
+from ..core import agentmethods
+from ..core.errors import DomainError
 from ..protocol import idempotency
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import delivery, pending, sessions
+from ..services import agentapi, delivery, pending, sessions, surfaces
 from . import tools
 
 #: Seconds between progress notifications while a request waits for the person.
@@ -54,48 +57,40 @@ async def call(ctx, who, name, arguments):
         session_id, rest = tools.split_session(tools.with_defaults(name, arguments))
     except ValueError as exc:
         raise invalid(str(exc), "is required (a string)") from None
+    # Every other tool is an entry of the agent-method table (a2ui.core.agentmethods).
+    entry = agentmethods.by("tool", name)
     key = None
-    if name in tools.KEYED:
+    if entry.keyed and entry.call is not None:
         rest, key = idempotency.pop(rest, "arguments")
-    if name in tools.AGENT_METHODS:
-        if name == "render":
-            rest.setdefault("component_id", agents.component_id_for(key))
-        seq = await agents.apush(agent, session_id, tools.AGENT_METHODS[name], rest,
-                                 idempotency_key=key)
-        out = delivery.answer(seq)
-        if name == "render":
-            out["component_id"] = rest["component_id"]
-        return text_result(out)
-    if name == "agui_event":
-        from ..agui import push
-        from ..core.errors import DomainError
-
-        try:
-            seq = await push.apush(agent.pk, session_id, rest.get("event"), "arguments.event",
-                                   key)
-        except DomainError as exc:
-            raise ProtocolError.of(exc) from exc
-        return text_result(delivery.answer(seq))
     if name == "finish_run":
         return text_result(await agents.afinish_run(agent, session_id, rest.get("run_id"),
                                                     rest.get("result")))
     if name == "fail_run":
         return text_result(await agents.aerror_run(agent, session_id, rest.get("run_id"),
                                                    rest.get("message"), rest.get("code")))
-    if name == "push_surfaces":
-        return text_result(await agents.asurfaces(agent, session_id, rest.get("messages"),
-                                                  idempotency_key=key))
-    return await _wait(ctx, agent, session_id, name, rest)
+    if entry.awaits:
+        return await _wait(ctx, agent, session_id, name, entry, rest)
+    if name == "render":
+        rest.setdefault("component_id", agents.component_id_for(key))
+    try:
+        _, clean = agentapi.validate(entry.name, {**rest, "session_id": session_id})
+        result = await agentapi.apush(agent.pk, session_id, entry.name, clean, key=key,
+                                      where="arguments")
+    except surfaces.SurfaceValidationError:
+        raise  # its data is the v0.9 answer
+    except DomainError as exc:  # in seed 000's words, as the Python API raises them
+        raise ProtocolError.of(exc) from exc
+    out = result if entry.shape == "result" else delivery.answer(result)
+    if name == "render":
+        out["component_id"] = rest["component_id"]
+    return text_result(out)
 
 
-async def _wait(ctx, agent, session_id, name, params):
+async def _wait(ctx, agent, session_id, name, entry, params):
     request_id = params.get("request_id")
     if request_id is None:
         request_id = params["request_id"] = str(uuid.uuid4())
-    method = tools.AWAITING[name]
-    from ..adapters import pushes
-
-    pushes.validate(method, {**params, "session_id": session_id})  # -32602 before waiting
+    agentapi.validate(entry.name, {**params, "session_id": session_id})  # -32602 first
     if name == "request_input":
         asking = agents.arequest_input(
             agent, session_id, params.pop("input_type"), params.pop("prompt"), **_kw(params))

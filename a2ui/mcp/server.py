@@ -95,7 +95,7 @@ async def call_tool(ctx, params):
 
         if (fixtures := fixtures_for(who)) and params.name in fixtures.TOOLS:
             return await _guard(fixtures.call(ctx, params.name, arguments))
-        if params.name not in tools.AGENT_TOOLS:
+        if params.name not in tools.agent_tools():
             raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
                            {"path": "name"})
         return await _guard(agent.call(ctx, who, params.name, arguments))

@@ -1,12 +1,14 @@
 """The MCP tools of /mcp: their names, descriptions and JSON Schemas. Sans-I/O.
 
-Agent tools (agent key) map one to one onto the seed-000 agent methods (``render`` is
+Agent tools (agent key) are the agent-method table's entries with a ``tool`` name
+(``agent_tools``); those below map one to one onto the seed-000 agent methods (``render`` is
 ``ui.render``, ...) plus ``list_sessions`` and ``push_surfaces`` (A2UI v0.9 messages); their
 arguments are the seed's params, so the services validate them exactly as on the agent
 WebSocket. Person tools (``stream_mcp`` token) are seed 004's ``action`` / ``error`` and the
 seed-000 answers ``respond`` / ``approve`` / ``cancel``.
 """
 
+from ..core import agentmethods
 from ..protocol.components import COMPONENT_TYPES
 from ..protocol.methods import (
     CONFIRM_SEVERITIES,
@@ -212,15 +214,29 @@ def client_error(arguments):
     return {"version": "v0.9", "error": {k: arguments.get(k) for k in keys}}
 
 
+def agent_tools():
+    """The agent tools: one per entry of the agent-method table (``a2ui.core.agentmethods``)
+    with a ``tool`` name, described here (``AGENT_TOOLS``) or by the entry itself (its
+    ``summary`` and params schema): those described here first, in their order."""
+    declared = {e.tool: e for e in agentmethods.table().values() if e.tool}
+    out = {name: described for name, described in AGENT_TOOLS.items() if name in declared}
+    for name, entry in declared.items():
+        if name not in out:
+            make = _push_tool if entry.keyed and entry.call is not None else _session_tool
+            out[name] = (entry.summary or f"The agent method {entry.name}.",
+                         make(dict(entry.properties or {}), entry.required))
+    return out
+
+
 def tool_list(kind):
     """[(name, description, input schema)] for an "agent" or a "person"."""
-    tools = AGENT_TOOLS if kind == "agent" else PERSON_TOOLS
+    tools = agent_tools() if kind == "agent" else PERSON_TOOLS
     return [(name, description, schema) for name, (description, schema) in tools.items()]
 
 
 def with_defaults(name, arguments):
     """``arguments`` with the schema's defaults filled in (the seed requires some of them)."""
-    description_schema = AGENT_TOOLS.get(name) or PERSON_TOOLS.get(name)
+    description_schema = agent_tools().get(name) or PERSON_TOOLS.get(name)
     out = dict(arguments)
     for key, spec in description_schema[1]["properties"].items():
         if "default" in spec and key not in out:

@@ -20,11 +20,14 @@ def entry(method):
 
 
 async def apush(agent_id, session_id, method, params, *, key=None, reply_channel="",
-                rpc_id=None):
+                rpc_id=None, where="params"):
     """Push one agent method's ``params`` (validated already, without ``session_id``) to a
-    session: the entry's service call, its result as the entry's ``shape`` says."""
+    session: the entry's service call, its result as the entry's ``shape`` says. ``where``:
+    how the caller's path names the params in a refusal's ``data.path`` ("params" on the
+    agent socket, "arguments" for an MCP tool, "" when they are the body or the call's own
+    arguments: REST, the Python API)."""
     return await entry(method).call(agent_id, session_id, params, key=key,
-                                    reply_channel=reply_channel, rpc_id=rpc_id)
+                                    reply_channel=reply_channel, rpc_id=rpc_id, where=where)
 
 
 def validate(method, params):

@@ -3,6 +3,7 @@
 import re
 
 from asgiref.sync import async_to_sync
+from django.db.models import Q
 from django.utils import timezone
 
 from .. import tokens
@@ -10,6 +11,14 @@ from ..core.closes import CloseCode
 from . import audit, groups
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def find_agent(agent_id):
+    """The active agent named ``agent_id`` (its name, or its id as digits), or None."""
+    query = Q(name=agent_id)
+    if agent_id.isdigit():
+        query |= Q(pk=int(agent_id))
+    return tokens.Agent.objects.filter(query, is_active=True).first()
 
 
 def create(name, owner=None, actor=None, **fields):

@@ -76,10 +76,10 @@ def forget_caches():
     when empty) it sits in. Emptied, the trim gives those pages back; CPython's arenas stay
     pinned by the libraries' own survivors (docs/performance.md, "Soak"). Each refills on use.
     """
-    from ..protocol import events
+    from ..core import adapters
     from . import metrics
 
-    events.clear_cache()  # encoded pushes, (session, epoch, seq) -> text
+    adapters.clear_caches()  # what the protocols declare (Adapter.caches): encoded pushes ...
     metrics.forget_activated()  # sessions already moved to active
     urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
     re.purge()

@@ -71,3 +71,50 @@ def test_bad_registrations_are_refused(settings):
     settings.A2UI = {"ADAPTERS": ["a2ui.adapters.v09", "a2ui.adapters.v09"]}
     with pytest.raises(ValueError):
         adapters.registered()
+
+
+def test_memory_empties_the_caches_the_adapters_declare(settings):
+    from a2ui.agui import mapping
+    from a2ui.protocol import events
+    from a2ui.services import memory
+
+    events._cache["k"] = "text"
+    mapping._cache["k"] = ["text"]
+    emptied = []
+    name = _module("tests_cache_protocol", Adapter(
+        name="cached", caches=lambda: (("a cache", lambda: emptied.append(True)),)))
+    settings.A2UI = {"ADAPTERS": [*_shipped(), name]}
+    try:
+        names = [n for n, _ in adapters.caches()]
+        assert len(names) == 3 and names[-1] == "a cache"
+        memory.forget_caches()
+        assert emptied == [True] and not events._cache and not mapping._cache
+    finally:
+        del sys.modules[name]
+
+
+def _shipped():
+    from a2ui.conf import DEFAULTS
+
+    return DEFAULTS["ADAPTERS"]
+
+
+def test_the_stream_token_types_are_the_served_protocols(settings, user, agent):
+    from rest_framework.test import APIClient
+
+    from a2ui import tokens
+
+    assert tokens.stream_token_types() == ("stream_a2ui", "stream_mcp", "stream_agui")
+    issued = tokens.issue_stream_token(user, agent, "stream_mcp")
+    assert tokens.peek_any_stream_token(issued.token) == "stream_mcp"
+    settings.A2UI = {"ADAPTERS": [p for p in _shipped() if p != "a2ui.mcp.adapter"]}
+    assert tokens.stream_token_types() == ("stream_a2ui", "stream_agui")
+    with pytest.raises(tokens.TokenError):
+        tokens.issue_stream_token(user, agent, "stream_mcp")
+    assert tokens.peek_any_stream_token(issued.token) is None  # MCP is not served
+    client = APIClient()
+    client.force_authenticate(user)
+    reply = client.post("/api/v4/stream-token", {"token_type": "stream_mcp"}, format="json")
+    assert reply.status_code == 400 and "token_type" in reply.json()
+    reply = client.post("/api/v4/stream-token", {"token_type": "stream_agui"}, format="json")
+    assert reply.status_code == 201

@@ -62,3 +62,120 @@ async def test_the_agent_socket_takes_exactly_the_tables_methods(agent_key):
         reply = await recv(bot)
         unknown = "error" in reply and reply["error"]["code"] == -32601
         assert unknown == (name not in socket), (name, reply)
+
+
+# Every path reads the table: a protocol that declares one more method needs no other change --
+
+async def _echo(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None,
+                where="params"):
+    return {"echo": params.get("text"), "session_id": str(session_id), "where": where,
+            "agent": agent_id}
+
+
+def _echo_methods():
+    return (agentmethods.AgentMethod(
+        "test.echo", agentmethods.session_params, _echo, shape="result", keyed=False,
+        tool="echo", sdk="aecho", rest="echo", summary="Echo a text.",
+        properties={"text": {"type": "string"}}, required=("text",)),)
+
+
+@pytest.fixture
+def echo_adapter(settings):
+    import sys
+    import types
+
+    from a2ui.core.adapters import Adapter
+
+    module = types.ModuleType("tests_echo_protocol")
+    module.ADAPTER = Adapter(name="echo", agent_methods=_echo_methods)
+    sys.modules[module.__name__] = module
+    a2ui = dict(getattr(settings, "A2UI", {}))
+    a2ui["ADAPTERS"] = [*(a2ui.get("ADAPTERS") or _shipped()), module.__name__]
+    settings.A2UI = a2ui
+    try:
+        yield
+    finally:
+        del sys.modules[module.__name__]
+
+
+def _shipped():
+    from a2ui.conf import DEFAULTS
+
+    return DEFAULTS["ADAPTERS"]
+
+
+SID = "00000000-0000-0000-0000-0000000000e1"
+
+
+async def test_a_declared_method_is_on_the_socket(echo_adapter, agent, agent_key):
+    bot = await connect_agent(agent_key)
+    await send(bot, {"jsonrpc": "2.0", "id": 1, "method": "test.echo",
+                     "params": {"session_id": SID, "text": "hi"}})
+    assert (await recv(bot))["result"] == {"echo": "hi", "session_id": SID,
+                                           "where": "params", "agent": agent.pk}
+    await send(bot, {"jsonrpc": "2.0", "id": 2, "method": "test.echo", "params": {}})
+    error = (await recv(bot))["error"]  # the core's session_params, in seed 000's words
+    assert error["code"] == -32602 and error["data"] == {"path": "params.session_id"}
+
+
+async def test_a_declared_method_is_in_the_python_api(echo_adapter, agent):
+    assert "aecho" in dir(agents)
+    assert await agents.aecho(agent, SID, text="hi") == {
+        "echo": "hi", "session_id": SID, "where": "params", "agent": agent.pk}
+    assert await agents.apush(agent, SID, "test.echo", {"text": "yo"}) == {
+        "echo": "yo", "session_id": SID, "where": "params", "agent": agent.pk}
+
+
+async def test_a_declared_method_is_an_mcp_tool(echo_adapter, agent):
+    import types
+
+    from a2ui.mcp import agent as mcp_agent
+
+    listed = {name: schema for name, _, schema in tools.tool_list("agent")}
+    assert listed["echo"]["required"] == ["session_id", "text"]
+    assert "idempotency_key" not in listed["echo"]["properties"]  # keyed=False
+    result = await mcp_agent.call(None, types.SimpleNamespace(agent=agent), "echo",
+                                  {"session_id": SID, "text": "hi"})
+    assert result.structured_content == {"echo": "hi", "session_id": SID,
+                                         "where": "arguments", "agent": agent.pk}
+
+
+def test_a_declared_method_with_a_rest_kind_is_a_rest_route(echo_adapter, settings, agent,
+                                                             agent_key):
+    import sys
+    import types
+
+    from rest_framework.test import APIClient
+
+    from a2ui.api import views
+
+    urls = types.ModuleType("tests_echo_urls")
+    urls.urlpatterns = views.session_push_urls("api/v4/sessions/<uuid:session_id>/")
+    sys.modules[urls.__name__] = urls
+    settings.ROOT_URLCONF = urls.__name__
+    try:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}")
+        reply = client.post(f"/api/v4/sessions/{SID}/echo", {"text": "hi"}, format="json")
+        assert reply.status_code == 202, reply.content
+        assert reply.json() == {"echo": "hi", "session_id": SID, "where": "", "agent": agent.pk}
+        reply = client.post(f"/api/v4/sessions/{SID}/echo", [1], format="json")
+        assert reply.status_code == 400  # not the params object
+        assert {str(p.pattern) for p in urls.urlpatterns} >= {
+            "api/v4/sessions/<uuid:session_id>/surfaces", "api/v4/sessions/<uuid:session_id>/agui",
+            "api/v4/sessions/<uuid:session_id>/echo"}
+    finally:
+        del sys.modules[urls.__name__]
+
+
+def test_session_params_is_a_core_error():
+    from a2ui.core.errors import DomainError, Fault
+    from a2ui.protocol.errors import ProtocolError
+
+    for params in (None, [], {"x": 1}):
+        with pytest.raises(DomainError) as info:
+            agentmethods.session_params(params)
+        assert not isinstance(info.value, ProtocolError)
+        assert info.value.fault is Fault.INVALID_INPUT
+        assert info.value.data == {"path": "params.session_id"}
+    assert agentmethods.session_params({"session_id": "s", "a": 1}) == ("s", {"a": 1})

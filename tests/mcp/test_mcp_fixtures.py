@@ -7,7 +7,7 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from a2ui.conf import DEFAULTS
+from a2ui.conf import DEFAULTS, defaults
 from a2ui.mcp import fixtures, server
 from a2ui.mcp.app import Principal
 
@@ -17,7 +17,8 @@ def ids(errors):
 
 
 def test_off_by_default_and_refused_with_debug_off():
-    assert DEFAULTS["MCP_CONFORMANCE_FIXTURES"] is False
+    assert defaults()["MCP_CONFORMANCE_FIXTURES"] is False  # a2ui.mcp.adapter's default
+    assert "MCP_CONFORMANCE_FIXTURES" not in DEFAULTS
     with override_settings(DEBUG=False, A2UI={"MCP_CONFORMANCE_FIXTURES": True}):
         assert "a2ui.E006" in ids(run_checks())
     with override_settings(DEBUG=True, A2UI={"MCP_CONFORMANCE_FIXTURES": True}):
