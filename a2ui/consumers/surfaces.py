@@ -28,7 +28,7 @@ from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import groups, housekeeping, outages, sessions
 from ..services import surfaces as surface_service
 from ..services.metrics import buffer
-from ..v09 import PROTOCOL_VERSION
+from ..v09 import PROTOCOL_VERSION, translate
 from ..v09.view import SessionView
 from .base import DirectDeliveryMixin, SafeSocketMixin
 from .session import SessionSocket
@@ -200,7 +200,8 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             metadata = obj.pop("metadata")
             if isinstance(metadata, dict):
                 data_model = metadata.get("a2uiClientDataModel")
-        await surface_service.aclient_messages(self.session_id, [obj], data_model)
+        await surface_service.aclient_messages(self.session_id, [obj], data_model,
+                                               answers=translate.ANSWERS)
 
     # Outbound --------------------------------------------------------------------------------
 

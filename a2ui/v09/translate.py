@@ -426,3 +426,18 @@ def answer_of(action, input_type=None):
 def is_translated(surface_id):
     return isinstance(surface_id, str) and surface_id.startswith((COMPONENT_PREFIX,
                                                                   REQUEST_PREFIX))
+
+
+class _Answers:
+    """What a person's action on a translated surface answers (``surfaces.aclient_messages``'s
+    ``answers``): the v0.9 socket's requests and form components."""
+
+    owns = staticmethod(is_translated)
+    read = staticmethod(answer_of)
+
+    @staticmethod
+    def request_id(surface_id):
+        return surface_id[len(REQUEST_PREFIX):] if surface_id.startswith(REQUEST_PREFIX) else None
+
+
+ANSWERS = _Answers()

@@ -5,7 +5,7 @@ from channels.db import database_sync_to_async
 from ...core.errors import DomainError, Fault
 from ...models import A2UISessionLog, Surface
 from ...protocol.sanitize import clean_string
-from ...v09 import PROTOCOL_VERSION, ValidationFailed, translate, validate_client_message
+from ...v09 import PROTOCOL_VERSION, ValidationFailed, validate_client_message
 from .. import consent, groups, pending, sessions, shared
 from ..metrics import buffer
 from .cleaning import SurfaceValidationError, TooDeep, _depth_ok, _failed, clean_json
@@ -48,13 +48,19 @@ def _check_data_model(data_model):
     return data_model["surfaces"]
 
 
-async def aclient_messages(session_id, messages, data_model=None):
+async def aclient_messages(session_id, messages, data_model=None, *, answers=None):
     """Validate a person's ``action`` / ``error`` messages and send them to the agent.
 
     The agent's sockets get ``a2ui.v09`` ``{"session_id", "messages", "dataModel"?}``;
     ``dataModel`` (the official client data model form) holds the model of each
     ``sendDataModel`` surface the messages concern: the client's copy when it sent one, else
     the server's. Returns the number of messages delivered.
+
+    ``answers``: the surfaces a protocol made of the session's requests and components (the
+    v0.9 socket's: ``a2ui.v09.translate.ANSWERS``), whose actions are answers, not messages
+    for the agent: ``answers.owns(surface_id)``, ``answers.request_id(surface_id)`` (the
+    request a surface asks, or None) and ``answers.read(action, input_type)`` ->
+    ``(what, target, value)``.
     """
     if not isinstance(messages, list) or not messages:
         raise _failed("messages must be a non-empty array of A2UI v0.9 client messages.",
@@ -74,10 +80,10 @@ async def aclient_messages(session_id, messages, data_model=None):
         client_models = _check_data_model(clean_json(data_model, text=clean_string))
     except TooDeep as exc:
         raise _failed(exc.reason, "/dataModel" + exc.pointer) from None
-    answers = []  # actions on translated surfaces (a2ui.v09.translate): answers, not for the agent
+    answers_of, answers = answers, []  # actions on a protocol's own surfaces: answers
     for index, message in enumerate(normalized):
         action = message.get("action")
-        if action is not None and translate.is_translated(action["surfaceId"]):
+        if action is not None and answers_of is not None and answers_of.owns(action["surfaceId"]):
             answers.append((index, action))
     if answers:
         taken = {i for i, _ in answers}
@@ -105,7 +111,7 @@ async def aclient_messages(session_id, messages, data_model=None):
         await consent.aensure_session(session_id)  # user data goes to the agent: -32010 if not
     buffer.add(session_id)
     for index, action in answers:
-        await _answer(session_id, index, action)
+        await _answer(session_id, index, action, answers_of)
     if agent_id and normalized:
         params = {"session_id": str(session_id), "messages": normalized}
         if models:
@@ -115,16 +121,16 @@ async def aclient_messages(session_id, messages, data_model=None):
     return len(normalized) + len(answers)
 
 
-async def _answer(session_id, index, action):
+async def _answer(session_id, index, action, answers):
     """A person's action on a translated surface: the answer to an open request or a form
     component's submit (seed 000's ``user.respond``), checked as every answer is
     (``a2ui.services.pending``: unknown, closed or timed-out requests are refused)."""
     request = None
-    if action["surfaceId"].startswith(translate.REQUEST_PREFIX):
-        request = await pending.aopen_request(
-            session_id, action["surfaceId"][len(translate.REQUEST_PREFIX):])
+    request_id = answers.request_id(action["surfaceId"])
+    if request_id is not None:
+        request = await pending.aopen_request(session_id, request_id)
     input_type = (request.params or {}).get("input_type") if request is not None else None
-    what, target, value = translate.answer_of(action, input_type)
+    what, target, value = answers.read(action, input_type)
     if what == "refused":
         raise _failed(value, "/action/name", target, index)
     if what == "form":
