@@ -137,12 +137,16 @@ class Matrix:
         return self
 
     async def __aexit__(self, *exc):
-        for closing in (self._close_run, self._close_sockets):
-            try:
-                await closing()
-            except Exception:
-                pass
-        await self.stack.__aexit__(*exc)
+        # The MCP host leaves first; the sockets after it (the last of them detaches the
+        # session on the consumer's database thread, as in the other in-process tests).
+        try:
+            await self.stack.__aexit__(*exc)
+        finally:
+            for closing in (self._close_run, self._close_sockets):
+                try:
+                    await closing()
+                except Exception:
+                    pass
 
     async def _open(self):
         issue = database_sync_to_async(tokens.issue_stream_token)
