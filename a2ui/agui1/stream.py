@@ -37,6 +37,7 @@ from ..core.events import Kind
 from ..services import activity as activity_service
 from ..services import housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
+from .adapter import ADAPTER
 from .translate import Run
 
 log = logging.getLogger("a2ui.agui")
@@ -133,6 +134,8 @@ class RunStream(SessionStream):
     by ``threads.aopen``; the base joins, keeps the session's event order (a gap or a new
     epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
     watch's resync orders, follows consent changes and operator closes."""
+
+    adapter = ADAPTER
 
     def __init__(self, ctx):
         super().__init__(ctx.token, ctx.session.session_id, counted=ctx.counted)

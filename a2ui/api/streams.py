@@ -20,9 +20,9 @@ from channels.db import database_sync_to_async
 from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
+from ..adapters.v09 import ADAPTER
 from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
-from ..core.events import Kind
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..services import caps
 from ..services import surfaces as surface_service
@@ -111,6 +111,7 @@ class SurfaceStream(SessionStream):
     surface store, ``send_state`` is the ``a2ui-reset`` snapshot, ``idle`` a keepalive.
     """
 
+    adapter = ADAPTER
     idle_seconds = KEEPALIVE_SECONDS
 
     def __init__(self, token, session_id, last_id):
@@ -130,8 +131,7 @@ class SurfaceStream(SessionStream):
         self.write(b": keepalive\n\n")
 
     async def show(self, kind, message):
-        if kind is not Kind.SURFACE_BATCH:
-            return  # the other kinds are seed 000's: nothing an A2UI v0.9 stream shows
+        # Only the kinds of the v0.9 adapter reach here (consumers.session.SessionListener).
         numbered = self.tracker.accept_numbered(surface_service.tracked(message["data"]))
         if numbered is None:  # the surface store's own numbering has a gap
             await self.send_state()

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from ..adapters.v09 import ADAPTER
 from ..core.errors import DomainError
-from ..core.events import Kind
 from ..protocol import jsonvalue
 from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from ..services import groups, housekeeping, outages
@@ -52,6 +52,7 @@ def protocol_error_frame(exc):
 
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
+    adapter = ADAPTER
     tracker = None
 
     async def internal_error(self):
@@ -80,21 +81,20 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         await self.accept()
         if auth is not None and auth.unavailable:
             await self.send_json(error_frame(ErrorCode.INTERNAL_ERROR.name, auth.error))
-            await self.close()
+            await self.refused(None)
             return
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
             await self.send_json(error_frame(ErrorCode.AUTH_FAILED.name, reason or
                                              "Authentication failed."))
-            await self.close(code=CLOSE_CODES[ErrorCode.AUTH_FAILED])
+            await self.refused(CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
         self.token = auth.token
         refused = await self.take_cap()
         if refused is not None:
             await self.send_json(protocol_error_frame(ProtocolError.of(refused)))
-            await self.close(code=CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            await self.refused(CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
-        self.closing = False
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.requested_session = (query.get("session_id") or [None])[0]
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
@@ -108,14 +108,6 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         await self.send_json(error_frame(
             "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
         await self.close(code=CLOSE_BAD_HANDSHAKE)
-
-    async def disconnect(self, code):
-        self.stop_handshake_deadline()
-        self.stop_watchdog()
-        try:
-            await self.detach()
-        finally:
-            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_json(error_frame("SESSION_EXPIRED", "Session inactive for too long.",
@@ -138,11 +130,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                 raise ProtocolError(ErrorCode.PARSE_ERROR) from None
             await self.check_rate()
             if self.session_id is None:
-                self.handshaking = True
-                try:
-                    await self.handshake(obj)
-                finally:
-                    self.handshaking = False
+                await self.during_handshake(self.handshake(obj))
             else:
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
@@ -152,7 +140,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             await self.send_json(protocol_error_frame(exc))
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:
-                await self.close(code=exc.close_code)
+                await self.refused(exc.close_code)
         except Exception as exc:
             if not outages.report(exc, "v0.9 message", self.outage_session()):
                 log.exception("a2ui: unexpected error on the v0.9 socket")
@@ -175,7 +163,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         except BaseException:
             await self.unattach(sid, resumed, log)
             raise
-        self.session_id = sid
+        self.opened(sid)
         buffer.add(sid)
         await self.send_json({"version": PROTOCOL_VERSION, "session": {
             "sessionId": str(sid), "resumed": resumed}})
@@ -203,8 +191,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             await self.send_json(message)
 
     async def show(self, kind, message):
-        if kind is not Kind.SURFACE_BATCH or self.tracker is None:
-            return  # the other kinds are seed 000's: nothing a v0.9 client shows
+        # Only the kinds of the v0.9 adapter reach here (consumers.session.SessionListener).
         messages = self.tracker.accept(surface_service.tracked(message["data"]))
         if messages is None:
             await self.send_state()
