@@ -4,7 +4,7 @@
 the loop itself: a channel of its own on the channel layer, counting and joining (``attach``),
 the session's event order with gaps and epochs (``a2ui_event``), direct pushes and the sequence
 watch's resync orders (``take_direct``, in order with what the layer brings), consent changes
-and operator closes (``a2ui_close``). ``run`` is the loop, an async generator that yields after
+and operator closes (``a2ui_close``). ``listen`` is the loop, an async generator that yields after
 each turn (what the turn wrote can go out); when it ends (its consumer closes it, or the
 listener closes) it leaves: stop direct pushes, leave the groups, uncount.
 
@@ -68,7 +68,7 @@ class ChannelListener(SessionListener):
         """The listener ends (the client went, or it ended itself): last words."""
 
     def turned(self):
-        """What ``run`` yields after each turn (``SessionStream``: the chunks written)."""
+        """What ``listen`` yields after each turn (``SessionStream``: the chunks written)."""
 
     # What SessionListener and direct delivery ask of a listener -------------------------------
 
@@ -83,7 +83,7 @@ class ChannelListener(SessionListener):
 
     # The loop --------------------------------------------------------------------------------
 
-    async def run(self):
+    async def listen(self):
         layer = self.channel_layer = get_channel_layer()
         self.channel_name = await layer.new_channel()
         self.loop = asyncio.get_running_loop()
@@ -192,11 +192,11 @@ class SessionStream(ChannelListener):
         return chunks
 
     async def frames(self):
-        """The response iterator: closing it (the client went) closes ``run`` at once."""
-        run = self.run()
+        """The response iterator: closing it (the client went) closes ``listen`` at once."""
+        loop = self.listen()
         try:
-            async for chunks in run:
+            async for chunks in loop:
                 for chunk in chunks:
                     yield chunk
         finally:
-            await run.aclose()
+            await loop.aclose()

@@ -68,8 +68,8 @@ class Watcher:
         if session_id in self.readers:
             return
         listener = WatchedSession(self, session_id)
-        loop = listener.run()
-        await loop.__anext__()  # attach: a failure is raised here, and undone by ``run``
+        loop = listener.listen()
+        await loop.__anext__()  # attach: a failure is raised here, and undone by ``listen``
         task = asyncio.get_running_loop().create_task(_drain(loop))
         self.readers[session_id] = (listener, task)
 
@@ -78,7 +78,7 @@ class Watcher:
         if reader is None:
             return
         _, task = reader
-        task.cancel()  # ``run`` leaves: unregisters, leaves the group, uncounts
+        task.cancel()  # ``listen`` leaves: unregisters, leaves the group, uncounts
         await asyncio.wait([task])
 
     async def close(self):

@@ -12,7 +12,7 @@ import pytest
 
 from a2ui.core.events import Kind
 from a2ui.mcp.adapter import ADAPTER
-from a2ui.mcp.watch import Watcher, WatchedSession
+from a2ui.mcp.watch import WatchedSession, Watcher
 from a2ui.services import direct, groups, shared
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
