@@ -49,9 +49,13 @@ async def one_run(args, direct_on):
             moved.set()
         return on_event
 
+    # The session's first socket created its count (``fresh``: direct delivery trusts a count
+    # kept from the first socket on); it went, the two listeners stay.
+    first = await shared.socket_opened(hexid, True)
     watchers = [Watcher(counter(0)), Watcher(counter(1))]
     for watcher in watchers:
         await watcher.watch(sid)
+    await shared.socket_closed(hexid, first)
     if not direct_on:
         for watcher in watchers:
             direct.unregister(hexid, watcher.readers[sid][0])
