@@ -25,9 +25,9 @@ def update(sid, n):
 
 
 async def watched_updates(server_for_host, server, user, agent, agent_key, live_services):
+    bot = await open_agent(server, agent_key)
     person = await open_user(server, await issue(user, agent))
     sid = await init_session(person)
-    bot = await open_agent(server, agent_key)
     await bot.recv_until(is_method("session.opened"))
     await bot.send(rpc("ui.render", {"session_id": sid, "component_id": "c1",
                                      "component_type": "card", "data": {"title": "#0"}}))
