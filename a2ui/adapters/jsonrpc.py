@@ -2,12 +2,6 @@
 
 from ..core.adapters import Adapter
 from ..core.events import Kind
-from ..protocol import events as wire
-
-#: What a seed-000 person socket is sent: each kind with a notification (``wire.notification``),
-#: and v0.9 surface batches to clients that declared ``"v0.9"``.
-KINDS = frozenset(wire.METHOD_BY_KIND) | wire.ACTIVITY_KINDS | {Kind.REQUEST_OPENED,
-                                                                Kind.SURFACE_BATCH}
 
 
 def _websocket_urls():
@@ -25,6 +19,6 @@ def _websocket_urls():
 ADAPTER = Adapter(
     name="jsonrpc",
     websocket_urls=_websocket_urls,
-    kinds=KINDS,
+    kinds=frozenset(Kind) - {Kind.RUN_ENDED},  # a2ui.protocol.events.notification
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )
