@@ -40,7 +40,11 @@ PUSHED = ("ui.progress", "ui.render")
 AGUI_PUSHED = ("TOOL_CALL_STATUS", "RENDER_REQUEST")
 
 
-async def open_many(urls, headers=None):
+async def open_many(urls, headers=None, then=None):
+    """Open ``urls``, ``CONNECT_CONCURRENCY`` at a time; ``then(ws)``, if given, runs on each
+    socket right after it opens (its handshake: a socket that sends none within the server's
+    handshake deadline, 30 s, is closed, and a thousand sockets opening on a busy machine take
+    longer than that); returns the sockets, or ``(sockets, then's results)``."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidHandshake
 
@@ -50,17 +54,21 @@ async def open_many(urls, headers=None):
         async with sem:
             for attempt in range(5):
                 try:
-                    return await connect(url, additional_headers=headers or {},
-                                         max_size=2**21, compression=None, open_timeout=60,
-                                         ping_interval=None)
+                    ws = await connect(url, additional_headers=headers or {},
+                                       max_size=2**21, compression=None, open_timeout=60,
+                                       ping_interval=None)
+                    break
                 except (OSError, InvalidHandshake):
                     # Daphne drops a handshake not done in 5 s (a2ui_serve's default), which
                     # a busy machine can exceed while a thousand sockets open
                     if attempt == 4:
                         raise
                     await asyncio.sleep(0.5 * (attempt + 1))
+            return ws, (await then(ws) if then is not None else None)
 
-    return await asyncio.gather(*(one(u) for u in urls))
+    opened = await asyncio.gather(*(one(u) for u in urls))
+    sockets = [ws for ws, _ in opened]
+    return sockets if then is None else (sockets, [r for _, r in opened])
 
 
 def cpu_seconds(pids):
@@ -210,15 +218,9 @@ class PushTarget:
                 [self.cfg["agent_url"]] * self.n_agents,
                 headers={"Authorization": f"Bearer {self.cfg['agent_key']}"})
             self.readers += [asyncio.ensure_future(self._drain(ws)) for ws in self.agents]
-        new = await open_many([f"{self.cfg['user_url']}?token={t}"
-                               for t in self.cfg["tokens"][len(self.users):n]])
-        sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
-
-        async def init(ws):
-            async with sem:
-                return await (agui_session(ws) if self.agui else init_session(ws))
-
-        new_sids = await asyncio.gather(*(init(ws) for ws in new))
+        new, new_sids = await open_many(
+            [f"{self.cfg['user_url']}?token={t}" for t in self.cfg["tokens"][len(self.users):n]],
+            then=agui_session if self.agui else init_session)
         self.readers += [asyncio.ensure_future(self._read_user(len(self.users) + k, ws))
                          for k, ws in enumerate(new)]
         self.users += new

@@ -35,6 +35,7 @@ from ..services import (
 from ..services.metrics import buffer
 from . import PROTOCOL_VERSION, actions, mapping
 from . import protocol as p
+from .adapter import ADAPTER
 
 log = logging.getLogger("a2ui.agui")
 CAPABILITIES = {"agui": {"version": PROTOCOL_VERSION}}
@@ -50,6 +51,7 @@ def _verify(raw):
 
 
 class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):
+    adapter = ADAPTER
     client_protocol = "agui"  # declares no v0.9 catalog (a2ui.services.clients)
 
     async def internal_error(self):
@@ -90,7 +92,6 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             await self.refuse(mapping.fault_error(refused.fault, refused.message, refused.data),
                               CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
-        self.closing = False
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
             await self.join(group)
         housekeeping.ensure_started()
@@ -113,7 +114,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         except BaseException:
             await self.unattach(sid, resumed, log)
             raise
-        self.session_id = sid
+        self.opened(sid)  # the connection is the handshake: connected -> streaming
         buffer.add(sid)
         await self.send_event(p.connection_status(
             "CONNECTED", "Resumed the session." if resumed else "Connected.", str(sid)))
@@ -128,15 +129,7 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
     async def refuse(self, error, code):
         await self.send_event(error)
         await self.send_event(p.connection_status("FAILED", error["message"]))
-        self.closing = True
-        await self.close(code=code)
-
-    async def disconnect(self, code):
-        self.stop_watchdog()
-        try:
-            await self.detach()
-        finally:
-            await self.free_cap()
+        await self.refused(code)
 
     async def announce_expiry(self):
         await self.send_event(p.error(p.CONNECTION_ERROR, "Session inactive for too long.",

@@ -38,6 +38,7 @@ from ..core.events import Kind
 from ..services import activity as activity_service
 from ..services import clients, housekeeping, pending, runleases, runs, sessions
 from ..services import surfaces as surface_service
+from .adapter import ADAPTER
 from .translate import Run, known_messages
 
 log = logging.getLogger("a2ui.agui")
@@ -135,6 +136,7 @@ class RunStream(SessionStream):
     epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
     watch's resync orders, follows consent changes and operator closes."""
 
+    adapter = ADAPTER
     client_protocol = "agui1"
 
     def client_catalogs(self):

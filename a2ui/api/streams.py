@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 from django.http import JsonResponse, StreamingHttpResponse
 
 from .. import tokens
+from ..adapters.v09 import ADAPTER
 from ..consumers.streams import SessionStream
 from ..core.errors import DomainError
 from ..core.events import Kind
@@ -111,6 +112,7 @@ class SurfaceStream(SessionStream):
     surface store, ``send_state`` is the ``a2ui-reset`` snapshot, ``idle`` a keepalive.
     """
 
+    adapter = ADAPTER
     idle_seconds = KEEPALIVE_SECONDS
     client_protocol = "v09"
 

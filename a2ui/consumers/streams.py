@@ -1,18 +1,23 @@
-"""A session's event stream over a plain HTTP response (SSE), on the connection base.
+"""Listeners driven by a channel of their own instead of a Channels dispatch loop.
 
-``SessionStream`` is a ``SessionSocket`` driven by a response iterator instead of a Channels
-dispatch loop, so the view stays a Django view (URL routing, prefixes, middleware). It plays the
-consumer's part: a channel of its own, counting and joining (``attach``), the session's event
-order with gaps and epochs (``a2ui_event``), direct pushes and the sequence watch's resync
-orders (``take_direct``), consent changes and operator closes (``a2ui_close``). Django's ASGI
-handler closes the iterator when the client goes (``aclosing``), and ``frames`` then leaves:
-stop direct pushes, leave the groups, uncount.
+``ChannelListener`` is a ``SessionListener`` (``consumers.session``: the one loop's rules) with
+the loop itself: a channel of its own on the channel layer, counting and joining (``attach``),
+the session's event order with gaps and epochs (``a2ui_event``), direct pushes and the sequence
+watch's resync orders (``take_direct``, in order with what the layer brings), consent changes
+and operator closes (``a2ui_close``). ``listen`` is the loop, an async generator that yields after
+each turn (what the turn wrote can go out); when it ends (its consumer closes it, or the
+listener closes) it leaves: stop direct pushes, leave the groups, uncount.
 
-A stream adds its wire: ``open`` (what a new stream sends first), ``show`` and ``send_state``
-(as every socket), ``idle`` (called when nothing arrived for ``idle_seconds``: keepalives,
-deadlines) and ``leaving`` (last words before it uncounts); each writes SSE chunks with
-``write``. The v0.9 surface stream (``a2ui.api.streams``) and the AG-UI 1.0 run stream
-(``a2ui.agui1.stream``) are the two.
+Two kinds are driven this way:
+
+* ``SessionStream``, a session's events over a plain HTTP response (SSE), so the view stays a
+  Django view (URL routing, prefixes, middleware): Django's ASGI handler closes the iterator when
+  the client goes (``aclosing``). A stream adds its wire: ``open`` (what a new stream sends
+  first), ``show`` and ``send_state`` (as every socket), ``idle`` (called when nothing arrived
+  for ``idle_seconds``: keepalives, deadlines) and ``leaving`` (last words before it uncounts);
+  each writes SSE chunks with ``write``. The v0.9 surface stream (``a2ui.api.streams``) and the
+  AG-UI 1.0 run stream (``a2ui.agui1.stream``) are the two.
+* the MCP watcher's sessions (``a2ui.mcp.watch``): ``show`` is a resource notification.
 """
 
 import asyncio
@@ -22,45 +27,55 @@ import logging
 from channels.layers import get_channel_layer
 
 from ..core import events
+from ..core.lifecycle import Event
 from ..services import groups, outages, sessions, shared
-from .session import SessionSocket
+from .session import SessionListener
 
 log = logging.getLogger("a2ui.consumers")
 
 
-class SessionStream(SessionSocket):
+class ChannelListener(SessionListener):
     idle_seconds = 15.0
     metered = False  # a stream only reads: nothing of its own to flush when it ends
 
+    #: The channel-layer messages a listener handles (the rest are other sockets' business).
+    HANDLERS = {
+        events.MESSAGE_TYPE: "a2ui_event",
+        "a2ui.close": "a2ui_close",
+        "a2ui.consent_changed": "a2ui_consent_changed",
+    }
+
     def __init__(self, token, session_id, counted=None):
+        super().__init__()
         self.token = token
         self.target = session_id
-        self.preset_count = counted  # counted already by whoever admitted the stream
+        self.preset_count = counted  # counted already by whoever admitted the listener
         self.groups = []
-        self.out = []  # chunks to write, in order
-        self.ended = False
         self._deferred = collections.deque()  # direct pushes and resync orders (seqwatch)
         self._wake = asyncio.Event()
         self._in_hand = False
 
-    # The wire (each stream's) ----------------------------------------------------------------
+    # Hooks -----------------------------------------------------------------------------------
 
-    def write(self, chunk):
-        self.out.append(chunk)
-
-    async def open(self):
-        """What a new stream sends first (after it is counted and joined)."""
+    async def start(self):
+        """Attached (counted, joined, sequence read) and not yet streaming: join more groups,
+        send what a new listener sends first."""
 
     async def idle(self):
         """Nothing arrived for ``idle_seconds``."""
 
     async def leaving(self):
-        """The stream ends (the client went, or it ended itself): last words to the services."""
+        """The listener ends (the client went, or it ended itself): last words."""
 
-    # What SessionSocket and direct delivery ask of a consumer --------------------------------
+    def turned(self):
+        """What ``listen`` yields after each turn (``SessionStream``: the chunks written)."""
+
+    # What SessionListener and direct delivery ask of a listener -------------------------------
 
     async def close(self, code=None, reason=None):
-        self.ended = True  # the stream ends: its client is told nothing more
+        """The listener ends: its client is told nothing more. Closing on an operator's or the
+        session's order (``a2ui_close``: CLOSING) is not finishing (the session goes on)."""
+        self.life.fire_if(Event.FINISHED)
 
     async def take_direct(self, event):
         self._deferred.append(event)
@@ -68,13 +83,13 @@ class SessionStream(SessionSocket):
 
     # The loop --------------------------------------------------------------------------------
 
-    async def frames(self):
+    async def listen(self):
         layer = self.channel_layer = get_channel_layer()
         self.channel_name = await layer.new_channel()
         self.loop = asyncio.get_running_loop()
         receiving = waking = None
         try:
-            # Counted and joined before anything is read (SessionSocket.attach): an event
+            # Counted and joined before anything is read (SessionListener.attach): an event
             # racing the start is in what is read or arrives after it, never neither.
             if self.preset_count is None:
                 await self.attach(self.target, fresh=False)
@@ -83,14 +98,12 @@ class SessionStream(SessionSocket):
                 await self.join_clients(self.target, resumed=True)
                 await self.join(groups.session_group(self.target))
                 self.last_seq, self.epoch = await shared.current_seq(self.target.hex)
-            self.session_id = self.target
-            await self.join(groups.token_group(self.token.jti))
-            await self.open()
-            if not self.ended:
-                self.start_stream()  # what open wrote goes first: take direct pushes now
-            for chunk in self._written():
-                yield chunk
-            while not self.ended:
+            self.opened(self.target)
+            await self.start()
+            if self.life.streaming:
+                self.start_stream()  # what start wrote goes first: take direct pushes now
+            yield self.turned()
+            while self.life.streaming:
                 if receiving is None:
                     receiving = asyncio.ensure_future(layer.receive(self.channel_name))
                 if waking is None:
@@ -108,12 +121,11 @@ class SessionStream(SessionSocket):
                         if waking in done:
                             waking = None
                             self._wake.clear()
-                        while self._deferred and not self.ended:
+                        while self._deferred and self.life.streaming:
                             await self.a2ui_event(self._deferred.popleft())
                     finally:
                         self._in_hand = False
-                for chunk in self._written():
-                    yield chunk
+                yield self.turned()
         finally:
             for task in (receiving, waking):
                 if task is not None:
@@ -121,17 +133,9 @@ class SessionStream(SessionSocket):
             await asyncio.shield(asyncio.ensure_future(self._leave()))
 
     async def _handle(self, message):
-        handler = {
-            events.MESSAGE_TYPE: self.a2ui_event,
-            "a2ui.close": self.a2ui_close,
-            "a2ui.consent_changed": self.a2ui_consent_changed,
-        }.get(message.get("type"))
-        if handler is not None:  # anything else is another kind of socket's business
-            await handler(message)
-
-    def _written(self):
-        chunks, self.out = self.out, []
-        return chunks
+        name = self.HANDLERS.get(message.get("type"))
+        if name is not None:  # anything else is another kind of socket's business
+            await getattr(self, name)(message)
 
     async def _leave(self):
         """Last words, stop direct pushes, leave the groups, uncount (``detach``); each step
@@ -146,8 +150,55 @@ class SessionStream(SessionSocket):
                 await self.channel_layer.group_discard(group, self.channel_name)
             except Exception:
                 outages.warning(log, "leaving a group", "a2ui: leaving %s failed", group)
-        if self.session_id is not None:
-            await self.detach()
-        elif self.counted is not None:  # the start failed half-way
-            await sessions.asocket_closed(self.target, self.counted)
-        await self.leave_clients(self.target, remember=False)  # if the start failed half-way
+        try:
+            if self.session_id is not None:
+                await self.detach()
+            elif self.counted is not None:  # the start failed half-way
+                await sessions.asocket_closed(self.target, self.counted)
+            await self.leave_clients(self.target, remember=False)  # if the start failed half-way
+        finally:
+            self.life.fire_if(Event.DISCONNECTED)
+
+
+class SessionStream(ChannelListener):
+    """A session's events over an SSE response (see the module's docs)."""
+
+    def __init__(self, token, session_id, counted=None):
+        super().__init__(token, session_id, counted)
+        self.out = []  # chunks to write, in order
+
+    # The wire (each stream's) ----------------------------------------------------------------
+
+    def write(self, chunk):
+        self.out.append(chunk)
+
+    async def open(self):
+        """What a new stream sends first (after it is counted and joined)."""
+
+    @property
+    def ended(self):
+        """The stream has ended (closed, or finished by itself): nothing more is written."""
+        return self.life.ending
+
+    @ended.setter
+    def ended(self, value):
+        if value:  # the stream ends itself (an AG-UI 1.0 run that ended): the session goes on
+            self.life.fire_if(Event.FINISHED)
+
+    async def start(self):
+        await self.join(groups.token_group(self.token.jti))
+        await self.open()
+
+    def turned(self):
+        chunks, self.out = self.out, []
+        return chunks
+
+    async def frames(self):
+        """The response iterator: closing it (the client went) closes ``listen`` at once."""
+        loop = self.listen()
+        try:
+            async for chunks in loop:
+                for chunk in chunks:
+                    yield chunk
+        finally:
+            await loop.aclose()

@@ -21,6 +21,7 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from ..adapters.v09 import ADAPTER
 from ..core.errors import DomainError
 from ..core.events import Kind
 from ..protocol import jsonvalue
@@ -54,6 +55,7 @@ def protocol_error_frame(exc):
 
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
+    adapter = ADAPTER
     tracker = None
     view = None  # seed-000 components and requests as v0.9 surfaces (a2ui.v09.view)
     client_protocol = "v09"
@@ -87,21 +89,20 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         await self.accept()
         if auth is not None and auth.unavailable:
             await self.send_json(error_frame(ErrorCode.INTERNAL_ERROR.name, auth.error))
-            await self.close()
+            await self.refused(None)
             return
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
             await self.send_json(error_frame(ErrorCode.AUTH_FAILED.name, reason or
                                              "Authentication failed."))
-            await self.close(code=CLOSE_CODES[ErrorCode.AUTH_FAILED])
+            await self.refused(CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
         self.token = auth.token
         refused = await self.take_cap()
         if refused is not None:
             await self.send_json(protocol_error_frame(ProtocolError.of(refused)))
-            await self.close(code=CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            await self.refused(CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
-        self.closing = False
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.requested_session = (query.get("session_id") or [None])[0]
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
@@ -115,14 +116,6 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         await self.send_json(error_frame(
             "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
         await self.close(code=CLOSE_BAD_HANDSHAKE)
-
-    async def disconnect(self, code):
-        self.stop_handshake_deadline()
-        self.stop_watchdog()
-        try:
-            await self.detach()
-        finally:
-            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_json(error_frame("SESSION_EXPIRED", "Session inactive for too long.",
@@ -145,11 +138,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                 raise ProtocolError(ErrorCode.PARSE_ERROR) from None
             await self.check_rate()
             if self.session_id is None:
-                self.handshaking = True
-                try:
-                    await self.handshake(obj)
-                finally:
-                    self.handshaking = False
+                await self.during_handshake(self.handshake(obj))
             else:
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
@@ -159,7 +148,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             await self.send_json(protocol_error_frame(exc))
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:
-                await self.close(code=exc.close_code)
+                await self.refused(exc.close_code)
         except Exception as exc:
             if not outages.report(exc, "v0.9 message", self.outage_session()):
                 log.exception("a2ui: unexpected error on the v0.9 socket")
@@ -182,7 +171,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         except BaseException:
             await self.unattach(sid, resumed, log)
             raise
-        self.session_id = sid
+        self.opened(sid)
         buffer.add(sid)
         await self.send_json({"version": PROTOCOL_VERSION, "session": {
             "sessionId": str(sid), "resumed": resumed}})

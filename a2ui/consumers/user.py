@@ -7,6 +7,7 @@ channel layer dropped something, and the socket is resynchronised from the datab
 """
 
 
+from ..adapters.jsonrpc import ADAPTER
 from ..agui import actions as agui_actions
 from ..conf import a2ui_settings
 from ..core.errors import DomainError, Fault
@@ -36,6 +37,7 @@ OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
+    adapter = ADAPTER
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
     client_protocol = "jsonrpc"
 
@@ -60,11 +62,10 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         if refused is not None:
             await self.accept()
             await self.send_error(ProtocolError.of(refused))
-            await self.close(code=CLOSE_CODES[ErrorCode.RATE_LIMITED])
+            await self.refused(CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
         self.last_seq = 0
         self.v09 = False
-        self.closing = False
         self.pending_out = []
         await self.join(groups.token_group(self.token.jti))
         await self.join(groups.user_group(self.token.user_id))
@@ -78,14 +79,6 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             ErrorCode.SESSION_NOT_FOUND, "No a2ui.init arrived in time: send it first.",
             data={"timeout_seconds": self.HANDSHAKE_TIMEOUT_SECONDS}))
         await self.close(code=int(CLOSE_CODES[ErrorCode.SESSION_NOT_FOUND]))
-
-    async def disconnect(self, code):
-        self.stop_handshake_deadline()
-        self.stop_watchdog()
-        try:
-            await self.detach()
-        finally:
-            await self.free_cap()
 
     async def announce_expiry(self):
         await self.send_error(ProtocolError(ErrorCode.SESSION_EXPIRED))
@@ -109,11 +102,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                 )
             buffer.add(self.session_id)
             return await handler(self, msg)
-        self.handshaking = True
-        try:
-            return await handler(self, msg)
-        finally:
-            self.handshaking = False
+        return await self.during_handshake(handler(self, msg))
 
     async def on_init(self, msg):
         params = methods.validate_params("a2ui.init", msg.params)
@@ -136,8 +125,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                 # Retrying cannot help: answer, then close with 4007 (docs/client.md).
                 exc = ProtocolError.of(exc)
                 await self.send_error(exc, msg.id)
-                self.closing = True
-                await self.close(code=exc.close_code)
+                await self.refused(exc.close_code)
                 return NO_RESPONSE
         try:
             snapshot = await self._attach(session, params, resumed)
@@ -168,7 +156,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.attach(sid, fresh=not resumed)
         snapshot = await sessions.asnapshot(sid) if resumed else None
         await shared.cache_session(sid.hex, session.agent_id, session.user_id)
-        self.session_id = sid
+        self.opened(sid)
         buffer.add(sid)
         return snapshot
 

@@ -42,7 +42,7 @@ from ..protocol.errors import ErrorCode
 from ..services import groups, outages, sessions
 from ..services import surfaces as surface_service
 from . import changes, filters
-from .watch import Watcher
+from .watch import Watcher, session_uris
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -76,7 +76,7 @@ class Feed:
     def __init__(self, who, plan, send):
         self.who, self.plan, self.send = who, plan, send
         self.subscribed = plan.subscribed()
-        self.watcher = Watcher(self._session_event)
+        self.watcher = Watcher(self._session_event, self._session_lost)
         self.layer = get_channel_layer()
         self.control = None
         self.control_groups = []
@@ -96,6 +96,13 @@ class Feed:
         for uri in updated:
             self._put(ResourceUpdated(uri=uri))
         if listed and self.plan.want_list:
+            self._put(ResourcesListChanged())
+
+    async def _session_lost(self, session_id):
+        """An event of the session was lost (a gap, a new epoch): all of it may have changed."""
+        for uri in session_uris(session_id, self.subscribed):
+            self._put(ResourceUpdated(uri=uri))
+        if self.plan.want_list:
             self._put(ResourcesListChanged())
 
     async def start(self):

@@ -3,78 +3,107 @@
 pushed. :class:`Watcher` is also what a ``subscriptions/listen`` stream (2026-07-28,
 ``a2ui.mcp.listen``) reads sessions with.
 
-Each MCP connection that subscribes gets a :class:`Watcher`: per watched session, one fresh
-channel of the channel layer in the session's group (``a2ui.s.<session>``, the group every
-user socket of the session is in) and a task reading it. A watcher counts as one of the
-session's sockets (``sessions.asocket_opened``) while it lives: the session stays attached,
-and pushes are published rather than delivered only to the pushing process's sockets. The events are mapped to resource URIs
-(``a2ui.mcp.changes``); subscribed ones get ``notifications/resources/updated`` on the
-connection's GET stream, and a component or surface that appears or goes sends
-``notifications/resources/list_changed``. The watcher ends with the MCP connection (its exit
-stack), which leaves the groups.
+Each MCP connection that subscribes gets a :class:`Watcher`: per watched session, one
+:class:`WatchedSession`, a listener of the session on the one loop every person-side listener
+runs (``a2ui.consumers.streams.ChannelListener``): counted as one of the session's sockets while
+it lives (the session stays attached), in the session's group (``a2ui.s.<session>``), keeping the
+session's order (sequence numbers, epochs, gaps), registered for direct delivery (a push to a
+session whose listeners are all in the pushing process, this watcher included, skips the
+channel layer) and watched by the sequence watch. It shows the kinds of the MCP adapter
+(``a2ui.mcp.adapter``): the events are mapped to resource URIs (``a2ui.mcp.changes``);
+subscribed ones get ``notifications/resources/updated`` on the connection's GET stream, and a
+component or surface that appears or goes sends ``notifications/resources/list_changed``. A
+lost event (a gap, a new epoch) is every subscribed resource of the session updated, and the
+list changed: the host reads them again. The watcher ends with the MCP connection (its exit
+stack), which leaves the groups and uncounts.
 """
 
 import asyncio
 import logging
 
 import mcp_types as types
-from channels.layers import get_channel_layer
 
-from ..services import groups, outages, sessions
+from ..consumers.streams import ChannelListener
 from . import changes, person, uris
+from .adapter import ADAPTER
 
 log = logging.getLogger("a2ui.mcp")
 
+#: A watched session has nothing to do while idle; the loop wakes this rarely to check.
+IDLE_SECONDS = 3600.0
+
+
+class WatchedSession(ChannelListener):
+    """One session of a :class:`Watcher`: its events, in the session's order, to the watcher."""
+
+    adapter = ADAPTER
+    idle_seconds = IDLE_SECONDS
+    client_protocol = "mcp"  # among the session's clients (a2ui.services.clients): no catalogs
+
+    def __init__(self, watcher, session_id):
+        super().__init__(None, session_id)
+        self.watcher = watcher
+
+    async def show(self, kind, message):
+        await self.watcher.on_event(self.session_id, message)
+
+    async def send_state(self):
+        await self.watcher.on_lost(self.session_id)
+
 
 class Watcher:
-    """Reads the channel-layer groups of watched sessions and hands each event, with its
-    session, to ``on_event(session_id, event)`` (an async callable that must not raise)."""
+    """Listens to watched sessions and hands each event, with its session, to
+    ``on_event(session_id, event)``, and a lost event to ``on_lost(session_id)`` (async
+    callables that must not raise)."""
 
-    def __init__(self, on_event):
+    def __init__(self, on_event, on_lost=None):
         self.on_event = on_event
-        self.readers = {}  # session UUID -> (channel, task, epoch)
-        self.layer = get_channel_layer()
+        self.on_lost = on_lost or _nothing
+        self.readers = {}  # session UUID -> (WatchedSession, task)
 
     def watching(self, session_id):
         return session_id in self.readers
 
     async def watch(self, session_id):
+        """Counted, joined and registered when this returns (or it raised, undone)."""
         if session_id in self.readers:
             return
-        # Counted as one of the session's sockets first, so that a push is published to the
-        # group instead of handed only to the consumers of the pushing process (direct
-        # delivery goes direct only when those are all the session's sockets).
-        epoch = await sessions.asocket_opened(session_id)
-        try:
-            channel = await self.layer.new_channel()
-            await self.layer.group_add(groups.session_group(session_id), channel)
-        except BaseException:
-            await sessions.asocket_closed(session_id, epoch)
-            raise
-        task = asyncio.get_running_loop().create_task(self._read(session_id, channel))
-        self.readers[session_id] = (channel, task, epoch)
-
-    async def _read(self, session_id, channel):
-        while True:
-            event = await self.layer.receive(channel)
-            await self.on_event(session_id, event)
+        listener = WatchedSession(self, session_id)
+        loop = listener.listen()
+        await loop.__anext__()  # attach: a failure is raised here, and undone by ``listen``
+        task = asyncio.get_running_loop().create_task(_drain(loop))
+        self.readers[session_id] = (listener, task)
 
     async def unwatch(self, session_id):
         reader = self.readers.pop(session_id, None)
         if reader is None:
             return
-        channel, task, epoch = reader
-        task.cancel()
-        try:
-            await self.layer.group_discard(groups.session_group(session_id), channel)
-            await sessions.asocket_closed(session_id, epoch)
-        except Exception:
-            outages.warning(log, "leaving a session", "a2ui: leaving %s failed", session_id,
-                            session=session_id)
+        _, task = reader
+        task.cancel()  # ``listen`` leaves: unregisters, leaves the group, uncounts
+        await asyncio.wait([task])
 
     async def close(self):
         for session_id in list(self.readers):
             await self.unwatch(session_id)
+
+
+async def _drain(loop):
+    async for _ in loop:
+        pass
+
+
+async def _nothing(session_id):
+    pass
+
+
+def session_uris(session_id, subscribed):
+    """The URIs among ``subscribed`` that are of session ``session_id``, in order."""
+    found = []
+    for uri in sorted(subscribed):
+        ref = uris.parse(uri)
+        if ref is not None and ref.session_id == session_id:
+            found.append(uri)
+    return found
 
 
 class Subscriptions:
@@ -84,10 +113,16 @@ class Subscriptions:
     def __init__(self, session):
         self.session = session
         self.subscribed = set()
-        self.watcher = Watcher(self._notify)
+        self.watcher = Watcher(self._notify, self._lost)
 
     async def _notify(self, session_id, event):
         updated, listed = changes.notices(session_id, event, self.subscribed)
+        await self._send(updated, listed)
+
+    async def _lost(self, session_id):
+        await self._send(session_uris(session_id, self.subscribed), True)
+
+    async def _send(self, updated, listed):
         try:
             for uri in updated:
                 await self.session.send_resource_updated(uri)

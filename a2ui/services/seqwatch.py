@@ -22,8 +22,9 @@ from the database and more frames, which made an overloaded process fall further
 is resynced only when a number stays missing for ``GRACE_CHECKS`` checks in a row and the socket
 holds no pushes still to handle.
 
-Every session socket (``consumers.session.SessionSocket``: JSON-RPC and v0.9 alike) is
-checked this way once it is registered for direct delivery.
+Every listener of a session (``consumers.session.SessionListener``: the sockets of every
+protocol, the SSE streams, the MCP watcher) is checked this way once it is registered for
+direct delivery.
 """
 
 import asyncio
