@@ -58,6 +58,7 @@ test-embedded: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # Push throughput of this tree against bench/BASELINE, interleaved in one run (the issue-11 gate;
 # bench/bench_push.py remains for latency, the steady load and the bare websockets echo).

@@ -45,12 +45,12 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from .core import agentmethods
-from .core.errors import DomainError, Fault
-from .protocol import idempotency
-from .protocol.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from .services import agentapi, agentroute, groups, pending, runs, sessions
-from .services import surfaces as surface_service
+from a2ui.core import agentmethods
+from a2ui.core.content import idempotency
+from a2ui.core.errors import DomainError, Fault
+from a2ui.rpc.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
+from a2ui.services import agentapi, agentroute, groups, pending, runs, sessions
+from a2ui.services import surfaces as surface_service
 
 
 def _seed_errors(func):

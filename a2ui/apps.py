@@ -49,8 +49,8 @@ class A2UIConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import checks  # noqa: F401  (registers the system checks)
-        from .services import outages
+        from a2ui import checks  # noqa: F401  (registers the system checks)
+        from a2ui.services import outages
 
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).
@@ -59,6 +59,6 @@ class A2UIConfig(AppConfig):
             layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
-            from .conf import a2ui_settings
+            from a2ui.conf import a2ui_settings
 
             settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL)

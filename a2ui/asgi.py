@@ -14,7 +14,7 @@ builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
 
 from channels.routing import URLRouter
 
-from .services import memory
+from a2ui.services import memory
 
 
 class _CountedSockets:
@@ -33,8 +33,8 @@ class _CountedSockets:
 
 def websocket_application():
     """The app's WebSocket router behind its auth middleware."""
-    from . import routing
-    from .middleware import A2UIAuthMiddleware
+    from a2ui import routing
+    from a2ui.middleware import A2UIAuthMiddleware
 
     return _CountedSockets(A2UIAuthMiddleware(URLRouter(routing.websocket_urlpatterns)))
 
@@ -44,7 +44,7 @@ def http_application():
     from django.core.asgi import get_asgi_application as django_asgi_application
 
     app = django_asgi_application()
-    from .conf import a2ui_settings
+    from a2ui.conf import a2ui_settings
 
     if a2ui_settings.SERVE_STATIC:
         # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
@@ -98,7 +98,7 @@ def get_asgi_application():
     http = http_application()  # sets Django up before any consumer is imported
     from channels.routing import ProtocolTypeRouter
 
-    from .core import adapters
+    from a2ui.core import adapters
 
     mounts = adapters.asgi_mounts()
     if mounts:

@@ -2,7 +2,7 @@
 
 from rest_framework import authentication, exceptions
 
-from . import tokens
+from a2ui import tokens
 
 
 def _bearer(request):

@@ -4,7 +4,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from .conf import DEFAULTS, defaults, positive_ints
+from a2ui.conf import DEFAULTS, defaults, positive_ints
 
 
 def _check_positive_ints(user, known, names):
@@ -49,7 +49,7 @@ def _check_catalogs(user):
     value = user.get("CATALOGS", DEFAULTS["CATALOGS"])
     from django.core.exceptions import ImproperlyConfigured
 
-    from .services.surfaces import build_registry
+    from a2ui.services.surfaces import build_registry
 
     try:
         build_registry(value)
@@ -62,7 +62,7 @@ def _check_catalogs(user):
 def _check_edge(user):
     """The edge's caps: a count (0: no per-address cap; None: the descriptor limit's) and a
     list of trusted proxy addresses or networks (a2ui.E007)."""
-    from .edge import parse_networks
+    from a2ui.edge import parse_networks
 
     errors = []
     for name, allowed in (("EDGE_MAX_CONNECTIONS_PER_ADDRESS", "a non-negative integer (0: no "
@@ -138,7 +138,7 @@ def check_host_project(app_configs, **kwargs):
             hint="Remove CHANNEL_LAYERS to get a2ui's default (in-memory, or Redis when "
                  "A2UI['REDIS_URL'] is set), or define a 'default' layer (docs/settings.md).",
             id="a2ui.E011"))
-    from .conf import a2ui_settings
+    from a2ui.conf import a2ui_settings
 
     if a2ui_settings.SERVE_STATIC and not apps.is_installed("django.contrib.staticfiles"):
         errors.append(Error(
@@ -183,7 +183,7 @@ def check_login_url(app_configs, **kwargs):
 @register(Tags.staticfiles)
 def check_web_client_bundle(app_configs, **kwargs):
     """The vendored renderer and markdown-it (a2ui/static/a2ui/vendor/) are complete (a2ui.W101)."""
-    from .web import importmap
+    from a2ui.web import importmap
 
     missing = importmap.missing_files()
     if missing:

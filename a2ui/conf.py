@@ -142,8 +142,8 @@ DEFAULTS = {
     "SERVE_STATIC": True,
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
     "ADAPTERS": [
-        "a2ui.adapters.jsonrpc",
-        "a2ui.adapters.v09",
+        "a2ui.jsonrpc.adapter",
+        "a2ui.v09.adapter",
         "a2ui.mcp.adapter",
         "a2ui.agui.adapter",
         "a2ui.agui1.adapter",
@@ -200,7 +200,7 @@ _MISSING = object()
 def adapter_defaults():
     """The registered adapters' ``settings_defaults``, merged in ``A2UI['ADAPTERS']`` order
     (imported on first use: ``a2ui.core.adapters.registered``)."""
-    from .core.adapters import registered
+    from a2ui.core.adapters import registered
 
     merged = {}
     for adapter in registered():

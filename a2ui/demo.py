@@ -7,8 +7,8 @@ it doubles as an example of how to write one.
 import asyncio
 import logging
 
-from .protocol.errors import ProtocolError
-from .sdk import AgentClient
+from a2ui.rpc.errors import ProtocolError
+from a2ui.sdk import AgentClient
 
 log = logging.getLogger("a2ui.demo")
 BASIC = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"

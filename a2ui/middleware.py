@@ -14,8 +14,8 @@ from urllib.parse import parse_qs
 
 from django.utils.deprecation import MiddlewareMixin
 
-from . import tokens
-from .services import dbthreads, outages
+from a2ui import tokens
+from a2ui.services import dbthreads, outages
 
 
 @dataclass

@@ -47,11 +47,11 @@ class Agent(models.Model):
         return self.display_name or self.name
 
     def clean(self):
-        """The icon is shown to people: the one URL policy (a2ui.protocol.urls) applies, which
+        """The icon is shown to people: the one URL policy (a2ui.core.content.urls) applies, which
         refuses what Django's URLField allows (ftp, credentials, bracketed hosts...)."""
         from django.core.exceptions import ValidationError
 
-        from .protocol.urls import url_problem
+        from a2ui.core.content.urls import url_problem
 
         super().clean()
         if self.icon_url:
@@ -60,7 +60,7 @@ class Agent(models.Model):
                 raise ValidationError({"icon_url": f"Not an acceptable icon URL: {problem}."})
 
     def session_limit(self):
-        from .conf import a2ui_settings
+        from a2ui.conf import a2ui_settings
 
         return self.max_concurrent_sessions or a2ui_settings.MAX_CONCURRENT_SESSIONS_PER_AGENT
 

@@ -3,6 +3,6 @@
 A project mounts them behind A2UIAuthMiddleware (``a2ui.asgi.websocket_application``).
 """
 
-from .core import adapters
+from a2ui.core import adapters
 
 websocket_urlpatterns = adapters.websocket_urls()

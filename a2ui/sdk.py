@@ -33,7 +33,7 @@ import json
 import logging
 import uuid
 
-from .protocol.errors import ProtocolError
+from a2ui.rpc.errors import ProtocolError
 
 log = logging.getLogger("a2ui.sdk")
 

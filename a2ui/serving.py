@@ -44,8 +44,8 @@ from twisted.internet.protocol import Protocol
 from twisted.protocols import basic
 from twisted.web import http
 
-from . import edge as edgecaps
-from .conf import a2ui_settings
+from a2ui import edge as edgecaps
+from a2ui.conf import a2ui_settings
 
 log = logging.getLogger("a2ui.serving")
 
@@ -362,7 +362,7 @@ def stop_adapters():
     Coroutine hooks are awaited (up to their own timeouts); a failing hook is logged."""
     import inspect
 
-    from .core import adapters
+    from a2ui.core import adapters
 
     waits = []
     for adapter in adapters.registered():

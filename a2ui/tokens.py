@@ -20,9 +20,9 @@ from datetime import timedelta
 from django.core import signing
 from django.utils import timezone
 
-from .conf import a2ui_settings
-from .models import Agent, StreamToken
-from .services import dbconn
+from a2ui.conf import a2ui_settings
+from a2ui.models import Agent, StreamToken
+from a2ui.services import dbconn
 
 #: Each type is signed with its own salt, so a token of one type never verifies as another:
 #: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,
@@ -35,7 +35,7 @@ STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP,
 def stream_token_types():
     """The stream-token types a person's client may present: the registered adapters'
     ``token_type`` (``A2UI['ADAPTERS']``, ``a2ui.core.adapters``), in their order."""
-    from .core.adapters import registered
+    from a2ui.core.adapters import registered
 
     return tuple(dict.fromkeys(a.token_type for a in registered() if a.token_type))
 AGENT_KEY_PREFIX = "a2ui_ak_"

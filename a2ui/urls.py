@@ -9,7 +9,7 @@ at /api/docs/ when drf_spectacular is installed) and the web client under /a2ui/
 from django.apps import apps
 from django.urls import include, path
 
-from .core import adapters
+from a2ui.core import adapters
 
 urlpatterns = [
     *adapters.http_urls(),  # each protocol's own HTTP routes (A2UI['ADAPTERS'])

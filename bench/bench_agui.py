@@ -5,7 +5,7 @@ Each AG-UI frame carries its own UUID v4 and timestamp (seed 003), so it is buil
 where seed 000 encodes an event once for every socket (``encode_cached``). For each session
 event it prints the time of
 
-* jsonrpc: ``a2ui.protocol.events.encode(kind, data)`` (one encode, shared by the sockets);
+* jsonrpc: ``a2ui.jsonrpc.events.encode(kind, data)`` (one encode, shared by the sockets);
 * agui: ``mapping.translate`` + ``protocol.encode`` (validate, envelope, dumps), per socket;
 
 and the ratio agui/jsonrpc; then the parse of a client frame: ``protocol.parse_text`` against
@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from a2ui.agui import mapping  # noqa: E402
 from a2ui.agui import protocol as p  # noqa: E402
+from a2ui.core.content import jsonvalue  # noqa: E402
 from a2ui.core.events import Kind  # noqa: E402
-from a2ui.protocol import events as wire  # noqa: E402
-from a2ui.protocol import jsonvalue  # noqa: E402
+from a2ui.jsonrpc import events as wire  # noqa: E402
 
 EVENTS = {
     "card": (Kind.COMPONENT_RENDERED, {"component_id": "c1", "component_type": "card",

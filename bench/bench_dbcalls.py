@@ -78,8 +78,8 @@ def orm_update(sid, params):
     from django.db import transaction
     from django.utils import timezone
 
+    from a2ui.core.content.updates import apply_update
     from a2ui.models import RenderedComponent
-    from a2ui.protocol.updates import apply_update
 
     with transaction.atomic():
         c = (RenderedComponent.objects.select_for_update()

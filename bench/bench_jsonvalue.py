@@ -4,7 +4,7 @@ Not a test: run ``python bench/bench_jsonvalue.py [--seconds N]``. A micro-bench
 parse step alone, single-threaded, no I/O. For each frame it prints the time per parse of
 
 * plain: ``json.loads(text, parse_constant=...)`` (what the edges did before issue 10);
-* policy: ``a2ui.protocol.jsonvalue.loads(text)`` (the fast path: a UTF-8 encode, one
+* policy: ``a2ui.core.content.jsonvalue.loads(text)`` (the fast path: a UTF-8 encode, one
   ``translate`` and two substring searches, a regex only if the text has a ``\\u`` escape, then
   the same C decoder; the slow path: number hooks when the text has a 16-digit run or a 3-digit
   exponent, and a walk only when something was refused);
@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from a2ui.protocol import jsonvalue  # noqa: E402
-from a2ui.protocol.methods import validate_params  # noqa: E402
+from a2ui.core.content import jsonvalue  # noqa: E402
+from a2ui.core.content.methods import validate_params  # noqa: E402
 
 
 def _reject(name: str) -> None:

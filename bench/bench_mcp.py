@@ -32,7 +32,7 @@ import bench_push as bp  # noqa: E402
 
 
 def surface_of(n, sid="big"):
-    from a2ui.v09.catalog import BASIC_CATALOG_ID
+    from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 
     children = [f"t{i}" for i in range(n - 1)]
     return [
@@ -69,7 +69,7 @@ async def run(args, url, ws_url, agent_key, user_token, mcp_token):
     from mcp.client.streamable_http import streamable_http_client
     from websockets.asyncio.client import connect
 
-    from a2ui.v09.catalog import BASIC_CATALOG_ID
+    from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 
     person = await connect(f"{ws_url}/ws/v4/a2ui?token={user_token}", max_size=2**22)
     await person.send(json.dumps({"jsonrpc": "2.0", "id": "i", "method": "a2ui.init", "params": {

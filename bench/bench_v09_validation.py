@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import jsonschema_rs  # noqa: E402
 
-from a2ui.v09 import validate_batch, validate_server_message  # noqa: E402
+from a2ui.core.surfaces import validate_batch, validate_server_message  # noqa: E402
 
 PACKAGED = ROOT / "a2ui" / "v09"
 PLACEHOLDER = "https://a2ui.org/specification/v0_9/catalog.json"

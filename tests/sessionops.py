@@ -8,19 +8,18 @@ housekeeping sweep times it out), ``("surfaces", messages)`` (``services.surface
 live surfaces), the way an agent that knows its session would.
 
 ``events(op, surfaces)`` gives the session events the operation is expected to emit, computed
-with the protocol modules alone (``a2ui.protocol.methods`` validation and ``events.to_event``,
+with the protocol modules alone (``a2ui.core.content.methods`` validation and ``events.to_event``,
 ``a2ui.v09`` validation), so the pure tests need no service.
 """
 
 import random
 
+from a2ui.core.content import methods
 from a2ui.core.events import Kind
-from a2ui.protocol import events as wire
-from a2ui.protocol import methods
-from a2ui.v09 import BASIC_CATALOG_ID, SessionSurfaces
+from a2ui.core.surfaces import BASIC_CATALOG_ID, SessionSurfaces
 
 V = "v0.9"
-KIND_BY_METHOD = wire.REQUEST_KIND_BY_METHOD
+KIND_BY_METHOD = methods.REQUEST_KIND_BY_METHOD
 
 
 def component_data(kind, rng):
@@ -145,7 +144,7 @@ def events(op, surfaces):
         changes = surfaces.apply_batch(op[1])
         return [(Kind.SURFACE_BATCH, {"first_seq": None, "messages": changes.messages})]
     _, method, params = op
-    return [wire.to_event(method, methods.validate_params(method, params))]
+    return [methods.to_event(method, methods.validate_params(method, params))]
 
 def all_events(ops):
     surfaces = SessionSurfaces()

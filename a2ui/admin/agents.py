@@ -3,16 +3,16 @@
 from django.contrib import admin, messages
 from django.db import models
 
-from .. import tokens
-from ..models import Agent, StreamToken
-from ..services import audit
-from .common import (
+from a2ui import tokens
+from a2ui.admin.common import (
     NoDeleteMixin,
     QueryTextMixin,
     TokenStateFilter,
     revoke_agents,
     revoke_tokens,
 )
+from a2ui.models import Agent, StreamToken
+from a2ui.services import audit
 
 
 @admin.register(Agent)

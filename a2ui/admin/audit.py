@@ -10,9 +10,7 @@ from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.urls import path
 from django.utils import timezone
 
-from ..models import A2UIConsentRecord, AuditEvent
-from ..services import revocation
-from .common import (
+from a2ui.admin.common import (
     ActorFilter,
     ConsentStateFilter,
     FromDateFilter,
@@ -23,6 +21,8 @@ from .common import (
     revoke_consents,
     short_id,
 )
+from a2ui.models import A2UIConsentRecord, AuditEvent
+from a2ui.services import revocation
 
 
 @admin.register(A2UIConsentRecord)

@@ -10,7 +10,7 @@ from django.http import HttpResponseBadRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from ..services import revocation
+from a2ui.services import revocation
 
 # Filters ---------------------------------------------------------------------------------------
 

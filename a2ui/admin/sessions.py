@@ -3,9 +3,15 @@
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 
-from ..models import A2UIConsentRecord, A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from ..services import clients, timeline
-from .common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
+from a2ui.admin.common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
+from a2ui.models import (
+    A2UIConsentRecord,
+    A2UISessionLog,
+    PendingRequest,
+    RenderedComponent,
+    Surface,
+)
+from a2ui.services import clients, timeline
 
 
 class ReadOnlyInline(admin.TabularInline):

@@ -1,21 +1,21 @@
 """Seed 003, the AG-UI WebSocket event protocol, for people: /ws/agui (docs/protocol-agui.md)."""
 
-from ..core.adapters import Adapter
-from ..core.events import Kind
-from .mapping import NOT_TRANSLATED
+from a2ui.agui.mapping import NOT_TRANSLATED
+from a2ui.core.adapters import Adapter
+from a2ui.core.events import Kind
 
 
 def _websocket_urls():
     from django.urls import path
 
-    from .consumer import AguiConsumer
+    from a2ui.agui.consumer import AguiConsumer
 
     return [path("ws/agui", AguiConsumer.as_asgi())]
 
 
 async def _push_event(agent_id, session_id, params, *, key=None, reply_channel="",
                       rpc_id=None, where="params"):
-    from . import push
+    from a2ui.agui import push
 
     return await push.apush(agent_id, session_id, params.get("event"),
                             f"{where}.event" if where else "event", key)
@@ -27,7 +27,7 @@ def _rest_params(body):
 
 
 def _agent_methods():
-    from ..core.agentmethods import AgentMethod, session_params
+    from a2ui.core.agentmethods import AgentMethod, session_params
 
     return (AgentMethod("agui.event", session_params, _push_event, tool="agui_event",
                         sdk="aagui_event", rest="agui", rest_params=_rest_params,
@@ -35,7 +35,7 @@ def _agent_methods():
 
 
 def _caches():
-    from . import mapping
+    from a2ui.agui import mapping
 
     return (("agui.mapping: encoded AG-UI events per (session, epoch, seq)",
              mapping.clear_cache),)

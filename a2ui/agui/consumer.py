@@ -6,7 +6,7 @@ person's detached session with the agent taken over) and CONNECTION_STATUS CONNE
 (``session_id``); a resumed session's state follows (``mapping.session_state``: components,
 v0.9 surfaces and open requests as RENDER_REQUESTs, then the activity: transcript, tool calls,
 state document, plan cards, tree, roster, open artifacts), then the live events
-(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.agui.actions``);
+(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.services.actions``);
 a refused frame is answered with ERROR and the socket stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
 """
 
@@ -16,13 +16,17 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from .. import tokens
-from ..consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
-from ..consumers.session import SessionSocket
-from ..core.errors import DomainError
-from ..models import StreamToken
-from ..protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from ..services import (
+from a2ui import tokens
+from a2ui.agui import PROTOCOL_VERSION, mapping
+from a2ui.agui import protocol as p
+from a2ui.agui.adapter import ADAPTER
+from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
+from a2ui.consumers.session import SessionSocket
+from a2ui.core.errors import DomainError
+from a2ui.models import StreamToken
+from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
+from a2ui.services import (
+    actions,
     admission,
     consent,
     groups,
@@ -32,10 +36,7 @@ from ..services import (
     shared,
     surfaces,
 )
-from ..services.metrics import buffer
-from . import PROTOCOL_VERSION, actions, mapping
-from . import protocol as p
-from .adapter import ADAPTER
+from a2ui.services.metrics import buffer
 
 log = logging.getLogger("a2ui.agui")
 CAPABILITIES = {"agui": {"version": PROTOCOL_VERSION}}

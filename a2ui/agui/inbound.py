@@ -30,9 +30,9 @@ wrote it (``params.event.id``, not the core's ``artifact_id``): :func:`seed_path
 
 import uuid
 
-from ..core.errors import DomainError, Fault, invalid_input
-from ..core.events import Kind
-from . import protocol as p
+from a2ui.agui import protocol as p
+from a2ui.core.errors import DomainError, Fault, invalid_input
+from a2ui.core.events import Kind
 
 AGENT_EVENTS = ("TEXT_MESSAGE", "TOOL_CALL_REQUEST", "TOOL_CALL_STATUS", "TOOL_CALL_RESULT",
                 "STATE_DELTA", "PLAN_CARD", "RESOURCE_TREE", "AGENT_ROSTER", "ARTIFACT_OPEN",

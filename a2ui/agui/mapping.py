@@ -48,9 +48,9 @@ RENDER_REQUEST, then the activity (``activity_state``). Folding that state and t
 after it gives the state read later (tests/agui/test_agui_every_kind.py).
 """
 
-from ..core.errors import Fault
-from ..core.events import Kind
-from . import protocol as p
+from a2ui.agui import protocol as p
+from a2ui.core.errors import Fault
+from a2ui.core.events import Kind
 
 NOT_TRANSLATED = frozenset()  # every kind has a seed-003 form
 

@@ -13,8 +13,8 @@ import re
 import uuid
 from datetime import UTC, datetime
 
-from ..protocol import fields, jsonvalue
-from . import PROTOCOL_VERSION
+from a2ui.agui import PROTOCOL_VERSION
+from a2ui.core.content import fields, jsonvalue
 
 # Error codes (seed 003 "Standard Error Codes") -----------------------------------------------
 
@@ -55,7 +55,7 @@ ANY = None
 
 
 MAX_IDENT = fields.MAX_NAME
-#: An action type or component id: a name, not text (a2ui.protocol.fields.name_reason: no
+#: An action type or component id: a name, not text (a2ui.core.content.fields.name_reason: no
 #: control characters, NUL included, which no database stores; at most MAX_IDENT characters).
 _ident = fields.name_reason
 
@@ -235,7 +235,7 @@ def parse(obj):
 
 def parse_text(text):
     """A client's text frame; PARSE_ERROR when it is not JSON (under the JSON value policy of
-    every edge, ``a2ui.protocol.jsonvalue``: a refused value is INVALID_EVENT_DATA)."""
+    every edge, ``a2ui.core.content.jsonvalue``: a refused value is INVALID_EVENT_DATA)."""
     try:
         obj = jsonvalue.loads(text)
     except jsonvalue.JSONValueError as exc:

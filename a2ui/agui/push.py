@@ -4,9 +4,9 @@ refusals come back as ``invalid_input`` naming the field as the agent wrote it."
 
 import uuid
 
-from ..core.errors import DomainError
-from ..services import activity
-from . import inbound
+from a2ui.agui import inbound
+from a2ui.core.errors import DomainError
+from a2ui.services import activity
 
 
 async def apush(agent_id, session_id, event, prefix="event", key=None):

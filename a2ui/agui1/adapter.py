@@ -1,19 +1,19 @@
 """AG-UI 1.0 over HTTP + SSE for people: POST /api/v4/agui/run (docs/protocol-agui.md)."""
 
-from ..core.adapters import Adapter
-from ..core.events import Kind
+from a2ui.core.adapters import Adapter
+from a2ui.core.events import Kind
 
 
 def _http_urls():
     from django.urls import path
 
-    from .view import run_view
+    from a2ui.agui1.view import run_view
 
     return [path("api/v4/agui/run", run_view, name="a2ui-agui-run")]
 
 
 def _agent_methods():
-    from ..core.agentmethods import AgentMethod
+    from a2ui.core.agentmethods import AgentMethod
 
     return (AgentMethod("agui.run_finish", shape="result", keyed=False, tool="finish_run",
                         sdk="afinish_run", rest="runs/finish"),

@@ -1,6 +1,6 @@
 """A ``POST /api/v4/agui/run`` body read as an AG-UI 1.0 ``RunAgentInput``. Sans-I/O.
 
-The text is parsed under the JSON value policy of every edge (``a2ui.protocol.jsonvalue``:
+The text is parsed under the JSON value policy of every edge (``a2ui.core.content.jsonvalue``:
 no integers beyond 2**53-1, no lone surrogates, no NUL in keys, bounded depth), then validated
 by the official ``ag-ui-protocol`` models. A refusal is :class:`InputError` with the HTTP
 status, a message and the offending field: the view answers it before any state changes.
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ag_ui.core import RunAgentInput
 from pydantic import ValidationError
 
-from ..protocol import jsonvalue
+from a2ui.core.content import jsonvalue
 
 MAX_ID_LENGTH = 200
 MAX_MESSAGES = 1000

@@ -13,7 +13,7 @@ cancels an input and declines a confirm (``reason: "cancelled"``).
 
 from ag_ui.core import Interrupt
 
-from ..core.errors import invalid_input
+from a2ui.core.errors import invalid_input
 
 INPUT_SCHEMAS = {
     "text": {"type": "string"},

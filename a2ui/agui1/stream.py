@@ -30,16 +30,16 @@ from dataclasses import dataclass
 
 from ag_ui.encoder import EventEncoder
 
-from ..conf import a2ui_settings
-from ..consumers.streams import SessionStream
-from ..core import activity as A
-from ..core.errors import DomainError
-from ..core.events import Kind
-from ..services import activity as activity_service
-from ..services import clients, housekeeping, pending, runleases, runs, sessions
-from ..services import surfaces as surface_service
-from .adapter import ADAPTER
-from .translate import Run, known_messages
+from a2ui.agui1.adapter import ADAPTER
+from a2ui.agui1.translate import Run, known_messages
+from a2ui.conf import a2ui_settings
+from a2ui.consumers.streams import SessionStream
+from a2ui.core import activity as A
+from a2ui.core.errors import DomainError
+from a2ui.core.events import Kind
+from a2ui.services import activity as activity_service
+from a2ui.services import clients, housekeeping, pending, runleases, runs, sessions
+from a2ui.services import surfaces as surface_service
 
 log = logging.getLogger("a2ui.agui")
 ENCODER = EventEncoder()

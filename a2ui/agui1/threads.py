@@ -18,10 +18,10 @@ import uuid
 from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 
-from ..core import events
-from ..core.errors import DomainError, Fault
-from ..models import AGUI_THREAD_CONSTRAINT, A2UISessionLog
-from ..services import admission, consent, groups, runs, sessions
+from a2ui.core import events
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog
+from a2ui.services import admission, consent, groups, runs, sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 

@@ -66,8 +66,8 @@ from ag_ui.core import (
 )
 from ag_ui.core.version import PROTOCOL_VERSION
 
-from ..core import activity as A
-from . import interrupts
+from a2ui.agui1 import interrupts
+from a2ui.core import activity as A
 
 SURFACE = "a2ui-surface"
 OPERATIONS = "a2ui_operations"  # @ag-ui/a2ui-middleware's A2UI_OPERATIONS_KEY
@@ -356,7 +356,7 @@ class Run:
                               content)
 
     def _component_updated(self, data):
-        from ..protocol.updates import _OPERATIONS  # pure: the operation applied to a copy
+        from a2ui.core.content.updates import _OPERATIONS  # pure: the operation applied to a copy
 
         cid = data["component_id"]
         before = self.components.get(cid)

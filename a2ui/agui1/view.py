@@ -12,13 +12,13 @@ from django.http import JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import tokens
-from ..api.base import json_body_view, limited_body
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault
-from ..models import StreamToken
-from ..services import activity, audit, caps, consent, pending, runleases, runs, shared
-from . import inputs, interrupts, stream, threads
+from a2ui import tokens
+from a2ui.agui1 import inputs, interrupts, stream, threads
+from a2ui.api.base import json_body_view, limited_body
+from a2ui.conf import a2ui_settings
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import StreamToken
+from a2ui.services import activity, audit, caps, consent, pending, runleases, runs, shared
 
 STATUS = {
     Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 429,
@@ -59,7 +59,7 @@ def _verify(raw):
 
 def _cookie_agent(agent_name):
     """The agent a signed-in person's run is for (named, or the default one)."""
-    from ..services.agents import find_agent
+    from a2ui.services.agents import find_agent
 
     agent = find_agent(agent_name) if agent_name else tokens.default_agent()
     if agent is None:

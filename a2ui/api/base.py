@@ -13,13 +13,13 @@ from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.views import APIView
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError
-from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import sessions
-from .exceptions import exception_handler
-from .renderers import SafeJSONRenderer
+from a2ui.api.exceptions import exception_handler
+from a2ui.api.renderers import SafeJSONRenderer
+from a2ui.conf import a2ui_settings
+from a2ui.core.content import jsonvalue
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.services import sessions
 
 
 class PayloadTooLarge(APIException):
@@ -29,7 +29,7 @@ class PayloadTooLarge(APIException):
 
 
 class JSONValueRefused(ProtocolError):
-    """A body the JSON value policy refuses (a2ui.protocol.jsonvalue): -32602 with
+    """A body the JSON value policy refuses (a2ui.core.content.jsonvalue): -32602 with
     ``data.path`` (dotted, JSON-RPC style) and ``data.pointer`` (RFC 6901, v0.9 style)."""
 
     def __init__(self, exc):
@@ -71,7 +71,7 @@ def app_authenticators():
     from django.apps import apps
     from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 
-    from ..authentication import AgentKeyAuthentication, RejectStreamTokenAuthentication
+    from a2ui.authentication import AgentKeyAuthentication, RejectStreamTokenAuthentication
 
     classes = [RejectStreamTokenAuthentication, AgentKeyAuthentication]
     if apps.is_installed("rest_framework.authtoken"):

@@ -15,10 +15,10 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from ..models import A2UIConsentRecord
-from ..services import consent
-from .base import A2UIAPIView
-from .permissions import IsPerson
+from a2ui.api.base import A2UIAPIView
+from a2ui.api.permissions import IsPerson
+from a2ui.models import A2UIConsentRecord
+from a2ui.services import consent
 
 MAX_LISTED = 500
 

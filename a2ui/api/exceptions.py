@@ -16,11 +16,11 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from ..core.errors import DomainError
-from ..protocol import jsonvalue
-from ..protocol.errors import OUTCOME_UNKNOWN, ErrorCode, ProtocolError
-from ..services import outages
-from ..v09 import ValidationFailed
+from a2ui.core.content import jsonvalue
+from a2ui.core.errors import DomainError
+from a2ui.core.surfaces import ValidationFailed
+from a2ui.rpc.errors import OUTCOME_UNKNOWN, ErrorCode, ProtocolError
+from a2ui.services import outages
 
 log = logging.getLogger("a2ui.api")
 

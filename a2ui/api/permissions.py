@@ -2,7 +2,7 @@
 
 from rest_framework.permissions import BasePermission
 
-from ..models import Agent
+from a2ui.models import Agent
 
 
 class IsPerson(BasePermission):

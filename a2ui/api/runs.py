@@ -13,9 +13,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from ..services import runs
-from .base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
-from .permissions import IsAgent
+from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
+from a2ui.api.permissions import IsAgent
+from a2ui.services import runs
 
 
 def _body(request):

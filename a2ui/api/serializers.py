@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from ..models import StreamToken
+from a2ui.models import StreamToken
 
 
 class StreamTokenRequestSerializer(serializers.Serializer):
@@ -11,7 +11,7 @@ class StreamTokenRequestSerializer(serializers.Serializer):
     )
 
     def __init__(self, *args, **kwargs):
-        from .. import tokens
+        from a2ui import tokens
 
         super().__init__(*args, **kwargs)
         # The types of the protocols served (each adapter's token_type).

@@ -1,14 +1,9 @@
 from django.urls import path
 
-from . import consents, runs, views
+from a2ui.api import consents, runs, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
-    path(
-        "v4/sessions/<uuid:session_id>/messages",
-        views.SessionMessagesView.as_view(),
-        name="a2ui-session-messages",
-    ),
     # The dispatch table's session pushes (surfaces, agui, ...: a2ui.core.agentmethods).
     *views.session_push_urls(),
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),

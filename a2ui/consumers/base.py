@@ -16,17 +16,18 @@ from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from ..conf import a2ui_settings
-from ..services import outages
+from a2ui.conf import a2ui_settings
+from a2ui.services import outages
 
 try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
     from autobahn.exception import Disconnected as TransportClosed
 except ImportError:  # pragma: no cover - another ASGI server
     class TransportClosed(Exception):
         pass
-from ..core.errors import DomainError
-from ..protocol import jsonrpc, limits
-from ..protocol.errors import ErrorCode, ProtocolError
+from a2ui.core.content import limits
+from a2ui.core.errors import DomainError
+from a2ui.rpc import jsonrpc
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 log = logging.getLogger("a2ui.consumers")
 

@@ -22,14 +22,14 @@ session) and ``announce_close`` (what its clients are told before an operator cl
 import asyncio
 import time
 
-from ..conf import a2ui_settings
-from ..core import events
-from ..core.closes import CloseCode
-from ..core.lifecycle import Event, Lifecycle, State
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import caps, clients, consent, groups, outages, seqwatch, sessions, shared
-from ..services import direct as direct_delivery
-from ..services.metrics import buffer
+from a2ui.conf import a2ui_settings
+from a2ui.core import events
+from a2ui.core.closes import CloseCode
+from a2ui.core.lifecycle import Event, Lifecycle, State
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.services import caps, clients, consent, groups, outages, seqwatch, sessions, shared
+from a2ui.services import direct as direct_delivery
+from a2ui.services.metrics import buffer
 
 
 class SessionListener:

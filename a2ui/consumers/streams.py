@@ -15,7 +15,7 @@ Two kinds are driven this way:
   the client goes (``aclosing``). A stream adds its wire: ``open`` (what a new stream sends
   first), ``show`` and ``send_state`` (as every socket), ``idle`` (called when nothing arrived
   for ``idle_seconds``: keepalives, deadlines) and ``leaving`` (last words before it uncounts);
-  each writes SSE chunks with ``write``. The v0.9 surface stream (``a2ui.api.streams``) and the
+  each writes SSE chunks with ``write``. The v0.9 surface stream (``a2ui.v09.stream``) and the
   AG-UI 1.0 run stream (``a2ui.agui1.stream``) are the two.
 * the MCP watcher's sessions (``a2ui.mcp.watch``): ``show`` is a resource notification.
 """
@@ -26,10 +26,10 @@ import logging
 
 from channels.layers import get_channel_layer
 
-from ..core import events
-from ..core.lifecycle import Event
-from ..services import groups, outages, sessions, shared
-from .session import SessionListener
+from a2ui.consumers.session import SessionListener
+from a2ui.core import events
+from a2ui.core.lifecycle import Event
+from a2ui.services import groups, outages, sessions, shared
 
 log = logging.getLogger("a2ui.consumers")
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 import whatthepatch
 from whatthepatch.exceptions import WhatThePatchException
 
-from .events import Kind
+from a2ui.core.events import Kind
 
 KINDS = frozenset({Kind.MESSAGE, Kind.MESSAGE_BATCH, Kind.TOOL_CALL, Kind.STATE_DELTA,
                    Kind.PLAN, Kind.RESOURCES, Kind.ROSTER, Kind.ARTIFACT})

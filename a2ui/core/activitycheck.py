@@ -1,7 +1,7 @@
 """Checking activity events before they change anything. Sans-I/O.
 
 :func:`check` validates and sanitizes one event's data on its own (types, ids, text through
-``a2ui.protocol.sanitize``, free JSON values under the one URL policy, sizes); it returns the
+``a2ui.core.content.sanitize``, free JSON values under the one URL policy, sizes); it returns the
 clean data the services store and emit. :func:`check_against` then checks it against the
 session's current :class:`~a2ui.core.activity.Activity`: a ``state.delta`` whose
 ``old_value`` differs from the value at its path, a path through a value that is not an
@@ -21,16 +21,16 @@ page as text only.
 import json
 import re
 
-from ..protocol import fields as F
-from ..protocol.sanitize import (
+from a2ui.core import activity as A
+from a2ui.core.content import fields as F
+from a2ui.core.content.sanitize import (
     clean_display_string,
     sanitize_markdown,
     sanitize_text,
     sanitize_tree,
 )
-from . import activity as A
-from .errors import invalid_input
-from .events import Kind
+from a2ui.core.errors import invalid_input
+from a2ui.core.events import Kind
 
 NAME_LENGTH = 200
 PATH_SEGMENT = re.compile(r"[A-Za-z0-9_\-:$@]{1,128}")

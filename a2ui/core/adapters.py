@@ -60,7 +60,7 @@ _cache = {}
 
 def registered():
     """The adapters named by ``A2UI['ADAPTERS']``, in order (imported once)."""
-    from ..conf import a2ui_settings
+    from a2ui.conf import a2ui_settings
 
     paths = tuple(a2ui_settings.ADAPTERS)
     found = _cache.get(paths)

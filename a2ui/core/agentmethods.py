@@ -60,7 +60,7 @@ class AgentMethod:
 def session_params(params):
     """``(session_id, the other params)`` of a method whose params are an object with a
     ``session_id``; a core ``invalid_input`` (``params.session_id``) otherwise."""
-    from .errors import DomainError, Fault
+    from a2ui.core.errors import DomainError, Fault
 
     if not isinstance(params, dict) or "session_id" not in params:
         raise DomainError(Fault.INVALID_INPUT, "session_id is required",
@@ -97,7 +97,7 @@ _cache = {}
 
 def table():
     """The merged table of the registered adapters (``a2ui.core.adapters.registered``)."""
-    from .adapters import registered
+    from a2ui.core.adapters import registered
 
     adapters = registered()
     ident = tuple(id(a) for a in adapters)

@@ -1,7 +1,7 @@
 """Domain errors: what went wrong, in no protocol's words. Sans-I/O.
 
 Services raise :class:`DomainError` with a :class:`Fault`; each adapter maps faults to its own
-codes (seed 000: ``a2ui.protocol.errors.ProtocolError.of``; v0.9 frames; HTTP statuses in
+codes (seed 000: ``a2ui.rpc.errors.ProtocolError.of``; v0.9 frames; HTTP statuses in
 ``a2ui.api.exceptions``; MCP and AG-UI their own). ``data`` is JSON detail for the peer
 (``path`` and ``reason`` for bad input).
 """

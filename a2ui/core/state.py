@@ -13,7 +13,7 @@ What each kind does, as the services do it:
 
 * ``component.rendered``: a new id goes last in the render order; a known id is replaced in
   place (type, data and metadata; ``services.components.store_render``). No metadata is ``{}``.
-* ``component.updated``: ``a2ui.protocol.updates.apply_update`` on the stored data (an unknown
+* ``component.updated``: ``a2ui.core.content.updates.apply_update`` on the stored data (an unknown
   id changes nothing: the service refuses such an update before emitting anything).
 * ``component.removed``: the component is gone.
 * ``request.opened`` / ``request.closed``: an open request by ``params["request_id"]``; closing
@@ -36,10 +36,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..protocol.updates import apply_update
-from ..v09.state import SurfaceState
-from . import activity as A
-from .events import Kind
+from a2ui.core import activity as A
+from a2ui.core.content.updates import apply_update
+from a2ui.core.events import Kind
+from a2ui.core.surfaces.state import SurfaceState
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ The ASGI app is built on the first request under ``/mcp`` (``a2ui.asgi`` mounts 
 Django); ``on_stop`` ends the SDK's session manager so Daphne exits promptly on SIGTERM.
 """
 
-from ..core.activity import KINDS as ACTIVITY
-from ..core.adapters import Adapter
-from ..core.events import Kind
+from a2ui.core.activity import KINDS as ACTIVITY
+from a2ui.core.adapters import Adapter
+from a2ui.core.events import Kind
 
 _app = None
 
@@ -17,10 +17,10 @@ def build_app():
     if _app is None:
         from django.conf import settings
 
-        from ..conf import a2ui_settings
-        from ..services import shared
-        from .app import MCPApp
-        from .server import build_server
+        from a2ui.conf import a2ui_settings
+        from a2ui.mcp.app import MCPApp
+        from a2ui.mcp.server import build_server
+        from a2ui.services import shared
 
         # Request bodies past the payload limit get 413 before they are parsed. With Redis,
         # SSE streams are resumable (a2ui.mcp.eventstore). Idle sessions end after
@@ -34,7 +34,7 @@ def build_app():
 
 
 async def stop():
-    from . import listen
+    from a2ui.mcp import listen
 
     listen.close_all()  # graceful: each stream ends with its SubscriptionsListenResult
     if _app is not None:

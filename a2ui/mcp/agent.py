@@ -22,13 +22,13 @@ import uuid
 
 import mcp_types as types
 
-from .. import agents
-from ..core import agentmethods
-from ..core.errors import DomainError
-from ..protocol import idempotency
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import agentapi, delivery, pending, sessions, surfaces
-from . import tools
+from a2ui import agents
+from a2ui.core import agentmethods
+from a2ui.core.content import idempotency
+from a2ui.core.errors import DomainError
+from a2ui.mcp import tools
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.services import agentapi, delivery, pending, sessions, surfaces
 
 #: Seconds between progress notifications while a request waits for the person.
 PROGRESS_INTERVAL = 5.0
@@ -42,7 +42,7 @@ def text_result(value, *, is_error=False):
 
 
 async def call(ctx, who, name, arguments):
-    from .server import invalid
+    from a2ui.mcp.server import invalid
 
     agent = who.agent
     if name == "list_sessions":

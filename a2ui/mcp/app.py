@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 
-from ..conf import a2ui_settings
+from a2ui.conf import a2ui_settings
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -53,8 +53,8 @@ def _bearer(scope):
 
 def authenticate(raw):
     """The Principal for a bearer credential, or a TokenError (sync: one database query)."""
-    from .. import tokens
-    from ..models import StreamToken
+    from a2ui import tokens
+    from a2ui.models import StreamToken
 
     if not raw:
         raise tokens.TokenError("An agent key or a stream_mcp token is required.")
@@ -86,7 +86,7 @@ def _unauthorized(reason):
 
 def unavailable_body(exc):
     """The JSON-RPC error answering a request that an outage of the database or Redis failed."""
-    from ..services import outages
+    from a2ui.services import outages
 
     return {"jsonrpc": "2.0", "id": None, "error": {
         "code": -32603, "message": f"Service unavailable ({outages.cause(exc)}); retry shortly."}}
@@ -133,7 +133,7 @@ def host_allowed(scope, allowed_hosts):
 async def _checked_body(receive, limit):
     """(a receive that replays the body, the JSON-RPC error refusing it or None). A body past
     ``limit`` is not checked: the SDK answers it 413."""
-    from .envelope import check
+    from a2ui.mcp.envelope import check
 
     chunks, size, message = [], 0, None
     while True:
@@ -217,7 +217,7 @@ def json_errors(send):
     """``send`` that turns an HTTP error answered in plain text (the SDK's 413 "Request body
     too large", 400 "Invalid Content-Type header", ...) into a JSON-RPC error body with
     ``Content-Type: application/json``; everything else passes through."""
-    from .opening import json_error
+    from a2ui.mcp.opening import json_error
 
     held = {}
 
@@ -265,7 +265,7 @@ class MCPApp:
     """ASGI: authenticate, check Host/Origin, then hand the request to the SDK."""
 
     def __init__(self, server, allowed_hosts, **manager_options):
-        from .manager import SessionManager
+        from a2ui.mcp.manager import SessionManager
 
         self.allowed_hosts = list(allowed_hosts)
         self.max_body = manager_options.get("max_request_body_size")
@@ -286,8 +286,8 @@ class MCPApp:
             await _respond(send, 421 if b"origin" not in dict(scope["headers"]) else 403,
                            {"error": "Host or Origin not allowed"})
             return
-        from .. import tokens
-        from ..services import outages
+        from a2ui import tokens
+        from a2ui.services import outages
 
         try:
             principal = await database_sync_to_async(authenticate)(_bearer(scope))
@@ -318,8 +318,8 @@ class MCPApp:
             receive = _watching(receive, gone)
         lease = None
         if opens_session(scope):  # the caps (a2ui.services.caps), before any state is kept
-            from ..services import caps
-            from .manager import LEASE
+            from a2ui.mcp.manager import LEASE
+            from a2ui.services import caps
 
             try:
                 lease = await caps.acquire_mcp(principal, caps.address_of(scope))

@@ -4,8 +4,8 @@ Reads the core's session events (``a2ui.event``, ``a2ui.core.events``); other me
 (closing notices, another version's) change nothing.
 """
 
-from ..core import activity, events
-from . import uris
+from a2ui.core import activity, events
+from a2ui.mcp import uris
 
 #: The URIs one changed item is shown under (``notices``).
 VARIANTS = {"components": ("components", "apps"),

@@ -10,7 +10,7 @@ The SDK would answer some JSON-RPC envelopes wrongly or not at all:
 * a batch (a JSON array; not part of MCP since 2025-06-18, and the SDK reads none) got
   ``-32602`` with pydantic's validation text. Now ``-32600`` "Batch requests are not
   supported";
-* values the JSON value policy of every other edge refuses (``a2ui.protocol.jsonvalue``:
+* values the JSON value policy of every other edge refuses (``a2ui.core.content.jsonvalue``:
   integers beyond ±(2**53-1), such as ids of 2**64 that JavaScript clients cannot match, numbers
   that overflow a double, lone surrogates, NUL in keys) went on to the handlers. Now ``-32602``
   with ``data.path`` and ``data.reason``, as everywhere else.
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import json
 
-from ..protocol import jsonvalue
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..protocol.jsonrpc import readable_id
+from a2ui.core.content import jsonvalue
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.rpc.jsonrpc import readable_id
 
 
 def _error(code, data, request_id=None):

@@ -10,8 +10,8 @@ not (-32602 with ``data.path`` naming it), the same for a foreign, unknown or ma
 
 from dataclasses import dataclass
 
-from ..protocol.errors import ErrorCode
-from . import uris
+from a2ui.mcp import uris
+from a2ui.rpc.errors import ErrorCode
 
 #: At most this many URIs in one listen request.
 MAX_URIS = 256

@@ -37,12 +37,12 @@ from mcp.shared.subscriptions import (
     event_to_notification,
 )
 
-from ..core.errors import DomainError
-from ..protocol.errors import ErrorCode
-from ..services import groups, outages, sessions
-from ..services import surfaces as surface_service
-from . import changes, filters
-from .watch import Watcher, session_uris
+from a2ui.core.errors import DomainError
+from a2ui.mcp import changes, filters
+from a2ui.mcp.watch import Watcher, session_uris
+from a2ui.rpc.errors import ErrorCode
+from a2ui.services import groups, outages, sessions
+from a2ui.services import surfaces as surface_service
 
 log = logging.getLogger("a2ui.mcp")
 

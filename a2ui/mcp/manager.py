@@ -18,8 +18,8 @@ import json
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from .eventstore import RETRY_MS, SessionEventStore
-from .opening import OPENED, REFUSED, SESSION_HEADER, Opening
+from a2ui.mcp.eventstore import RETRY_MS, SessionEventStore
+from a2ui.mcp.opening import OPENED, REFUSED, SESSION_HEADER, Opening
 
 #: The ASGI scope key under which ``a2ui.mcp.app`` hands a session's cap lease over.
 LEASE = "a2ui_cap_lease"

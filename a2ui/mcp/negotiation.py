@@ -8,7 +8,7 @@ ending in ``/a2ui``) holding ``{"clientCapabilities": {...}}``. MCP Apps hosts d
 ``io.modelcontextprotocol/ui`` extension.
 """
 
-from .uris import APPS_EXTENSION
+from a2ui.mcp.uris import APPS_EXTENSION
 
 
 def _a2ui_extension(extensions):

@@ -12,13 +12,13 @@ import json
 import mcp_types as types
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError
-from ..protocol import methods
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import consent, groups, pending, sessions, shared
-from ..services import surfaces as surface_service
-from . import negotiation, render, tools, uris
+from a2ui.conf import a2ui_settings
+from a2ui.core.content import methods
+from a2ui.core.errors import DomainError
+from a2ui.mcp import negotiation, render, tools, uris
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.services import consent, groups, pending, sessions, shared
+from a2ui.services import surfaces as surface_service
 
 
 def _init_capabilities(ctx):
@@ -213,7 +213,7 @@ def _result(value, embedded=None):
 
 
 async def call(ctx, who, name, arguments):
-    from .server import invalid
+    from a2ui.mcp.server import invalid
 
     try:
         session_id, rest = tools.split_session(arguments)

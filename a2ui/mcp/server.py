@@ -13,10 +13,10 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from ..core.errors import DomainError
-from ..protocol.errors import ErrorCode, ProtocolError
-from ..services import outages
-from . import tools, uris
+from a2ui.core.errors import DomainError
+from a2ui.mcp import tools, uris
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.services import outages
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -66,10 +66,10 @@ async def _guard(call):
 def fixtures_for(who):
     """``a2ui.mcp.fixtures`` when the test-only A2UI['MCP_CONFORMANCE_FIXTURES'] is on and an
     agent calls; else None."""
-    from ..conf import a2ui_settings
+    from a2ui.conf import a2ui_settings
 
     if who.kind == "agent" and a2ui_settings.MCP_CONFORMANCE_FIXTURES:
-        from . import fixtures
+        from a2ui.mcp import fixtures
 
         return fixtures
     return None
@@ -91,7 +91,7 @@ async def call_tool(ctx, params):
     who = principal(ctx)
     arguments = params.arguments or {}
     if who.kind == "agent":
-        from . import agent
+        from a2ui.mcp import agent
 
         if (fixtures := fixtures_for(who)) and params.name in fixtures.TOOLS:
             return await _guard(fixtures.call(ctx, params.name, arguments))
@@ -99,7 +99,7 @@ async def call_tool(ctx, params):
             raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
                            {"path": "name"})
         return await _guard(agent.call(ctx, who, params.name, arguments))
-    from . import person
+    from a2ui.mcp import person
 
     if params.name not in tools.PERSON_TOOLS:
         raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
@@ -108,7 +108,7 @@ async def call_tool(ctx, params):
 
 
 async def list_resources(ctx, params):
-    from . import person
+    from a2ui.mcp import person
 
     who = principal(ctx)
     listed = await _guard(person.list_resources(ctx, who))
@@ -118,7 +118,7 @@ async def list_resources(ctx, params):
 
 
 async def list_resource_templates(ctx, params):
-    from . import person
+    from a2ui.mcp import person
 
     fixtures = fixtures_for(principal(ctx))
     return types.ListResourceTemplatesResult(
@@ -126,7 +126,7 @@ async def list_resource_templates(ctx, params):
 
 
 async def read_resource(ctx, params):
-    from . import person
+    from a2ui.mcp import person
 
     who, uri = principal(ctx), str(params.uri)
     if (fixtures := fixtures_for(who)) and fixtures.is_fixture(uri):
@@ -138,7 +138,7 @@ async def read_resource(ctx, params):
 
 
 async def subscribe(ctx, params):
-    from . import person, watch
+    from a2ui.mcp import person, watch
 
     who, uri = principal(ctx), str(params.uri)
     if (fixtures := fixtures_for(who)) and fixtures.is_fixture(uri):
@@ -150,14 +150,14 @@ async def subscribe(ctx, params):
 
 
 async def subscriptions_listen(ctx, params):
-    from . import listen
+    from a2ui.mcp import listen
 
     who = principal(ctx)
     return await _guard(listen.serve(ctx, who, params, fixtures_for(who)))
 
 
 async def unsubscribe(ctx, params):
-    from . import watch
+    from a2ui.mcp import watch
 
     await _guard(watch.unsubscribe(ctx, principal(ctx), str(params.uri)))
     return types.EmptyResult()
@@ -243,7 +243,7 @@ async def set_logging_level(ctx, params):
 def conformance_handlers():
     """The handlers of the conformance fixtures' methods, only when the test-only setting is
     on (otherwise the server does not offer prompts, completions or logging)."""
-    from ..conf import a2ui_settings
+    from a2ui.conf import a2ui_settings
 
     if not a2ui_settings.MCP_CONFORMANCE_FIXTURES:
         return {}

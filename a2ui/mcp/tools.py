@@ -8,9 +8,9 @@ WebSocket. Person tools (``stream_mcp`` token) are seed 004's ``action`` / ``err
 seed-000 answers ``respond`` / ``approve`` / ``cancel``.
 """
 
-from ..core import agentmethods
-from ..protocol.components import COMPONENT_TYPES
-from ..protocol.methods import (
+from a2ui.core import agentmethods
+from a2ui.core.content.components import COMPONENT_TYPES
+from a2ui.core.content.methods import (
     CONFIRM_SEVERITIES,
     INPUT_TYPES,
     NOTIFY_LEVELS,
@@ -166,7 +166,7 @@ AGENT_TOOLS = {
 AGENT_METHODS = {name: f"ui.{name}" for name in
                  ("render", "update", "progress", "navigate", "notify")}
 AWAITING = {"request_input": "ui.request_input", "confirm": "ui.confirm"}
-#: Agent tools that take an ``idempotency_key`` (a2ui.protocol.idempotency).
+#: Agent tools that take an ``idempotency_key`` (a2ui.core.content.idempotency).
 KEYED = frozenset({*AGENT_METHODS, "push_surfaces", "agui_event"})
 
 PERSON_TOOLS = {

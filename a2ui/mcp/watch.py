@@ -23,9 +23,9 @@ import logging
 
 import mcp_types as types
 
-from ..consumers.streams import ChannelListener
-from . import changes, person, uris
-from .adapter import ADAPTER
+from a2ui.consumers.streams import ChannelListener
+from a2ui.mcp import changes, person, uris
+from a2ui.mcp.adapter import ADAPTER
 
 log = logging.getLogger("a2ui.mcp")
 

@@ -19,13 +19,13 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core import activity as A
-from ..core.activitycheck import check as _check
-from ..core.activitycheck import check_against
-from ..core.events import Kind
-from ..models import SessionActivity
-from . import dbthreads, stream
+from a2ui.conf import a2ui_settings
+from a2ui.core import activity as A
+from a2ui.core.activitycheck import check as _check
+from a2ui.core.activitycheck import check_against
+from a2ui.core.events import Kind
+from a2ui.models import SessionActivity
+from a2ui.services import dbthreads, stream
 
 KINDS = A.KINDS
 
@@ -96,7 +96,7 @@ aload = dbthreads.wrap(load)
 async def apush(agent_id, session_id, kind, data, *, prefix="", key=None):
     """Check, store and deliver one activity event of an agent; returns its sequence number
     (``key``: an idempotency key, ``delivery.aemit``)."""
-    from . import delivery
+    from a2ui.services import delivery
 
     clean = check(kind, data, prefix)
     seq, _ = await delivery.aemit(agent_id, session_id, Kind(kind), clean, prefix=prefix,

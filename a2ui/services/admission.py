@@ -32,12 +32,12 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.closes import CloseCode
-from ..core.errors import DomainError, Fault
-from ..models import A2UISessionLog, Agent
-from . import audit
-from .sessions import (
+from a2ui.conf import a2ui_settings
+from a2ui.core.closes import CloseCode
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import A2UISessionLog, Agent
+from a2ui.services import audit
+from a2ui.services.sessions import (
     LIVE,
     State,
     _announce_close,

@@ -7,8 +7,8 @@ same signature for every push an agent makes (seed 000's ``ui.*``, ``a2ui.v09``,
 the table's validators are the protocols' own.
 """
 
-from ..core import agentmethods
-from ..core.errors import DomainError, Fault
+from a2ui.core import agentmethods
+from a2ui.core.errors import DomainError, Fault
 
 
 def entry(method):

@@ -38,8 +38,8 @@ from urllib.parse import parse_qs
 
 from channels.layers import get_channel_layer
 
-from ..core.errors import DomainError, Fault
-from . import outages, shared
+from a2ui.core.errors import DomainError, Fault
+from a2ui.services import outages, shared
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from asgiref.sync import async_to_sync
 from django.db.models import Q
 from django.utils import timezone
 
-from .. import tokens
-from ..core.closes import CloseCode
-from . import audit, groups
+from a2ui import tokens
+from a2ui.core.closes import CloseCode
+from a2ui.services import audit, groups
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

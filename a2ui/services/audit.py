@@ -2,7 +2,7 @@
 
 from channels.db import database_sync_to_async
 
-from ..models import AuditEvent
+from a2ui.models import AuditEvent
 
 
 def actor_label(actor=None, agent=None):

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from django.core.signals import setting_changed
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault
-from . import shared
+from a2ui.conf import a2ui_settings
+from a2ui.core.errors import DomainError, Fault
+from a2ui.services import shared
 
 log = logging.getLogger("a2ui.caps")
 

@@ -35,9 +35,9 @@ from collections import Counter
 from channels.db import database_sync_to_async
 from django.db import transaction
 
-from ..conf import a2ui_settings
-from ..models import A2UISessionLog
-from . import caps, shared
+from a2ui.conf import a2ui_settings
+from a2ui.models import A2UISessionLog
+from a2ui.services import caps, shared
 
 log = logging.getLogger("a2ui.services")
 
@@ -215,7 +215,7 @@ async def acapabilities(session_id):
          "attached": [{"protocol": "v09", "catalogs": [...]}, ...],
          "resumable_clients": [{"protocol", "catalogs", "left_at"}, ...]}
     """
-    from .surfaces.catalogs import catalog_registry
+    from a2ui.services.surfaces.catalogs import catalog_registry
 
     sid = session_id
     now = await attached(sid)

@@ -5,10 +5,10 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from ..core.errors import DomainError, Fault
-from ..models import RenderedComponent
-from ..protocol.updates import apply_update
-from . import dbthreads, hotsql
+from a2ui.core.content.updates import apply_update
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import RenderedComponent
+from a2ui.services import dbthreads, hotsql
 
 
 def _expiry(metadata):
@@ -107,8 +107,8 @@ def expire_due():
 
 async def aexpire_due():
     """``expire_due``, then one ``component.removed`` event for each component it deleted."""
-    from ..core.events import Kind
-    from . import stream
+    from a2ui.core.events import Kind
+    from a2ui.services import stream
 
     gone = await dbthreads.run(expire_due)
     for session_id, component_id in gone:

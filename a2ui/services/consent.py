@@ -25,11 +25,11 @@ from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault, invalid_input
-from ..core.events import Kind
-from ..models import A2UIConsentRecord, A2UISessionLog
-from . import audit, groups, shared, stream
+from a2ui.conf import a2ui_settings
+from a2ui.core.errors import DomainError, Fault, invalid_input
+from a2ui.core.events import Kind
+from a2ui.models import A2UIConsentRecord, A2UISessionLog
+from a2ui.services import audit, groups, shared, stream
 
 CACHE_TTL = 300
 MAX_TYPE_LENGTH = 64

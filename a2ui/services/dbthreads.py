@@ -36,8 +36,8 @@ from asgiref.sync import AsyncToSync
 from channels.db import database_sync_to_async
 from django.db import DatabaseError, connections
 
-from ..conf import a2ui_settings
-from . import dbconn
+from a2ui.conf import a2ui_settings
+from a2ui.services import dbconn
 
 #: Threads for per-message work; each keeps a connection of the pool once it made a call, so
 #: keep it below the pool's ``max_size`` (DB_POOL_MAX, 10 by default).

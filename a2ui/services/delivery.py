@@ -1,7 +1,7 @@
 """Agent-to-UI delivery: one path for the agent WebSocket, the REST endpoint and the Python API.
 
 ``aemit`` takes one session event (``a2ui.core.events``) already validated and sanitized by
-the adapter that read it (seed 000's agent methods: ``a2ui.adapters.pushes``) and does, in order: the owner check
+the adapter that read it (seed 000's agent methods: ``a2ui.services.pushes``) and does, in order: the owner check
 (cached), the state change for kinds that have one (a component, a pending request), the
 per-session sequence number, the buffered metrics, and the delivery: straight to the consumers
 when every socket of the session is in this process (``a2ui.services.direct``), else one group
@@ -20,11 +20,11 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from ..core import events
-from ..core.errors import DomainError, Fault
-from ..core.events import Kind
-from ..protocol import idempotency
-from . import (
+from a2ui.core import events
+from a2ui.core.content import idempotency
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.events import Kind
+from a2ui.services import (
     activity,
     clients,
     components,
@@ -37,7 +37,7 @@ from . import (
     shared,
     stream,
 )
-from .metrics import buffer
+from a2ui.services.metrics import buffer
 
 log = logging.getLogger("a2ui.services")
 
@@ -92,7 +92,7 @@ async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=No
     waits on it, or gets its outcome at once.
     Activity kinds (``services.activity``) are checked against the stored activity and stored
     (``prefix``: where the event sits in the agent's message, for the error's path).
-    ``key``: an idempotency key (``a2ui.protocol.idempotency.Key``).
+    ``key``: an idempotency key (``a2ui.core.content.idempotency.Key``).
     """
     if kind in STATELESS and key is None:
         return await _apush_stateless(agent_id, session_id, kind, data), None

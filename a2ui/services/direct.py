@@ -29,7 +29,7 @@ falls back to the group send.
 import asyncio
 import time
 
-from ..conf import a2ui_settings
+from a2ui.conf import a2ui_settings
 
 #: A publish older than this has arrived or is lost; it can no longer be overtaken.
 IN_FLIGHT_SECONDS = 60.0

@@ -13,7 +13,7 @@ import functools
 
 from django.db import connections, transaction
 
-from ..models import A2UISessionLog, Agent, PendingRequest, PushKey, RenderedComponent
+from a2ui.models import A2UISessionLog, Agent, PendingRequest, PushKey, RenderedComponent
 
 
 @functools.cache

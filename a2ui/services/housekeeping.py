@@ -10,7 +10,7 @@ import asyncio
 import logging
 import weakref
 
-from . import components, dbthreads, outages, outcomes, pending, runs, sessions
+from a2ui.services import components, dbthreads, outages, outcomes, pending, runs, sessions
 
 log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15

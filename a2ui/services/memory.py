@@ -76,8 +76,8 @@ def forget_caches():
     when empty) it sits in. Emptied, the trim gives those pages back; CPython's arenas stay
     pinned by the libraries' own survivors (docs/performance.md, "Soak"). Each refills on use.
     """
-    from ..core import adapters
-    from . import metrics
+    from a2ui.core import adapters
+    from a2ui.services import metrics
 
     adapters.clear_caches()  # what the protocols declare (Adapter.caches): encoded pushes ...
     metrics.forget_activated()  # sessions already moved to active

@@ -24,9 +24,9 @@ from django.db import connection, connections
 from django.db.models import F
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..models import A2UISessionLog
-from . import dbthreads, outages
+from a2ui.conf import a2ui_settings
+from a2ui.models import A2UISessionLog
+from a2ui.services import dbthreads, outages
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from datetime import timedelta
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault
-from ..models import PushKey
-from . import hotsql
+from a2ui.conf import a2ui_settings
+from a2ui.core.errors import DomainError, Fault
+from a2ui.models import PushKey
+from a2ui.services import hotsql
 
 log = logging.getLogger("a2ui.outcomes")
 
@@ -174,7 +174,7 @@ async def asettle(session_id, key):
     """After a connection lost while storing a push with ``key``: its stored outcome, or None
     when it was not stored; OUTCOME_UNKNOWN when the database cannot tell yet (the session's
     clients are then told to resync, so they show the push exactly if it is stored)."""
-    from . import dbthreads, stream
+    from a2ui.services import dbthreads, stream
 
     try:
         return await dbthreads.run(probe, session_id, key)
@@ -186,7 +186,7 @@ async def asettle(session_id, key):
 def lost(session_id, key=None):
     """A push's store lost its connection and the outcome cannot be found out: tell the
     session's clients to resync and return the OUTCOME_UNKNOWN error to raise."""
-    from . import stream
+    from a2ui.services import stream
 
     stream.repair(session_id)
     return unknown(session_id, key)

@@ -27,12 +27,12 @@ from channels.db import database_sync_to_async
 from django.db import IntegrityError
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault
-from ..core.events import Kind
-from ..models import A2UISessionLog, PendingRequest
-from . import components, dbthreads, groups, hotsql, sessions, stream
-from .metrics import buffer
+from a2ui.conf import a2ui_settings
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.events import Kind
+from a2ui.models import A2UISessionLog, PendingRequest
+from a2ui.services import components, dbthreads, groups, hotsql, sessions, stream
+from a2ui.services.metrics import buffer
 
 Status = PendingRequest.Status
 KIND_BY_METHOD = {"ui.request_input": PendingRequest.KIND_INPUT, "ui.confirm": PendingRequest.KIND_CONFIRM}

@@ -23,8 +23,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..models import (
+from a2ui.conf import a2ui_settings
+from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
     AuditEvent,
@@ -33,7 +33,7 @@ from ..models import (
     StreamToken,
     Surface,
 )
-from . import audit
+from a2ui.services import audit
 
 BATCH = 500
 

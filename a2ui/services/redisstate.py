@@ -22,9 +22,9 @@ import asyncio
 import time
 import weakref
 
-from ..conf import a2ui_settings
-from . import redisline
-from .shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
+from a2ui.conf import a2ui_settings
+from a2ui.services import redisline
+from a2ui.services.shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
 #: A command (or a wait for a pooled connection) that takes longer fails.
 REDIS_TIMEOUT_SECONDS = 15

@@ -19,9 +19,9 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
-from ..core.closes import CLOSE_REASONS, CloseCode
-from ..models import A2UIConsentRecord, A2UISessionLog, Agent, AuditEvent, StreamToken
-from . import agents, audit, consent, groups, sessions
+from a2ui.core.closes import CLOSE_REASONS, CloseCode
+from a2ui.models import A2UIConsentRecord, A2UISessionLog, Agent, AuditEvent, StreamToken
+from a2ui.services import agents, audit, consent, groups, sessions
 
 State = A2UISessionLog.State
 TERMINATED_REASON = CLOSE_REASONS[CloseCode.TERMINATED]

@@ -33,8 +33,8 @@ import logging
 import time
 import weakref
 
-from ..conf import a2ui_settings
-from . import shared
+from a2ui.conf import a2ui_settings
+from a2ui.services import shared
 
 log = logging.getLogger(__name__)
 

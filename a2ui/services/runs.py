@@ -28,12 +28,12 @@ from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.errors import DomainError, Fault, invalid_input
-from ..core.events import Kind
-from ..models import AgentRun
-from ..protocol.sanitize import clean_display_string, sanitize_tree
-from . import dbthreads, groups, runleases, sessions, stream
+from a2ui.conf import a2ui_settings
+from a2ui.core.content.sanitize import clean_display_string, sanitize_tree
+from a2ui.core.errors import DomainError, Fault, invalid_input
+from a2ui.core.events import Kind
+from a2ui.models import AgentRun
+from a2ui.services import dbthreads, groups, runleases, sessions, stream
 
 log = logging.getLogger(__name__)
 Status = AgentRun.Status

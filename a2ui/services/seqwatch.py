@@ -31,7 +31,7 @@ import asyncio
 import logging
 import weakref
 
-from . import direct, shared, stream
+from a2ui.services import direct, shared, stream
 
 log = logging.getLogger("a2ui.services")
 

@@ -14,13 +14,13 @@ from channels.db import database_sync_to_async
 from django.db.models import Q
 from django.utils import timezone
 
-from ..conf import a2ui_settings
-from ..core.closes import CloseCode
-from ..core.errors import DomainError, Fault
-from ..core.events import Kind
-from ..models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from . import activity, audit, dbthreads, groups, shared, stream
-from .metrics import buffer
+from a2ui.conf import a2ui_settings
+from a2ui.core.closes import CloseCode
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.events import Kind
+from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
+from a2ui.services import activity, audit, dbthreads, groups, shared, stream
+from a2ui.services.metrics import buffer
 
 State = A2UISessionLog.State
 LIVE = A2UISessionLog.LIVE_STATES
@@ -68,7 +68,7 @@ def _resume_cutoff(now):
 
 def open_session(token, client_info, capabilities):
     """A new session (never a take-over) or -32007: ``admission.admit`` decides."""
-    from .admission import admit
+    from a2ui.services.admission import admit
 
     opened = admit(token, client_info, capabilities)
     if opened.session is None:
@@ -78,7 +78,7 @@ def open_session(token, client_info, capabilities):
 
 async def aopen_session(token, client_info, capabilities):
     """A new session (the v0.9 socket's handshake); -32007 at the limit (recorded)."""
-    from .admission import aadmit
+    from a2ui.services.admission import aadmit
 
     session, _ = await aadmit(token, client_info, capabilities)
     return session
@@ -133,7 +133,7 @@ def resume_session(token, session_id):
 
     if session.detached_at is not None and session.agent_id is not None:
         # A detached session takes no place in the agent's limits: it claims one again.
-        from .admission import reattach
+        from a2ui.services.admission import reattach
 
         resumed = reattach(session.agent_id, session.user_id, sid, claim)
     else:

@@ -23,7 +23,7 @@ import time
 
 from django.core.signals import setting_changed
 
-from ..conf import a2ui_settings
+from a2ui.conf import a2ui_settings
 
 
 class LocalBackend:
@@ -114,7 +114,7 @@ def backend():
         return _chosen[0]
     url = a2ui_settings.REDIS_URL
     if url:
-        from .redisstate import RedisBackend
+        from a2ui.services.redisstate import RedisBackend
 
         chosen = RedisBackend(url)
     else:

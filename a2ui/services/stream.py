@@ -11,9 +11,9 @@ a gap means a loss whatever the kind.
 import asyncio
 import logging
 
-from ..core import events
-from . import direct, groups, shared
-from .clients import Sent, count
+from a2ui.core import events
+from a2ui.services import direct, groups, shared
+from a2ui.services.clients import Sent, count
 
 log = logging.getLogger("a2ui.services")
 

@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..models import A2UIConsentRecord, AuditEvent, PendingRequest, RenderedComponent
+from a2ui.models import A2UIConsentRecord, AuditEvent, PendingRequest, RenderedComponent
 
 PREVIEW_CHARS = 120
 

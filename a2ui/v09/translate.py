@@ -12,7 +12,7 @@ event"):
 * one surface per open request, ``a2ui-request-<request_id>``: its prompt, input field and the
   buttons whose action answers it (``answer_of`` reads the action back).
 
-The data given is what ``a2ui.protocol.components.validate_component`` returned (sanitized:
+The data given is what ``a2ui.core.content.components.validate_component`` returned (sanitized:
 no markup, entities for ``<>&``); ``Text`` is markdown to a v0.9 renderer, so plain strings are
 markdown-escaped (``plain``) and a markdown component's content goes as it is.
 """
@@ -20,8 +20,8 @@ markdown-escaped (``plain``) and a markdown component's content goes as it is.
 import json
 import re
 
-from .errors import PROTOCOL_VERSION
-from .schema import BASIC_CATALOG_ID
+from a2ui.core.surfaces.errors import PROTOCOL_VERSION
+from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 
 V = PROTOCOL_VERSION
 COMPONENT_PREFIX = "a2ui-component-"
@@ -104,7 +104,7 @@ def _event(name, context=None):
 
 def _view(data):
     """What the seed-000 web client draws of ``{..., content: {...}}``: content's keys under
-    the top level's (``a2ui.protocol.components.validate_component`` checks the same)."""
+    the top level's (``a2ui.core.content.components.validate_component`` checks the same)."""
     content = data.get("content")
     if isinstance(content, dict):
         return {**content, **{k: v for k, v in data.items() if k != "content"}}

@@ -15,7 +15,7 @@ from a2ui.agui import inbound
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.mcp import agent as mcp_agent
-from a2ui.protocol.errors import ProtocolError
+from a2ui.rpc.errors import ProtocolError
 from a2ui.services import sessions
 from tests.activityops import AGUI_EVENTS as EVENTS
 from tests.activityops import TREE
@@ -72,10 +72,10 @@ async def test_python_api(session):
         await agents.aagui_event(session.agent_id, session.session_id, event)
     before = await snapshot_activity(session)
     expect_all(before)
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         await agents.aagui_event(session.agent_id, session.session_id, BAD)
-    assert info.value.code == -32602 and info.value.data["path"] == "event.old_value"
-    with pytest.raises(ProtocolError) as info:
+    assert ProtocolError.of(info.value).code == -32602 and info.value.data["path"] == "event.old_value"
+    with pytest.raises(DomainError) as info:
         await agents.aagui_event(session.agent_id, session.session_id, {
             "type": "ARTIFACT_UPDATE", "id": "zz", "content": "x", "change_type": "partial"})
     assert info.value.data["path"] == "event.id"

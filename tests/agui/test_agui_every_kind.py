@@ -25,12 +25,12 @@ from a2ui.agui import mapping
 from a2ui.agui import protocol as p
 from a2ui.agui1.translate import Run
 from a2ui.core import state as S
+from a2ui.core.content.updates import apply_update
+from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
+from a2ui.core.surfaces import SessionSurfaces
 from a2ui.models import RenderedComponent
-from a2ui.protocol.errors import ProtocolError
-from a2ui.protocol.updates import apply_update
 from a2ui.services import housekeeping, sessions
-from a2ui.v09 import SessionSurfaces
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, frame, open_agui
 from tests.agui1 import sse
@@ -363,7 +363,7 @@ async def test_consent_required(both, agent, settings):
     await both.open()
     (prompt,) = await both.agui(1)  # on connect
     assert "consent_required" in prompt["metadata"]
-    with pytest.raises(ProtocolError):  # the agent's refusal (-32010)
+    with pytest.raises(DomainError):  # the agent's refusal (-32010)
         await agents.arequest_input(agent, both.sid, "text", "Name?")
     (again,) = await both.agui(1)
     assert again["type"] == "TEXT_MESSAGE" and "consent_required" in again["metadata"]

@@ -1,6 +1,6 @@
 """The person's custom action on the JSON-RPC socket, ``user.action`` (in process): forwarded to
 the agent as ``user.action`` and audited, the way the AG-UI socket's custom USER_ACTION is
-(``a2ui.agui.actions.custom_action``, one code path); refused input is -32602 naming the field
+(``a2ui.services.actions.custom_action``, one code path); refused input is -32602 naming the field
 and changes nothing; a missing required consent is -32010."""
 
 import asyncio
@@ -9,10 +9,10 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-from a2ui.agui import actions
-from a2ui.consumers.user import A2UIUserConsumer
+from a2ui.core.content import methods
+from a2ui.jsonrpc.consumer import A2UIUserConsumer
 from a2ui.models import AuditEvent
-from a2ui.protocol import methods
+from a2ui.services import actions
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -171,7 +171,7 @@ def test_the_reserved_action_types_are_the_ag_ui_sockets_own():
 def test_a_name_is_not_text(value):
     """The one name check of both sockets (AG-UI USER_ACTION, JSON-RPC user.action)."""
     from a2ui.agui import protocol
-    from a2ui.protocol import fields
+    from a2ui.core.content import fields
 
     assert fields.name_reason(value) is not None
     assert protocol._ident is fields.name_reason

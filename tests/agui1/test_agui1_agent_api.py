@@ -6,8 +6,9 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from a2ui import agents, tokens
+from a2ui.core.errors import DomainError
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.protocol.errors import ProtocolError
+from a2ui.rpc.errors import ProtocolError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,9 +31,9 @@ def test_finish_and_error_end_a_run_once(user, agent):
     run = AgentRun.objects.get()
     assert run.status == "finished" and run.outcome == {"result": {"ok": True}}
     assert agents.running_runs(agent) == []
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         agents.error_run(agent, sid, "r1", "too late")
-    assert info.value.code == -32602 and info.value.data["path"] == "params.run_id"
+    assert ProtocolError.of(info.value).code == -32602 and info.value.data["path"] == "params.run_id"
 
 
 def test_error_needs_a_message_and_the_agents_own_session(user, agent, other_user):
@@ -40,13 +41,13 @@ def test_error_needs_a_message_and_the_agents_own_session(user, agent, other_use
 
     session = a_run(user, agent)
     sid = str(session.session_id)
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         agents.error_run(agent, sid, "r1", "")
     assert info.value.data["path"] == "params.message"
     other, _ = create_agent("other")
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         async_to_sync(agents.aerror_run)(other, sid, "r1", "nope")
-    assert info.value.code == -32000
+    assert ProtocolError.of(info.value).code == -32000
     assert AgentRun.objects.get().status == "running"
     agents.error_run(agent, sid, "r1", "failed", "E1")
     assert AgentRun.objects.get().outcome == {"message": "failed", "code": "E1"}
@@ -75,15 +76,15 @@ def test_the_end_of_a_run_is_checked_and_cleaned_before_it_is_stored(user, agent
     value policy refuses (too deep) is -32602 naming it; nothing is stored before."""
     session = a_run(user, agent)
     sid = str(session.session_id)
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         agents.finish_run(agent, sid, "r\x001", {"ok": True})
-    assert info.value.code == -32602 and "NUL" in info.value.data["reason"]
+    assert ProtocolError.of(info.value).code == -32602 and "NUL" in info.value.data["reason"]
     deep = {}
     for _ in range(40):
         deep = {"k": deep}
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         agents.finish_run(agent, sid, "r1", {"a": deep})
-    assert info.value.code == -32602 and info.value.data["path"].startswith("params.result")
+    assert ProtocolError.of(info.value).code == -32602 and info.value.data["path"].startswith("params.result")
     assert AgentRun.objects.get().status == "running"
     agents.finish_run(agent, sid, "r1", {"text": "a\x00b\u202ec", "n": [1, "x\x01"]})
     assert AgentRun.objects.get().outcome == {"result": {"text": "abc", "n": [1, "x"]}}

@@ -14,8 +14,9 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from a2ui import agents, tokens
+from a2ui.core.errors import DomainError
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.protocol.errors import ProtocolError
+from a2ui.rpc.errors import ProtocolError
 from a2ui.services import housekeeping, runleases
 from tests.agui1.sse import issue, post, start
 
@@ -85,9 +86,9 @@ async def test_a_lost_run_frees_its_thread_and_the_agent_hears_it_ended(user, ag
     assert (await row("r1"))["status"] == AgentRun.Status.CANCELLED
 
     # Finishing the lost run does not claim the client got it.
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         await agents.afinish_run(agent, sid, "r1", {"late": True})
-    assert info.value.code == -32602
+    assert ProtocolError.of(info.value).code == -32602
     assert info.value.data["stream_lost"] is True and info.value.data["status"] == "cancelled"
     assert "did not receive" in info.value.message
     # The new run's stream is alive: its end is delivered.

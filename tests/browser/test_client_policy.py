@@ -2,7 +2,7 @@
 every URL the v0.9 renderer would put into the DOM.
 
 * Every vector of tests/protocol/url_cases.json (the server's own test vectors) goes through
-  the JS policy in Chromium and through the server's policy in Python (``a2ui.protocol.urls``,
+  the JS policy in Chromium and through the server's policy in Python (``a2ui.core.content.urls``,
   or ``check_url`` where a branch predates it): the verdicts must agree with the file's.
 * A v0.9 surface whose Image/Video/AudioPlayer URLs and markdown link are bound to the data
   model, and a Button calling openUrl: hostile values render as no image, no player, no link
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from a2ui.protocol.errors import ProtocolError
-from a2ui.protocol.sanitize import check_url
+from a2ui.core.content.sanitize import check_url
+from a2ui.rpc.errors import ProtocolError
 from tests.browser.conftest import open_client
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -41,9 +41,9 @@ def load_cases():
 
 
 def python_accepts(url, allow_relative):
-    """The server's verdict: a2ui.protocol.urls (the one policy) where the branch has it."""
+    """The server's verdict: a2ui.core.content.urls (the one policy) where the branch has it."""
     try:
-        from a2ui.protocol.urls import url_problem
+        from a2ui.core.content.urls import url_problem
     except ImportError:
         url_problem = None
     if url_problem is not None:
@@ -77,8 +77,8 @@ def test_every_url_vector_gets_the_same_verdict_in_the_browser_and_on_the_server
     assert wrong_js == []
     server = [(c["url"][:80], c["allow_relative"], c["accept"]) for c in cases
               if python_accepts(c["url"], c["allow_relative"]) != c["accept"]]
-    if server and importlib.util.find_spec("a2ui.protocol.urls") is None:
-        # This branch predates the server's one URL policy (a2ui/protocol/urls.py): its
+    if server and importlib.util.find_spec("a2ui.core.content.urls") is None:
+        # This branch predates the server's one URL policy (a2ui/core/content/urls.py): its
         # check_url still differs on a few vectors, which the merge with that policy settles.
         warnings.warn(f"check_url differs from the shared URL vectors on {server}", stacklevel=1)
     else:

@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from a2ui.protocol.errors import ProtocolError
+from a2ui.core.errors import DomainError
 from tests.browser.conftest import open_client, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -165,7 +165,7 @@ def test_dangerous_urls_are_refused_before_they_reach_the_browser(page, agent):
         lambda: agent.call("render", sid, "image", {
             "url": "data:image/svg+xml,<svg onload='window.__xss=1'/>"}),
     ):
-        with pytest.raises(ProtocolError) as err:
+        with pytest.raises(DomainError) as err:
             call()
         assert err.value.code == -32602
     agent.call("render", sid, "card", {"title": "still fine"})

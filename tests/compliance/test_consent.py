@@ -4,6 +4,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from a2ui.core.errors import DomainError
 from a2ui.models import A2UIConsentRecord, AuditEvent
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
@@ -208,13 +209,12 @@ async def test_consent_before_init_is_refused(stream_token):
 
 async def test_python_api_request_is_refused_without_consent(stream_token, agent):
     from a2ui import agents
-    from a2ui.protocol.errors import ProtocolError
 
     with _settings(REQUIRED_CONSENTS=["data_collection"]):
         comm = await connect_user(stream_token)
         sid = await init_session(comm)
         await recv(comm)  # the prompt
-        with pytest.raises(ProtocolError) as exc:
+        with pytest.raises(DomainError) as exc:
             await agents.arequest_input(agent, sid, "text", "Name?")
         assert exc.value.code == -32010
         assert exc.value.data == {"consent_types": ["data_collection"]}

@@ -1,5 +1,5 @@
 """The "stale snapshot + events == fresh snapshot" invariant for the seed-000 JSON-RPC person
-socket (/ws/v4/a2ui, ``a2ui.consumers.user``; issue 24, item 4).
+socket (/ws/v4/a2ui, ``a2ui.jsonrpc.consumer``; issue 24, item 4).
 
 A session is driven through the services by random sequences of every core event kind the
 socket shows (components rendered, updated and removed; requests opened, answered and timed out;
@@ -7,7 +7,7 @@ v0.9 surfaces created, updated and deleted; every activity kind; progress, notif
 which no snapshot keeps). At a random point a client resumes the session with ``a2ui.init``
 (its snapshot: ``ui.render``, ``ui.request_input`` / ``ui.confirm``, ``a2ui.v09``,
 ``ui.activity {kind: snapshot}``) and then hears the notifications of the rest
-(``a2ui.protocol.events``). Folded by a client model (:class:`Client`, the web client's
+(``a2ui.jsonrpc.events``). Folded by a client model (:class:`Client`, the web client's
 semantics: ``ui.render`` replaces by id, ``ui.remove`` and ``a2ui.request_closed`` take away,
 ``a2ui.v09`` folds surfaces, ``ui.activity`` replaces or applies), what that client holds at the
 end must equal what a client that resumes at the end is sent, and that must be the session's
@@ -21,11 +21,11 @@ import random
 import pytest
 
 from a2ui import tokens
-from a2ui.adapters import jsonrpc as jsonrpc_adapter
 from a2ui.core import activity as A
 from a2ui.core import state as S
 from a2ui.core.events import Kind
-from a2ui.protocol import events as wire
+from a2ui.jsonrpc import adapter as jsonrpc_adapter
+from a2ui.jsonrpc import events as wire
 from a2ui.services import activity as activity_service
 from a2ui.services import sessions
 from a2ui.services import surfaces as surface_service

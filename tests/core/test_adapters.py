@@ -33,7 +33,7 @@ def test_a_new_protocol_is_one_registration(settings):
     name = _module("tests_fake_protocol", Adapter(
         name="fake", asgi_mounts=lambda: [("/fake", lambda: app)],
         on_start=lambda: started.append(True)))
-    settings.A2UI = {"ADAPTERS": ["a2ui.adapters.jsonrpc", name]}
+    settings.A2UI = {"ADAPTERS": ["a2ui.jsonrpc.adapter", name]}
     try:
         assert [a.name for a in adapters.registered()] == ["jsonrpc", "fake"]
         assert adapters.get("fake").asgi_mounts()[0][0] == "/fake"
@@ -68,14 +68,14 @@ def test_bad_registrations_are_refused(settings):
             adapters.registered()
     finally:
         del sys.modules[name]
-    settings.A2UI = {"ADAPTERS": ["a2ui.adapters.v09", "a2ui.adapters.v09"]}
+    settings.A2UI = {"ADAPTERS": ["a2ui.v09.adapter", "a2ui.v09.adapter"]}
     with pytest.raises(ValueError):
         adapters.registered()
 
 
 def test_memory_empties_the_caches_the_adapters_declare(settings):
     from a2ui.agui import mapping
-    from a2ui.protocol import events
+    from a2ui.jsonrpc import events
     from a2ui.services import memory
 
     events._cache["k"] = "text"

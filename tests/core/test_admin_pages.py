@@ -91,7 +91,7 @@ def test_read_only_models_say_view_not_change(client, superuser, populated, mode
 
 def test_an_agent_icon_follows_the_one_url_policy(client, superuser):
     """Django's URLField allowed ftp, credentials and bracketed hosts in the icon people see;
-    the agent form now refuses whatever a2ui.protocol.urls refuses, and no agent is made."""
+    the agent form now refuses whatever a2ui.core.content.urls refuses, and no agent is made."""
     from a2ui.models import Agent
 
     client.force_login(superuser)

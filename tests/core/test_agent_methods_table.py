@@ -8,8 +8,8 @@ import pytest
 
 from a2ui import agents
 from a2ui.core import agentmethods
+from a2ui.core.content import methods
 from a2ui.mcp import tools
-from a2ui.protocol import methods
 from tests.wsutil import connect_agent, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -170,7 +170,7 @@ def test_a_declared_method_with_a_rest_kind_is_a_rest_route(echo_adapter, settin
 
 def test_session_params_is_a_core_error():
     from a2ui.core.errors import DomainError, Fault
-    from a2ui.protocol.errors import ProtocolError
+    from a2ui.rpc.errors import ProtocolError
 
     for params in (None, [], {"x": 1}):
         with pytest.raises(DomainError) as info:

@@ -155,7 +155,7 @@ async def test_one_wake_up_per_event_whatever_the_number_of_sockets(
     from channels.db import database_sync_to_async
 
     from a2ui import tokens
-    from a2ui.consumers.agent import A2UIAgentConsumer
+    from a2ui.jsonrpc.agent import A2UIAgentConsumer
 
     woken = []
     dispatch = A2UIAgentConsumer.dispatch

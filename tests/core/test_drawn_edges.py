@@ -10,8 +10,8 @@ VALIDATION_FAILED with nothing stored. The rule itself is tests/protocol/test_pr
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui.core.content import drawn
 from a2ui.models import RenderedComponent, Surface
-from a2ui.protocol import drawn
 from tests.surfaces.helpers import create, push, v09_user
 from tests.wsutil import connect_agent, connect_user, init_session, recv_until, send
 

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from a2ui.adapters import pushes
-from a2ui.services import pending
+from a2ui.services import pending, pushes
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

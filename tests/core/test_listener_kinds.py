@@ -51,16 +51,17 @@ async def test_a_listener_without_an_adapter_is_shown_every_kind():
 
 
 def test_every_person_side_listener_names_its_adapter():
-    from a2ui.adapters import jsonrpc, v09
     from a2ui.agui import adapter as agui
     from a2ui.agui.consumer import AguiConsumer
     from a2ui.agui1 import adapter as agui1
     from a2ui.agui1.stream import RunStream
-    from a2ui.api.streams import SurfaceStream
-    from a2ui.consumers.surfaces import A2UIV09Consumer
-    from a2ui.consumers.user import A2UIUserConsumer
+    from a2ui.jsonrpc import adapter as jsonrpc
+    from a2ui.jsonrpc.consumer import A2UIUserConsumer
     from a2ui.mcp import adapter as mcp
     from a2ui.mcp.watch import WatchedSession
+    from a2ui.v09 import adapter as v09
+    from a2ui.v09.consumer import A2UIV09Consumer
+    from a2ui.v09.stream import SurfaceStream
 
     assert A2UIUserConsumer.adapter is jsonrpc.ADAPTER
     assert A2UIV09Consumer.adapter is SurfaceStream.adapter is v09.ADAPTER

@@ -37,12 +37,12 @@ from channels.layers import get_channel_layer
 from django.test import AsyncClient
 
 from a2ui import agents, tokens
-from a2ui.adapters import pushes
+from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
+from a2ui.jsonrpc import events as wire
 from a2ui.mcp import uris
 from a2ui.models import StreamToken
-from a2ui.protocol import events as wire
-from a2ui.protocol.errors import ProtocolError
+from a2ui.services import pushes
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, open_agui
 from tests.agui1 import sse
@@ -435,7 +435,7 @@ class _Session:  # what tests.servicesops.run needs of a session row
 
 
 async def ask(m, request_id):
-    """The agent asks (``ui.request_input`` through ``a2ui.adapters.pushes``, as
+    """The agent asks (``ui.request_input`` through ``a2ui.services.pushes``, as
     ``agents.arequest_input`` does, its reply channel heard in ``m.asking``); returns once the
     request is stored and sent."""
     layer = get_channel_layer()
@@ -483,7 +483,7 @@ async def setup_and_push(m, kind):
         return await m.push(agents.anotify(agent, sid, "Saved", message="All good"))
     if kind is Kind.CONSENT_REQUIRED:
         async def refused():
-            with pytest.raises(ProtocolError) as refusal:
+            with pytest.raises(DomainError) as refusal:
                 await agents.arequest_input(agent, sid, "text", "Name?")
             return refusal.value
         return await m.push(refused())

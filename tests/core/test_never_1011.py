@@ -173,7 +173,7 @@ def test_a_malformed_agent_key_never_reaches_the_database(django_assert_num_quer
 
 
 def test_an_sse_event_echoing_a_lone_surrogate_is_utf8():
-    from a2ui.api.streams import sse
+    from a2ui.v09.stream import sse
 
     chunk = sse({"text": "x\ud800é"}, 3)
     assert chunk.decode("utf-8") == 'id: 3\ndata: {"text":"x\\ud800\\u00e9"}\n\n'
@@ -200,7 +200,7 @@ async def test_a_send_racing_the_peers_close_is_dropped_quietly(caplog):
     consumer got websocket.disconnect (an agent event arriving then): not an error."""
     from autobahn.exception import Disconnected
 
-    from a2ui.consumers.agent import A2UIAgentConsumer
+    from a2ui.jsonrpc.agent import A2UIAgentConsumer
 
     async def closed_transport(message):
         raise Disconnected("Attempt to send on a closed protocol")

@@ -11,8 +11,7 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from a2ui.adapters import pushes
-from a2ui.services import components, seqwatch, shared
+from a2ui.services import components, pushes, seqwatch, shared
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 from tests.wsutil import INIT, connect_agent, connect_user, init_session, recv, recv_until, send
 

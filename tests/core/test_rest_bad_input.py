@@ -79,8 +79,8 @@ def test_a_streamed_body_is_read_up_to_the_limit_on_drf_views(agent_key, session
     served as empty); Django's request.body reads it whole, however large."""
     from asgiref.sync import async_to_sync
 
-    from a2ui.api.views import SessionMessagesView
     from a2ui.conf import a2ui_settings
+    from a2ui.jsonrpc.views import SessionMessagesView
 
     view = SessionMessagesView.as_view()
     path = f"/api/v4/sessions/{session.session_id}/messages"

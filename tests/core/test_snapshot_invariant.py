@@ -19,12 +19,11 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from a2ui import tokens
-from a2ui.adapters import pushes
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import groups, housekeeping, pending, sessions
+from a2ui.services import groups, housekeeping, pending, pushes, sessions
 from a2ui.services import surfaces as surface_service
 from tests.sessionops import Ops, all_events, surface_create
 from tests.surfaces.helpers import V09_CAPS

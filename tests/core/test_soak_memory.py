@@ -9,8 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
-from a2ui.consumers.agent import A2UIAgentConsumer
-from a2ui.consumers.user import A2UIUserConsumer
+from a2ui.jsonrpc.agent import A2UIAgentConsumer
+from a2ui.jsonrpc.consumer import A2UIUserConsumer
 from a2ui.services import dbthreads, memory
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
@@ -149,7 +149,7 @@ def test_the_collection_empties_what_closed_sockets_leave_in_caches():
     import urllib.parse
 
     from a2ui.core import events
-    from a2ui.protocol import events as wire
+    from a2ui.jsonrpc import events as wire
     from a2ui.services import metrics
 
     wire.encode_cached("s1", events.to_message(events.Kind.NOTIFY,

@@ -76,7 +76,7 @@ NUMBER_LITERALS = [Raw(t) for t in (
 )]
 #: Finite numbers the JSON value policy lets through that no client can draw (issue 23: a pie of
 #: [1e308, -1e308] froze the tab): the ends of the double range, beyond the drawn bound (1e15,
-#: a2ui/protocol/drawn.py), negative (a pie's slice, a size, a weight), the smallest subnormals.
+#: a2ui/core/content/drawn.py), negative (a pie's slice, a size, a weight), the smallest subnormals.
 DRAWN_NUMBERS = [1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 1e16, -1e16,
                  1e15 + 1, -1e15 - 1, 2**53 - 1, -(2**53 - 1), 5e-324, -5e-324, -1, 1001]
 SURROGATES = ["\ud800", "x\udfff", "\udc00\ud800", "a\ud83d", "\ud83d\ude00"[0] + "b"]

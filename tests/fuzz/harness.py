@@ -15,6 +15,7 @@ import math
 
 from channels.db import database_sync_to_async
 
+from a2ui.core.content import drawn
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -26,7 +27,6 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
-from a2ui.protocol import drawn
 from a2ui.services import shared
 
 #: The protocol's codes (seed 000 section 9 plus -32010). -32603 is not a refusal: it is a bug.
@@ -104,7 +104,7 @@ def _range_problem(d):
 
 def undrawable(state):
     """Stored components, prompts and surfaces that hold what no client can draw (numbers
-    beyond a2ui/protocol/drawn.py's bounds, too many series, points or steps, a negative pie
+    beyond a2ui/core/content/drawn.py's bounds, too many series, points or steps, a negative pie
     slice): written independently of drawn.py's functions, with its bounds."""
     found = []
     for _sid, cid, ctype, data, *_ in state["components"]:

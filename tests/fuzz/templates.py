@@ -3,7 +3,7 @@
 import copy
 import json
 
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 
 V09_CAPS = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
 COMPONENTS = {

@@ -22,10 +22,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
-from a2ui.adapters import pushes
 from a2ui.mcp import tools as mcp_tools
 from a2ui.models import AgentRun, StreamToken
-from a2ui.services import sessions
+from a2ui.services import pushes, sessions
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, check_mcp

@@ -10,8 +10,7 @@ from urllib.parse import quote
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from a2ui.adapters import pushes
-from a2ui.services import runs
+from a2ui.services import pushes, runs
 from a2ui.services import surfaces as surface_service
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates

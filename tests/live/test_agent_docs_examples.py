@@ -24,7 +24,7 @@ from channels.db import database_sync_to_async
 from django.db import connections
 
 from a2ui.apps import default_channel_layers
-from a2ui.v09.catalog import BASIC_CATALOG_ID
+from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 from tests.live.client import init, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,8 +13,8 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from a2ui.models import A2UISessionLog, StreamToken
-from a2ui.v09 import BASIC_CATALOG_ID
 from tests.live.client import Client, open_agent
 from tests.live.test_live_agui import next_event, open_agui
 from tests.live.test_live_mcp import issue

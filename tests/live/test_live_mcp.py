@@ -12,8 +12,8 @@ from channels.db import database_sync_to_async
 from mcp.shared.exceptions import MCPError
 
 from a2ui import tokens
+from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 from a2ui.models import StreamToken
-from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import INIT_BODY, mcp_session, raw, result_json
 

@@ -10,8 +10,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
+from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 from a2ui.models import StreamToken
-from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import mcp_client, mcp_session, raw
 from tests.live.test_live_mcp import V09, issue

@@ -9,9 +9,9 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from a2ui.core.surfaces import validate_server_message
+from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
 from a2ui.models import StreamToken
-from a2ui.v09 import validate_server_message
-from a2ui.v09.catalog import BASIC_CATALOG_ID
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.mcpclient import mcp_session, result_json
 from tests.live.test_live_mcp import V09, issue

@@ -16,9 +16,9 @@ import urllib.request
 import pytest
 
 from a2ui.conf import a2ui_settings
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from a2ui.models import A2UISessionLog
 from a2ui.serving import websocket_hard_cap
-from a2ui.v09 import BASIC_CATALOG_ID
 from tests.live.client import Client, init_session, open_agent, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from tests.live.client import Client, ahttp, init_session, open_agent, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)

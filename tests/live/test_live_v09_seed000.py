@@ -9,7 +9,7 @@ travels through PostgreSQL and Redis. What the socket receives must be what the 
 
 import pytest
 
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from tests.live.client import Client, open_agent
 from tests.live.test_live_surfaces import SSEStream, sse_url
 from tests.v09.v09_views import SAMPLES, ClientModel, webcore

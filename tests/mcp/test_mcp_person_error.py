@@ -4,9 +4,9 @@ required property 'path'"; found by the valid templates of tests/fuzz/test_fuzz_
 
 import pytest
 
+from a2ui.core.surfaces.client import validate_client_message
+from a2ui.core.surfaces.errors import Invalid, ValidationFailed
 from a2ui.mcp import tools
-from a2ui.v09.client import validate_client_message
-from a2ui.v09.errors import Invalid, ValidationFailed
 
 
 def test_validation_failed_with_its_path_is_a_valid_message():

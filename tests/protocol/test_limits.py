@@ -1,6 +1,6 @@
-"""The one frame-size measure of every socket (a2ui.protocol.limits)."""
+"""The one frame-size measure of every socket (a2ui.core.content.limits)."""
 
-from a2ui.protocol import limits
+from a2ui.core.content import limits
 
 
 def test_text_is_measured_in_utf8_bytes():

@@ -1,6 +1,8 @@
 import pytest
 
-from a2ui.protocol import COMPONENT_TYPES, ErrorCode, ProtocolError, validate_component
+from a2ui.core.content.components import COMPONENT_TYPES, validate_component
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 VALID = {
     "card": {"title": "T"},
@@ -16,9 +18,9 @@ VALID = {
 
 
 def invalid(component_type, data, path):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_component(component_type, data)
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"] == path, info.value.data
     return info.value
 
@@ -206,6 +208,6 @@ def test_table_keys_stay_consistent_after_sanitizing():
 
 
 def test_path_argument_used():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_component("markdown", {}, "x.y")
     assert info.value.data["path"] == "x.y.content"

@@ -1,5 +1,5 @@
 """Numbers a client draws are finite and bounded, and what it draws one mark per item is bounded
-in count (a2ui/protocol/drawn.py): issue 23, item 2.
+in count (a2ui/core/content/drawn.py): issue 23, item 2.
 
 A pie of ``[1e308, -1e308, null]`` was accepted and froze the person's tab for more than 45 s,
 on every reload. Every numeric field a client draws is refused here at the edge of the double
@@ -12,9 +12,13 @@ import math
 
 import pytest
 
-from a2ui.protocol import ErrorCode, ProtocolError, apply_update, drawn, validate_component
-from a2ui.protocol.methods import validate_params
-from a2ui.v09 import ValidationFailed, validate_server_message
+from a2ui.core.content import drawn
+from a2ui.core.content.components import validate_component
+from a2ui.core.content.methods import validate_params
+from a2ui.core.content.updates import apply_update
+from a2ui.core.errors import DomainError
+from a2ui.core.surfaces import ValidationFailed, validate_server_message
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 HOSTILE = [1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 1e16, -1e16,
            math.inf, -math.inf, math.nan, 2**53]
@@ -23,9 +27,9 @@ LIMIT = drawn.MAX_DRAWN
 
 
 def refused(call, path):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         call()
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"] == path, info.value.data
     return info.value.data["reason"]
 

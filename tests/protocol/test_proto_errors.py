@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from a2ui.protocol import (
+from a2ui.rpc.errors import (
     CLOSE_CODES,
     CLOSE_REASONS,
     CloseCode,

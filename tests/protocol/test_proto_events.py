@@ -1,13 +1,15 @@
-"""Seed 000's codec for the core's session events (a2ui.protocol.events), sans-I/O."""
+"""Seed 000's codec for the core's session events (a2ui.jsonrpc.events), sans-I/O."""
 
 import json
 
 import pytest
 
 from a2ui.core import events
+from a2ui.core.content import methods
+from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
-from a2ui.protocol import events as wire
-from a2ui.protocol.errors import ErrorCode, ProtocolError
+from a2ui.jsonrpc import events as wire
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 RENDER = {"component_id": "c1", "component_type": "card", "data": {"title": "Hi"}}
 ASK = {"request_id": "r1", "input_type": "text", "prompt": "Name?", "timeout_seconds": 60}
@@ -24,7 +26,7 @@ ASK = {"request_id": "r1", "input_type": "text", "prompt": "Name?", "timeout_sec
     ("ui.notify", {"level": "info", "title": "Hi", "duration_ms": 5000}),
 ])
 def test_every_agent_method_round_trips_through_its_event(method, params):
-    kind, data = wire.to_event(method, params)
+    kind, data = methods.to_event(method, params)
     assert isinstance(kind, Kind)
     text = wire.encode(kind, data)
     assert json.loads(text) == {"jsonrpc": "2.0", "method": method, "params": params}
@@ -70,14 +72,14 @@ def test_encode_cached_encodes_once_per_session_epoch_and_number(monkeypatch):
 
 
 def test_agent_message_refuses_before_validating():
-    with pytest.raises(ProtocolError) as info:
-        wire.agent_message("ui.nope", {"session_id": "s"})
-    assert info.value.code == ErrorCode.METHOD_NOT_FOUND
-    with pytest.raises(ProtocolError) as info:
-        wire.agent_message("ui.render", {"component_id": "c"})
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    with pytest.raises(DomainError) as info:
+        methods.agent_message("ui.nope", {"session_id": "s"})
+    assert ProtocolError.of(info.value).code == ErrorCode.METHOD_NOT_FOUND
+    with pytest.raises(DomainError) as info:
+        methods.agent_message("ui.render", {"component_id": "c"})
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data == {"path": "params.session_id"}
-    sid, params = wire.agent_message("ui.render", {**RENDER, "session_id": "s"})
+    sid, params = methods.agent_message("ui.render", {**RENDER, "session_id": "s"})
     assert sid == "s" and "session_id" not in params
 
 
@@ -91,7 +93,7 @@ def test_domain_faults_map_to_seed_codes():
     from a2ui.core.errors import DomainError, Fault
 
     err = ProtocolError.of(DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": "x"}))
-    assert err.code == ErrorCode.SESSION_NOT_FOUND and err.close_code == 4000
+    assert ProtocolError.of(err).code == ErrorCode.SESSION_NOT_FOUND and err.close_code == 4000
     assert err.message == "Session not found" and err.data == {"session_id": "x"}
     for fault in Fault:
         assert ProtocolError.of(DomainError(fault)).fault == fault

@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from a2ui.protocol import (
-    ErrorCode,
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.rpc.jsonrpc import (
     Message,
-    ProtocolError,
     encode,
     error_response,
     notification,
@@ -20,10 +20,10 @@ MAX = 1024
 
 
 def raises(raw, code, *, request_id=None, max_size=MAX):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         parse(raw, max_size=max_size)
     err = info.value
-    assert err.code == code, err
+    assert ProtocolError.of(err).code == code, err
     assert err.request_id == request_id
     assert err.to_response()["id"] == request_id
     return err
@@ -161,9 +161,9 @@ def test_parse_response_result_and_error():
     assert not ok.is_error and ok.raise_for_error() == {"session_id": "s"}
     bad = parse_response(encode(error_response(4, -32003, data={"component_id": "c"})))
     assert bad.is_error and bad.error.code == -32003 and bad.id == 4
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         bad.raise_for_error()
-    assert info.value.code == ErrorCode.COMPONENT_NOT_FOUND and info.value.request_id == 4
+    assert ProtocolError.of(info.value).code == ErrorCode.COMPONENT_NOT_FOUND and info.value.request_id == 4
 
 
 @pytest.mark.parametrize(
@@ -178,9 +178,9 @@ def test_parse_response_result_and_error():
     ],
 )
 def test_parse_response_rejects_malformed(raw):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         parse_response(raw)
-    assert info.value.code == ErrorCode.INVALID_REQUEST
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_REQUEST
 
 
 def test_parse_incoming_dispatches():

@@ -1,13 +1,15 @@
-"""The one JSON value policy (a2ui.protocol.jsonvalue) and its use by jsonrpc.parse."""
+"""The one JSON value policy (a2ui.core.content.jsonvalue) and its use by jsonrpc.parse."""
 
 import json
 
 import pytest
 
-from a2ui.protocol import ErrorCode, ProtocolError, jsonvalue
-from a2ui.protocol.jsonrpc import encode, parse
-from a2ui.protocol.methods import validate_params
-from a2ui.protocol.sanitize import MAX_DEPTH, clean_tree, sanitize_tree
+from a2ui.core.content import jsonvalue
+from a2ui.core.content.methods import validate_params
+from a2ui.core.content.sanitize import MAX_DEPTH, clean_tree, sanitize_tree
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.rpc.jsonrpc import encode, parse
 
 MAX = jsonvalue.MAX_SAFE_INTEGER
 
@@ -74,8 +76,8 @@ def test_check_for_python_values():
 
 def test_one_depth_constant():
     assert MAX_DEPTH == jsonvalue.MAX_DEPTH
+    from a2ui.core.surfaces import dynamic
     from a2ui.services import surfaces
-    from a2ui.v09 import dynamic
     assert dynamic.MAX_VALUE_DEPTH == jsonvalue.MAX_DEPTH
     assert surfaces.MAX_JSON_DEPTH == 2 * jsonvalue.MAX_DEPTH
 
@@ -84,7 +86,7 @@ def test_one_depth_constant():
 
 
 def _refused(raw):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         parse(raw)
     exc = info.value
     encode(exc.to_response()).encode("utf-8")  # never unencodable
@@ -107,7 +109,7 @@ def _refused(raw):
 ])
 def test_parse_refuses_values_with_path(raw, path, rid):
     exc = _refused(raw)
-    assert exc.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(exc).code == ErrorCode.INVALID_PARAMS
     assert exc.data["path"] == path and exc.data["reason"]
     assert exc.request_id == rid
 
@@ -124,10 +126,10 @@ def test_parse_fast_path_unchanged():
 @pytest.mark.parametrize("bad", [2**53, -(2**64), float("inf"), float("nan")])
 def test_cleaners_refuse_numbers(bad):
     for clean in (sanitize_tree, clean_tree):
-        with pytest.raises(ProtocolError) as info:
+        with pytest.raises(DomainError) as info:
             clean({"a": [bad]}, path="params")
         assert info.value.data["path"] == "params.a[0]"
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         validate_params("user.respond", {"request_id": "r", "value": bad})
 
 

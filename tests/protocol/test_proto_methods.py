@@ -1,14 +1,14 @@
 import pytest
 
-from a2ui.protocol import (
+from a2ui.core.content.methods import (
     AGENT_TO_UI,
     AWAITING,
     FIRE_AND_FORGET,
     UI_TO_AGENT,
-    ErrorCode,
-    ProtocolError,
     validate_params,
 )
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 CARD = {"component_id": "c1", "component_type": "card", "data": {"title": "T"}}
 INIT = {"client_info": {"name": "W", "version": "1"}}
@@ -28,10 +28,10 @@ VALID = {
 
 
 def invalid(method, params, path):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_params(method, params)
     err = info.value
-    assert err.code == ErrorCode.INVALID_PARAMS, err
+    assert ProtocolError.of(err).code == ErrorCode.INVALID_PARAMS, err
     assert err.data["path"] == path, err.data
     assert err.data["reason"]
     return err
@@ -52,16 +52,16 @@ def test_minimal_valid_params(method):
 
 @pytest.mark.parametrize("method", ["ui.nope", "", "rpc.discover", "UI.RENDER"])
 def test_unknown_method(method):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_params(method, {})
-    assert info.value.code == ErrorCode.METHOD_NOT_FOUND
-    assert info.value.message == "Method not found"
+    assert ProtocolError.of(info.value).code == ErrorCode.METHOD_NOT_FOUND
+    assert ProtocolError.of(info.value).message == "Method not found"
 
 
 def test_allowed_restricts_direction():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_params("ui.render", CARD, allowed=UI_TO_AGENT)
-    assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+    assert ProtocolError.of(info.value).code == ErrorCode.METHOD_NOT_FOUND
     assert validate_params("ui.render", CARD, allowed=AGENT_TO_UI)["component_id"] == "c1"
 
 
@@ -265,9 +265,9 @@ def test_too_deep_value():
     value = []
     for _ in range(40):
         value = [value]
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         validate_params("user.respond", {"request_id": "r1", "value": value})
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"].startswith("params.value[0][0]")
 
 

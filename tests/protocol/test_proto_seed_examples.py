@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from a2ui.protocol import (
-    COMPONENT_TYPES,
-    ErrorCode,
-    ProtocolError,
-    parse,
-    parse_incoming,
-    parse_response,
-    validate_component,
-    validate_params,
-)
+from a2ui.core.content.components import COMPONENT_TYPES, validate_component
+from a2ui.core.content.methods import validate_params
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.rpc.jsonrpc import parse, parse_incoming, parse_response
 
 EXAMPLES = json.loads((Path(__file__).parent / "seed000_examples.json").read_text("utf-8"))
 PLACEHOLDER = re.compile(r'"([a-z_]+(?: \| [a-z_]+)+)"')
@@ -44,9 +39,9 @@ SECTION4 = [e for e in EXAMPLES["section4"] if '"result"' not in e["text"]]
 def test_section4_requests_parse_and_validate(example):
     text = example["text"]
     if "{ ... }" in text:  # the ui.update block: pseudo-JSON in the seed
-        with pytest.raises(ProtocolError) as info:
+        with pytest.raises(DomainError) as info:
             parse(text)
-        assert info.value.code == ErrorCode.PARSE_ERROR
+        assert ProtocolError.of(info.value).code == ErrorCode.PARSE_ERROR
         text = text.replace("{ ... }", '{"title": "x"}')
     msg = parse(text)
     assert msg.method == example["heading"]

@@ -7,10 +7,10 @@ import random
 import pytest
 
 from a2ui.core import state as S
+from a2ui.core.content.updates import apply_update
+from a2ui.core.errors import DomainError
 from a2ui.core.events import STATEFUL, TRANSIENT, Kind
-from a2ui.protocol.errors import ProtocolError
-from a2ui.protocol.updates import apply_update
-from a2ui.v09 import SessionSurfaces
+from a2ui.core.surfaces import SessionSurfaces
 from tests.activityops import ACTIVITY_EXAMPLES
 from tests.sessionops import Ops, all_events, surface_create
 
@@ -69,7 +69,7 @@ def test_an_update_is_apply_update_on_the_stored_data(base, operation, data):
 
 
 def test_an_update_the_protocol_refuses_raises_and_one_of_an_unknown_id_changes_nothing(base):
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         S.apply(base, Kind.COMPONENT_UPDATED,
                 {"component_id": "b", "operation": "append", "data": {"headers": "x"}})
     assert S.apply(base, Kind.COMPONENT_UPDATED,

@@ -1,6 +1,9 @@
 import pytest
 
-from a2ui.protocol import ErrorCode, ProtocolError, apply_update, validate_component
+from a2ui.core.content.components import validate_component
+from a2ui.core.content.updates import apply_update
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 TABLE = validate_component(
     "table",
@@ -12,7 +15,7 @@ CARD = validate_component("card", {"title": "T", "description": "D", "sections":
 def test_replace_validates_as_type():
     new = apply_update("card", CARD, "replace", {"title": "<b>New</b>"})
     assert new == {"title": "New"}
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("card", CARD, "replace", {"description": "no title"})
     assert info.value.data["path"] == "params.data.title"
 
@@ -23,13 +26,13 @@ def test_merge_is_shallow_and_null_removes():
     )
     assert new == {"title": "T", "description": "x", "sections": [{"label": "L", "value": 1}]}
     assert "description" not in apply_update("card", CARD, "merge", {"description": None})
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("card", CARD, "merge", {"title": None})
     assert info.value.data["path"] == "params.data.title"
 
 
 def test_merge_result_revalidated():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("table", TABLE, "merge", {"rows": "nope"})
     assert info.value.data["path"] == "params.data.rows"
 
@@ -55,23 +58,23 @@ def test_append_extends_lists():
     ],
 )
 def test_append_errors(patch, path):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("table", TABLE, "append", patch)
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"] == path
 
 
 def test_bad_operation_and_patch():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("card", CARD, "delete", {})
     assert info.value.data["path"] == "params.operation"
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("card", CARD, "merge", ["x"])
     assert info.value.data["path"] == "params.data"
 
 
 def test_url_checked_after_merge():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("image", {"url": "/a.png"}, "merge", {"url": "javascript:alert(1)"})
     assert info.value.data["path"] == "params.data.url"
 
@@ -85,7 +88,7 @@ def test_resanitizing_stored_data_is_stable():
 
 def test_max_size():
     rows = [{"name": "x" * 100} for _ in range(20)]
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         apply_update("table", TABLE, "append", {"rows": rows}, max_size=1000)
-    assert info.value.code == ErrorCode.PAYLOAD_TOO_LARGE
+    assert ProtocolError.of(info.value).code == ErrorCode.PAYLOAD_TOO_LARGE
     assert apply_update("table", TABLE, "append", {"rows": rows}, max_size=10_000)

@@ -1,4 +1,4 @@
-"""The one URL policy (a2ui.protocol.urls), its users, markdown links and bidi controls.
+"""The one URL policy (a2ui.core.content.urls), its users, markdown links and bidi controls.
 
 url_cases.json holds the shared vectors: url, allow_relative, safe. The web client's URL
 check passes the same file (tests/browser), so both sides keep one policy.
@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from a2ui.protocol import ErrorCode, ProtocolError, check_url, sanitize_markdown, sanitize_text
-from a2ui.protocol.methods import validate_params
-from a2ui.protocol.urls import url_problem
-from a2ui.v09 import is_safe_url
+from a2ui.core.content.methods import validate_params
+from a2ui.core.content.sanitize import check_url, sanitize_markdown, sanitize_text
+from a2ui.core.content.urls import url_problem
+from a2ui.core.errors import DomainError
+from a2ui.core.surfaces import is_safe_url
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 CASES = json.loads((Path(__file__).parent / "url_cases.json").read_text(encoding="utf-8"))
 
@@ -33,9 +35,9 @@ def test_check_url_and_v09_share_the_policy(case):
     if case["safe"]:
         assert check_url(case["url"], "p", allow_relative=case["allow_relative"]) == case["url"]
     else:
-        with pytest.raises(ProtocolError) as info:
+        with pytest.raises(DomainError) as info:
             check_url(case["url"], "p", allow_relative=case["allow_relative"])
-        assert info.value.code == ErrorCode.INVALID_PARAMS
+        assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
         assert info.value.data["path"] == "p" and info.value.data["reason"]
 
 
@@ -47,10 +49,10 @@ def test_bracketed_hosts_are_invalid_params_not_a_crash(url):
         ("ui.render", {"component_id": "c", "component_type": "card", "data": {
             "title": "t", "actions": [{"label": "l", "action": "navigate", "url": url}]}}),
     ):
-        with pytest.raises(ProtocolError) as info:
+        with pytest.raises(DomainError) as info:
             validate_params(method, {"session_id": "00000000-0000-0000-0000-000000000000",
                                      **params})
-        assert info.value.code == ErrorCode.INVALID_PARAMS, (method, info.value)
+        assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS, (method, info.value)
         assert info.value.data["path"].endswith("url")
 
 
@@ -137,7 +139,7 @@ def test_user_answers_keep_bidi_controls():
     ("http://[x", "host"),
 ])
 def test_v09_call_sites_report_the_policy_reason(url, reason):
-    from a2ui.v09 import BASIC_CATALOG_ID, ValidationFailed, validate_server_message
+    from a2ui.core.surfaces import BASIC_CATALOG_ID, ValidationFailed, validate_server_message
 
     def update(*components):
         return {"version": "v0.9", "updateComponents": {"surfaceId": "s",

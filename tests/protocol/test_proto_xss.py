@@ -11,15 +11,10 @@ import re
 
 import pytest
 
-from a2ui.protocol import (
-    ErrorCode,
-    ProtocolError,
-    check_url,
-    sanitize_markdown,
-    sanitize_text,
-    sanitize_tree,
-    validate_params,
-)
+from a2ui.core.content.methods import validate_params
+from a2ui.core.content.sanitize import check_url, sanitize_markdown, sanitize_text, sanitize_tree
+from a2ui.core.errors import DomainError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 TEXT_PAYLOADS = [
     "<script>alert(1)</script>",
@@ -285,9 +280,9 @@ GOOD_URLS = [
 
 @pytest.mark.parametrize("url", BAD_URLS)
 def test_check_url_rejects(url):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(DomainError) as info:
         check_url(url, "params.url")
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
     assert info.value.data["path"] == "params.url"
 
 
@@ -363,9 +358,9 @@ def _url_positions(url):
 @pytest.mark.parametrize("url", [u for u in BAD_URLS if u])
 def test_bad_urls_rejected_in_every_url_field(url):
     for method, params, path in _url_positions(url):
-        with pytest.raises(ProtocolError) as info:
+        with pytest.raises(DomainError) as info:
             validate_params(method, params)
-        assert info.value.code == ErrorCode.INVALID_PARAMS
+        assert ProtocolError.of(info.value).code == ErrorCode.INVALID_PARAMS
         assert info.value.data["path"] == path, (method, info.value.data)
 
 
@@ -411,16 +406,16 @@ def test_sanitize_tree_skips_url_keys_but_checks_them():
         "label": "a&amp;b",
         "items": [{"href": "/p"}],
     }
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         sanitize_tree({"nested": [{"url": "javascript:x"}]})
 
 
 def test_sanitize_tree_rejects_non_json():
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         sanitize_tree({"x": object()})
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         sanitize_tree({"x": float("nan")})
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DomainError):
         sanitize_tree({1: "x"})
 
 

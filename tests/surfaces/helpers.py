@@ -4,7 +4,7 @@ import json
 
 from channels.testing import WebsocketCommunicator
 
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from a2ui_project.asgi import application
 from tests.wsutil import connect_user, init_session, recv, recv_until, send
 

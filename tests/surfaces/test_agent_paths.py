@@ -5,9 +5,9 @@ from channels.db import database_sync_to_async
 from rest_framework.test import APIClient
 
 from a2ui import agents
+from a2ui.core.surfaces import SurfaceState
 from a2ui.models import A2UISessionLog, Surface
 from a2ui.services import surfaces as surface_service
-from a2ui.v09 import SurfaceState
 from tests.surfaces.helpers import (
     booking,
     components,

@@ -16,9 +16,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import agents
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 from a2ui.models import A2UISessionLog
 from a2ui.services import caps, clients, shared
-from a2ui.v09 import BASIC_CATALOG_ID
 from tests.agui.test_agui_socket import _issue, connected, open_agui
 from tests.agui1 import sse
 from tests.redisserver import own_redis  # noqa: F401 (fixture)

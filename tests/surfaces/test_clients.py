@@ -5,9 +5,9 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui.core.surfaces import BASIC_CATALOG_ID, validate_batch
 from a2ui.services import groups
 from a2ui.services import surfaces as surface_service
-from a2ui.v09 import BASIC_CATALOG_ID, validate_batch
 from tests.surfaces.helpers import (
     V09_CAPS,
     action,

@@ -7,7 +7,7 @@ import copy
 import pytest
 from v09_helpers import text, update
 
-from a2ui.v09 import (
+from a2ui.core.surfaces import (
     BASIC_CATALOG_ID,
     CatalogError,
     CatalogRegistry,
@@ -15,7 +15,7 @@ from a2ui.v09 import (
     validate_batch,
     validate_server_message,
 )
-from a2ui.v09.catalog import basic_catalog_definition
+from a2ui.core.surfaces.catalog import basic_catalog_definition
 
 
 def refused(message: dict, **kw) -> ValidationFailed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2ui.v09 import ValidationFailed, validate_client_message
+from a2ui.core.surfaces import ValidationFailed, validate_client_message
 
 ACTION = {"name": "submit", "surfaceId": "s", "sourceComponentId": "b",
           "timestamp": "2025-01-02T03:04:05.678Z", "context": {"x": 1}}

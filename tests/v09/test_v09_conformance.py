@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from a2ui.v09 import (
+from a2ui.core.surfaces import (
     ValidationFailed,
     validate_batch,
     validate_client_message,

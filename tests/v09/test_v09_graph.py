@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from v09_helpers import card, column, create, text, update
 
-from a2ui.v09 import ValidationFailed, validate_batch, validate_server_message
+from a2ui.core.surfaces import ValidationFailed, validate_batch, validate_server_message
 
 
 def refused(messages: list, strict: bool = False, states: dict | None = None) -> ValidationFailed:

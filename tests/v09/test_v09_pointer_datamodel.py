@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from v09_helpers import create, data, text, update
 
-from a2ui.v09 import ValidationFailed, datamodel, validate_batch
-from a2ui.v09.pointer import is_absolute_pointer, is_valid_path, split_path
+from a2ui.core.surfaces import ValidationFailed, datamodel, validate_batch
+from a2ui.core.surfaces.pointer import is_absolute_pointer, is_valid_path, split_path
 
 
 @pytest.mark.parametrize("path", ["", "/", "/a/b", "/a~0b/c~1d", "a", "a/b", "/a//b", "/ä"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from v09_helpers import create, text, update
 
-from a2ui.v09 import (
+from a2ui.core.surfaces import (
     ServerPolicy,
     ValidationFailed,
     is_safe_url,

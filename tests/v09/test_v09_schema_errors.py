@@ -1,4 +1,4 @@
-"""The jsonschema-rs schema layer: keywords, error choice (a2ui/v09/schema_errors.py), catalogs.
+"""The jsonschema-rs schema layer: keywords, error choice (a2ui/core/surfaces/schema_errors.py), catalogs.
 
 Ported from what the hand-written compiler guaranteed: every JSON Schema
 keyword a catalog uses is enforced (JSON equality, not Python's: ``true`` is not
@@ -11,7 +11,12 @@ from __future__ import annotations
 import pytest
 from v09_helpers import update
 
-from a2ui.v09 import CatalogError, CatalogRegistry, ValidationFailed, validate_server_message
+from a2ui.core.surfaces import (
+    CatalogError,
+    CatalogRegistry,
+    ValidationFailed,
+    validate_server_message,
+)
 
 COMMON = "https://a2ui.org/specification/v0_9/common_types.json#/$defs/"
 CID = "urn:test:widgets"

@@ -7,12 +7,7 @@ import json
 import pytest
 from v09_helpers import card, column, create, data, delete, text, update
 
-from a2ui.v09 import (
-    SessionSurfaces,
-    SurfaceState,
-    ValidationFailed,
-    validate_batch,
-)
+from a2ui.core.surfaces import SessionSurfaces, SurfaceState, ValidationFailed, validate_batch
 
 
 def test_create_then_apply_without_validation() -> None:

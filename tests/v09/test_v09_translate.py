@@ -9,11 +9,11 @@ import random
 import pytest
 
 from a2ui.core import state as S
+from a2ui.core.content import methods
+from a2ui.core.content.components import COMPONENT_TYPES, validate_component
 from a2ui.core.events import Kind
-from a2ui.protocol import events as wire
-from a2ui.protocol import methods
-from a2ui.protocol.components import COMPONENT_TYPES, validate_component
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
+from a2ui.jsonrpc import events as wire
 from a2ui.v09 import translate as T
 from a2ui.v09.view import SessionView
 from tests.sessionops import Ops, all_events

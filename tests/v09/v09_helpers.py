@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2ui.v09 import BASIC_CATALOG_ID
+from a2ui.core.surfaces import BASIC_CATALOG_ID
 
 SID = "s1"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from a2ui.v09 import SessionSurfaces
+from a2ui.core.surfaces import SessionSurfaces
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "v09" / "node" / "webcore_check.mjs"

@@ -4,8 +4,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
-from ...models import Agent
-from ...services import agents as agent_service
+from a2ui.models import Agent
+from a2ui.services import agents as agent_service
 
 
 class Command(BaseCommand):

@@ -24,9 +24,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from ... import tokens
-from ...demo import run_agent
-from ...models import Agent
+from a2ui import tokens
+from a2ui.demo import run_agent
+from a2ui.models import Agent
 
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-password"

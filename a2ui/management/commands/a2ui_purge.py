@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...conf import a2ui_settings
-from ...services import purge
+from a2ui.conf import a2ui_settings
+from a2ui.services import purge
 
 
 def _days(value):

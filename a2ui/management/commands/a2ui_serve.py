@@ -150,8 +150,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         from daphne.endpoints import build_endpoint_description_strings
 
-        from ... import serving
-        from ...conf import a2ui_settings
+        from a2ui import serving
+        from a2ui.conf import a2ui_settings
 
         verbosity = options["verbosity"]
         _daphne_logging(verbosity, options["log_fmt"])

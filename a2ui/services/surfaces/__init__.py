@@ -19,26 +19,31 @@ Data-model strings are not HTML-sanitized: they are values (form fields, labels 
 message they lose control characters and lone surrogates (which PostgreSQL's jsonb refuses);
 renderers must treat bound strings as text (ours builds the DOM from text). Bidirectional
 controls are removed from them too (they are displayed), and every value follows the JSON value
-policy (``a2ui.protocol.jsonvalue``: I-JSON integers, finite numbers, no NUL in keys) even when
+policy (``a2ui.core.content.jsonvalue``: I-JSON integers, finite numbers, no NUL in keys) even when
 it did not come through a socket or REST parser (the in-process Python API).
 
 Layout: ``catalogs`` (the server's registry, a client's declared catalogs and capabilities),
 ``store`` (an agent's batch: clean, validate, store, push; ``load``), ``routing`` (a person's
 messages to the agent, attaching a v0.9 client), ``cleaning`` (errors and the string cleaner);
-the per-socket :class:`Tracker` is sans-I/O in ``a2ui.v09.tracker``. Every public name is
+the per-socket :class:`Tracker` is sans-I/O in ``a2ui.core.surfaces.tracker``. Every public name is
 re-exported here: callers use ``surfaces.X``.
 """
 
-from ...v09.tracker import Tracker, snapshot_messages
-from .catalogs import (
+from a2ui.core.surfaces.tracker import Tracker, snapshot_messages
+from a2ui.services.surfaces.catalogs import (
     build_registry,
     catalog_registry,
     client_catalog_ids,
     load_catalog,
     parse_client_capabilities,
 )
-from .cleaning import MAX_JSON_DEPTH, SurfaceValidationError, TooDeep, clean_json
-from .routing import (
+from a2ui.services.surfaces.cleaning import (
+    MAX_JSON_DEPTH,
+    SurfaceValidationError,
+    TooDeep,
+    clean_json,
+)
+from a2ui.services.surfaces.routing import (
     MAX_CLIENT_BATCH,
     MAX_DATA_MODEL_DEPTH,
     aattach,
@@ -47,7 +52,7 @@ from .routing import (
     aremember,
     check_stream_session,
 )
-from .store import (
+from a2ui.services.surfaces.store import (
     MAX_BATCH,
     MAX_SURFACE_ID,
     aload,

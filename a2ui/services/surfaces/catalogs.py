@@ -7,10 +7,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from ...conf import a2ui_settings
-from ...protocol.fields import name_reason
-from ...v09 import BASIC_CATALOG_ID, CatalogError, CatalogRegistry
-from .cleaning import _failed
+from a2ui.conf import a2ui_settings
+from a2ui.core.content.fields import name_reason
+from a2ui.core.surfaces import BASIC_CATALOG_ID, CatalogError, CatalogRegistry
+from a2ui.services.surfaces.cleaning import _failed
 
 # Catalogs --------------------------------------------------------------------------------------
 

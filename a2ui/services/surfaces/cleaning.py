@@ -1,9 +1,9 @@
 """Errors and string cleaning shared by the surface modules (agent batches, client messages)."""
 
-from ...core.errors import DomainError, Fault
-from ...protocol import jsonvalue
-from ...protocol.sanitize import clean_display_string
-from ...v09 import ValidationFailed
+from a2ui.core.content import jsonvalue
+from a2ui.core.content.sanitize import clean_display_string
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.surfaces import ValidationFailed
 
 #: The cleaner's cut-off, from a message's root: the one free-form limit (jsonvalue.MAX_DEPTH,
 #: 32) with room for the envelope and the data model's 48 path levels above a value.

@@ -2,13 +2,19 @@
 
 from channels.db import database_sync_to_async
 
-from ...core.errors import DomainError, Fault
-from ...models import A2UISessionLog, Surface
-from ...protocol.sanitize import clean_string
-from ...v09 import PROTOCOL_VERSION, ValidationFailed, validate_client_message
-from .. import consent, groups, pending, sessions, shared
-from ..metrics import buffer
-from .cleaning import SurfaceValidationError, TooDeep, _depth_ok, _failed, clean_json
+from a2ui.core.content.sanitize import clean_string
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.surfaces import PROTOCOL_VERSION, ValidationFailed, validate_client_message
+from a2ui.models import A2UISessionLog, Surface
+from a2ui.services import consent, groups, pending, sessions, shared
+from a2ui.services.metrics import buffer
+from a2ui.services.surfaces.cleaning import (
+    SurfaceValidationError,
+    TooDeep,
+    _depth_ok,
+    _failed,
+    clean_json,
+)
 
 MAX_CLIENT_BATCH = 50  # actions/errors per client frame
 MAX_DATA_MODEL_DEPTH = 48

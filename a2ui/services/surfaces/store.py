@@ -6,17 +6,17 @@ from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
-from ...core import events
-from ...core.errors import DomainError, Fault
-from ...core.events import Kind
-from ...models import A2UISessionLog, Surface
-from ...protocol import idempotency
-from ...protocol.sanitize import sanitize_markdown
-from ...v09 import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
-from .. import outcomes, sessions, stream
-from ..metrics import buffer
-from .catalogs import catalog_registry
-from .cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
+from a2ui.core import events
+from a2ui.core.content import idempotency
+from a2ui.core.content.sanitize import sanitize_markdown
+from a2ui.core.errors import DomainError, Fault
+from a2ui.core.events import Kind
+from a2ui.core.surfaces import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
+from a2ui.models import A2UISessionLog, Surface
+from a2ui.services import outcomes, sessions, stream
+from a2ui.services.metrics import buffer
+from a2ui.services.surfaces.catalogs import catalog_registry
+from a2ui.services.surfaces.cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
 
 log = logging.getLogger("a2ui.services")
 

@@ -1,0 +1,3 @@
+"""Seed 000, the A2UI JSON-RPC 2.0 WebSocket protocol: the person's socket
+(/ws/v4/a2ui, ``consumer``), the agent's socket (/ws/v4/a2ui/agent, ``agent``), its words for
+session events (``events``), ``a2ui.init``'s capabilities, and its registration (``adapter``)."""

@@ -1,0 +1,228 @@
+"""The agent socket, /ws/v4/a2ui/agent with ``Authorization: Bearer <agent key>``.
+
+Agents speak JSON-RPC: the seven ``ui.*`` methods with a ``session_id`` param. Fire-and-forget
+methods sent as requests are answered ``{"delivered": true, "seq": n}``. ``ui.request_input``
+and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 when their time
+runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
+a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
+``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications: each session's
+at one socket of the agent, the one holding it (``a2ui.services.agentroute``), unless the socket
+was opened with ``?events=all`` (an observer: every event).
+
+``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
+(after a reconnect: answers given while no socket of the agent could take them, and requests
+still open, whose answers then come here as notifications). Each answer reaches one socket once.
+A socket that connects while such answers wait is first told so: an ``a2ui.pending``
+``{"outcomes": n}`` notification.
+
+AG-UI activity: ``agui.event`` ``{"session_id", "event": <seed-003 AG-UI event>}`` pushes
+a chat message, tool call, state delta, plan card, resource tree, roster or artifact
+(``a2ui.agui.inbound``), answered ``{"delivered": true, "seq": n}`` (docs/agents.md).
+
+A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
+``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
+person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
+
+AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
+requests (a2ui.services.runs, docs/agents.md "Runs").
+"""
+
+import asyncio
+
+from django.utils import timezone
+
+from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
+from a2ui.core import agentmethods
+from a2ui.core.content import idempotency
+from a2ui.core.errors import DomainError
+from a2ui.rpc import jsonrpc
+from a2ui.rpc.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
+from a2ui.services import (
+    agentapi,
+    agentroute,
+    caps,
+    delivery,
+    groups,
+    housekeeping,
+    pending,
+    pushes,
+    runs,
+    sessions,
+)
+
+
+class A2UIAgentConsumer(JsonRpcConsumer):
+    agent = None
+
+    async def connect(self):
+        auth = self.scope.get("a2ui_auth")
+        if auth is not None and auth.unavailable:
+            await self.reject(ErrorCode.INTERNAL_ERROR, auth.error)
+            return
+        if auth is None or auth.agent is None:
+            reason = "Agent sockets need Authorization: Bearer <agent key>."
+            if auth is not None and auth.agent is None and auth.token is None and auth.error:
+                reason = auth.error
+            await self.reject(ErrorCode.AUTH_FAILED, reason)
+            return
+        try:  # ?events=all: an observer that gets every session's events (agentroute)
+            self.events = agentroute.mode_from_query(self.scope.get("query_string", b""))
+        except DomainError as exc:
+            exc = ProtocolError.of(exc)
+            await self.reject(exc.code, exc.message)
+            return
+        try:
+            self.cap_lease = await caps.acquire_agent_socket(auth.agent,
+                                                             caps.address_of(self.scope))
+        except caps.CapReached as exc:
+            await self.accept()
+            await self.send_error(ProtocolError.of(exc))
+            await self.close(code=ProtocolError(ErrorCode.RATE_LIMITED).close_code)
+            return
+        self.agent = auth.agent
+        self.timers = {}
+        group = groups.agent_key_group(self.agent)
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups.append(group)
+        # The agent's events come through this process's relay of its group (agentroute).
+        await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
+                                    self.events, self.agent_event)
+        await self.accept()
+        housekeeping.ensure_started()
+        waiting = await pending.aundelivered_count(self.agent.id)
+        if waiting:  # answers given while no socket of the agent could take them
+            await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
+
+    cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
+
+    async def disconnect(self, code):
+        for timer in getattr(self, "timers", {}).values():
+            timer.cancel()
+        try:
+            if self.agent is not None:
+                await agentroute.aunsubscribe(groups.agent_group(self.agent.id),
+                                              self.channel_name)
+        finally:
+            if self.cap_lease is not None:
+                await self.cap_lease.release_shielded()
+
+    async def handle(self, msg):
+        # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).
+        entry = agentmethods.get(msg.method)
+        if entry is None or not entry.socket:  # seed 000's -32601, as for any unknown method
+            pushes.validate(msg.method, idempotency.pop(msg.params)[0])
+        if msg.method == "a2ui.sessions":
+            return {"sessions": await sessions.alive_sessions(self.agent)}
+        if msg.method == "a2ui.pending":
+            return await self._take_pending(msg.params)
+        if msg.method in runs.AGENT_METHODS:
+            return await runs.acall(self.agent.id, msg.method, msg.params)
+        params, key = idempotency.pop(msg.params)
+        session_id, params = entry.validate(params)
+        return await self._deliver(msg, entry, session_id, params, key)
+
+    async def _deliver(self, msg, entry, session_id, params, key=None):
+        if entry.awaits:
+            if key is not None:
+                raise idempotency.for_request(key)
+            seq, request = await agentapi.apush(
+                self.agent.id, session_id, msg.method, params,
+                reply_channel=self.channel_name, rpc_id=msg.id,
+            )
+            self._arm_timer(request)
+            return NO_RESPONSE
+        result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
+        if entry.shape == "result":
+            return result
+        return delivery.answer(result)
+
+    async def _take_pending(self, params):
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
+                                data={"path": "params"})
+        items, taken = await pending.apending(self.agent.id, params.get("session_id"),
+                                              self.channel_name)
+        for request in taken:
+            self._arm_timer(request)
+        return {"requests": items}
+
+    def _arm_timer(self, request):
+        delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
+        key = (str(request.session_id), request.request_id)
+
+        async def expire():
+            await asyncio.sleep(delay)
+            # Firing: no longer a timer to cancel. The outcome reaches this socket (a2ui_answer
+            # cancels the timer it finds) while aexpire still tells the person's sockets.
+            if self.timers.get(key) is asyncio.current_task():
+                del self.timers[key]
+            await pending.aexpire(request.session_id, request.request_id)
+
+        old = self.timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        self.timers[key] = asyncio.get_running_loop().create_task(expire())
+
+    # From the channel layer ------------------------------------------------------------------
+
+    async def a2ui_answer(self, event):
+        # MOVED leaves the timer: the request's new waiter may be this socket (a retry under
+        # another JSON-RPC id), armed already; an old socket's timer times it out at the same
+        # deadline as the new one's.
+        timer = None if event["status"] == pending.MOVED else self.timers.pop(
+            (event["session_id"], event["request_id"]), None)
+        if timer is not None:
+            timer.cancel()
+        if self.gone:  # a closed socket takes nothing: the outcome waits for the next one
+            return
+        rpc_id, status, value = event["rpc_id"], event["status"], event["value"]
+        if status == pending.MOVED or not await pending.aclaim(
+            event["session_id"], event["request_id"], self.channel_name
+        ):
+            # Another socket of the agent took the request (or its outcome) over.
+            if rpc_id is not None:
+                await self.send_error(ProtocolError(
+                    REQUEST_TAKEN_OVER, "Request taken over by another agent socket",
+                    data={"session_id": event["session_id"], "request_id": event["request_id"]},
+                ), rpc_id)
+            return
+        if rpc_id is None:
+            if status == "answered":
+                params = {"session_id": event["session_id"], "request_id": event["request_id"]}
+                if event["kind"] == "confirm":
+                    params.update(value)
+                else:
+                    params["value"] = value
+                await self.send_obj(
+                    jsonrpc.notification(pending.ANSWER_METHOD[event["kind"]], params)
+                )
+            else:
+                await self.send_obj(jsonrpc.notification("request.closed", {
+                    "session_id": event["session_id"], "request_id": event["request_id"],
+                    "status": status, "method": pending.METHOD_BY_KIND.get(event["kind"]),
+                }))
+            return
+        if status == "answered":
+            await self.send_obj(jsonrpc.result(rpc_id, value))
+        elif status == "timed_out":
+            data = {"request_id": event["request_id"]}
+            if event["kind"] == "confirm":
+                data["approved"] = False
+            await self.send_error(ProtocolError(ErrorCode.REQUEST_TIMEOUT, data=data), rpc_id)
+        else:
+            await self.send_error(
+                ProtocolError(
+                    ErrorCode.SESSION_NOT_FOUND, "Session closed before the user answered",
+                    data={"session_id": event["session_id"]},
+                ),
+                rpc_id,
+            )
+
+    async def agent_event(self, event):
+        """A session event this socket gets (handed over by ``agentroute``'s relay)."""
+        await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
+
+    async def a2ui_close(self, event):
+        await self.close(code=event["code"], reason=event.get("reason", "")[:120])
