@@ -215,11 +215,13 @@ async def acapabilities(session_id):
          "attached": [{"protocol": "v09", "catalogs": [...]}, ...],
          "resumable_clients": [{"protocol", "catalogs", "left_at"}, ...]}
     """
+    now = await attached(session_id)
+    return _shown(now, await database_sync_to_async(_resumable_of)(session_id))
+
+
+def _shown(now, later):
     from a2ui.services.surfaces.catalogs import catalog_registry
 
-    sid = session_id
-    now = await attached(sid)
-    later = await database_sync_to_async(_resumable_of)(sid)
     declarations = now + [(e["protocol"], e.get("catalogs")) for e in later]
     return {
         "clients": per_protocol(now),
@@ -231,10 +233,12 @@ async def acapabilities(session_id):
 
 
 def capabilities(session_id):
-    """:func:`acapabilities` for synchronous callers (the admin)."""
+    """:func:`acapabilities` for synchronous callers (the admin): the registry read on an event
+    loop, the session's row on the caller's own connection (inside its transaction, if any;
+    not through ``database_sync_to_async``, which would close it)."""
     from asgiref.sync import async_to_sync
 
-    return async_to_sync(acapabilities)(session_id)
+    return _shown(async_to_sync(attached)(session_id), _resumable_of(session_id))
 
 
 def members_key_matches(session_hex):
