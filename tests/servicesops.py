@@ -10,8 +10,8 @@ operation as the agent, the person or the clock would, on the test database.
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from a2ui.core.content import methods
 from a2ui.core.events import Kind
-from a2ui.jsonrpc import events as wire
 from a2ui.models import PendingRequest, RenderedComponent
 from a2ui.services import activity as activity_service
 from a2ui.services import housekeeping, pending, pushes
@@ -50,7 +50,7 @@ def kinds_of(ops):
     kinds = set()
     for op in ops:
         if op[0] == "push":
-            kinds.add(wire.KIND_BY_METHOD[op[1]])
+            kinds.add(methods.KIND_BY_METHOD[op[1]])
         elif op[0] == "activity":
             kinds.add(Kind(op[1]))
         else:

@@ -23,6 +23,7 @@ import pytest
 from a2ui import tokens
 from a2ui.core import activity as A
 from a2ui.core import state as S
+from a2ui.core.content import methods
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import adapter as jsonrpc_adapter
 from a2ui.jsonrpc import events as wire
@@ -177,7 +178,7 @@ async def test_stale_snapshot_and_events_equal_a_fresh_snapshot(session, stream_
     assert stale.view() == late.view()
     assert late.view() == S.comparable(fresh)  # what a resuming client is sent is the session
     # The transient kinds reach the live client once each, and no snapshot has them.
-    pushed = [(wire.KIND_BY_METHOD[op[1]], op[2]["title"] if op[1] == "ui.notify" else None)
+    pushed = [(methods.KIND_BY_METHOD[op[1]], op[2]["title"] if op[1] == "ui.notify" else None)
               for op in ops[cut:] if op[0] == "push" and op[1] in TRANSIENT]
     assert [(kind, data.get("title") if kind is Kind.NOTIFY else None)
             for kind, data in stale.transient] == pushed

@@ -13,7 +13,6 @@ from a2ui.core.content import methods
 from a2ui.core.content.components import COMPONENT_TYPES, validate_component
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import BASIC_CATALOG_ID
-from a2ui.jsonrpc import events as wire
 from a2ui.v09 import translate as T
 from a2ui.v09.view import SessionView
 from tests.sessionops import Ops, all_events
@@ -26,7 +25,7 @@ def rendered(cid, kind, data):
 
 
 def opened(method, params):
-    return wire.to_event(method, methods.validate_params(method, params))
+    return methods.to_event(method, methods.validate_params(method, params))
 
 
 def test_samples_cover_every_component_type():
