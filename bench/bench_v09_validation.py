@@ -38,7 +38,7 @@ import jsonschema_rs  # noqa: E402
 
 from a2ui.core.surfaces import validate_batch, validate_server_message  # noqa: E402
 
-PACKAGED = ROOT / "a2ui" / "v09"
+PACKAGED = ROOT / "a2ui" / "core" / "surfaces"
 PLACEHOLDER = "https://a2ui.org/specification/v0_9/catalog.json"
 EXAMPLES = ROOT / "tests" / "v09" / "official" / "examples"
 BASELINE_PACKAGE = "a2ui_v09_baseline"
