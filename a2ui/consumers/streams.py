@@ -68,7 +68,12 @@ class ChannelListener(SessionListener):
         """The listener ends (the client went, or it ended itself): last words."""
 
     def turned(self):
-        """What ``listen`` yields after each turn (``SessionStream``: the chunks written)."""
+        """What ``listen`` yields after each turn: None (one yield), or a list whose items it
+        yields one by one (``SessionStream``: the chunks written, none if nothing was)."""
+
+    def _turn_out(self):
+        out = self.turned()
+        return (out,) if out is None else out
 
     # What SessionListener and direct delivery ask of a listener -------------------------------
 
@@ -102,7 +107,8 @@ class ChannelListener(SessionListener):
             await self.start()
             if self.life.streaming:
                 self.start_stream()  # what start wrote goes first: take direct pushes now
-            yield self.turned()
+            for item in self._turn_out():
+                yield item
             while self.life.streaming:
                 if receiving is None:
                     receiving = asyncio.ensure_future(layer.receive(self.channel_name))
@@ -125,7 +131,8 @@ class ChannelListener(SessionListener):
                             await self.a2ui_event(self._deferred.popleft())
                     finally:
                         self._in_hand = False
-                yield self.turned()
+                for item in self._turn_out():
+                    yield item
         finally:
             for task in (receiving, waking):
                 if task is not None:
@@ -193,12 +200,7 @@ class SessionStream(ChannelListener):
         chunks, self.out = self.out, []
         return chunks
 
-    async def frames(self):
-        """The response iterator: closing it (the client went) closes ``listen`` at once."""
-        loop = self.listen()
-        try:
-            async for chunks in loop:
-                for chunk in chunks:
-                    yield chunk
-        finally:
-            await loop.aclose()
+    def frames(self):
+        """The response iterator: the listening loop itself, one chunk at a time (one
+        generator, not one wrapping another: the server closes it when the client goes)."""
+        return self.listen()
