@@ -54,6 +54,9 @@ class Context:
     run_input: object
     plan: list
     counted: object
+    #: The transcript ids of this run's own new messages (recorded before the stream joins;
+    #: their ``message.batch`` may still be numbered after it: not echoed to this run).
+    own_messages: frozenset = frozenset()
 
 
 def encode(event):
@@ -174,6 +177,7 @@ class RunStream(SessionStream):
         await runleases.ahold(sid, self.ctx.run_input.run_id)
         housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
+        self.run.own_messages = set(self.ctx.own_messages)
         self.emit(self.run.start())
         # What the session holds that the client lacks (a surface pushed before the run, ...).
         self.emit(self.run.screen(known_messages(self.ctx.run_input.model.messages)))

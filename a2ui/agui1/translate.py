@@ -258,11 +258,14 @@ class Run:
         text = f"{title}\n\n{message}" if title and message else (message or title or "")
         return self._text_message(self.make_id(), "assistant", _text(text))
 
+    own_messages = frozenset()  # the transcript ids of the run's own new messages
+
     def _message(self, data):
-        # A person's message heard live came from another client (this run's own are
-        # recorded before its stream joins the session): the client lacks it.
+        # A person's message heard live came from another client: the client lacks it. The
+        # run's own are recorded before its stream joins, but their event may be numbered
+        # after: those are the client's already.
         role = ROLES.get(data.get("role"))
-        if role is None:
+        if role is None or data.get("message_id") in self.own_messages:
             return []
         return self._text_message(str(data.get("message_id") or self.make_id()), role,
                                   _text(data.get("content")))

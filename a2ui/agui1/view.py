@@ -198,7 +198,8 @@ async def run_view(request):
                         details=details)
     response = StreamingHttpResponse(
         caps.holding(lease, stream.run_events(
-            stream.Context(session, token, run_input, plan, counted))),
+            stream.Context(session, token, run_input, plan, counted,
+                           frozenset(r["message_id"] for r in said)))),
         content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
