@@ -216,8 +216,8 @@ async def test_a2ui_init_replaces_detached_sessions_past_the_window(user, agent,
 @pytest.mark.skipif(connection.vendor != "postgresql",
                     reason="row locks across connections need PostgreSQL")
 def test_two_tabs_at_once_cannot_both_take_over_one_session(user, agent):
-    # Six tabs of one person: within the person's share (half the agent's limit).
-    agent.max_concurrent_sessions = 12
+    # Six tabs of one person: well within the person's share (half the agent's limit).
+    agent.max_concurrent_sessions = 20
     agent.save(update_fields=["max_concurrent_sessions"])
     detached = tokens.issue_stream_token(user, agent).record
     sid = admission.admit(detached, {}, {}).session.session_id
