@@ -84,6 +84,20 @@ def _unauthorized(reason):
     return body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))]
 
 
+async def _authenticate(scope):
+    """The request's principal. A connection the database dropped while it was away fails
+    once when next used: that failure is retried once, on a fresh connection (a database that
+    is still away fails again, and the request is answered 503)."""
+    from a2ui.services import outages
+
+    try:
+        return await database_sync_to_async(authenticate)(_bearer(scope))
+    except Exception as exc:
+        if not outages._connection_lost(exc):
+            raise
+    return await database_sync_to_async(authenticate)(_bearer(scope))
+
+
 def unavailable_body(exc):
     """The JSON-RPC error answering a request that an outage of the database or Redis failed."""
     from a2ui.services import outages
@@ -290,7 +304,7 @@ class MCPApp:
         from a2ui.services import outages
 
         try:
-            principal = await database_sync_to_async(authenticate)(_bearer(scope))
+            principal = await _authenticate(scope)
         except tokens.TokenError as exc:
             body, headers = _unauthorized(exc.reason)
             await _respond(send, 401, body, headers)
