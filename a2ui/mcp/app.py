@@ -93,7 +93,7 @@ async def _authenticate(scope):
     try:
         return await database_sync_to_async(authenticate)(_bearer(scope))
     except Exception as exc:
-        if not outages._connection_lost(exc):
+        if not outages.connection_lost(exc):
             raise
     return await database_sync_to_async(authenticate)(_bearer(scope))
 

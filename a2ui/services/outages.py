@@ -96,6 +96,10 @@ def _connection_lost(exc):
     return None
 
 
+
+#: Whether ``exc`` is a lost database connection (one a fresh connection may not meet).
+connection_lost = _connection_lost
+
 def _redis_error(exc):
     # redis-py's (the cache, the channel layer) and the builtin ConnectionError family, which
     # the hot-path connection (a2ui.services.redisline) raises: no other server is spoken to.
