@@ -128,6 +128,11 @@ if DATABASE_URL:
             "max_size": int(os.environ.get("DB_POOL_MAX", "10")),
             # How long a request waits for a connection (all in use, or PostgreSQL away).
             "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
+            # How long the pool retries one lost connection, backing off (1 s, 2 s, 4 s...),
+            # before it gives up on it; the next request that finds the pool empty then connects
+            # at once. Short, so a database that is back is used within seconds, not after the
+            # minute of backoff a long outage would have grown (psycopg_pool's default: 300).
+            "reconnect_timeout": float(os.environ.get("DB_POOL_RECONNECT_TIMEOUT", "5")),
         }
 else:
     DATABASES = {
