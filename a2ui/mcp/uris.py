@@ -101,7 +101,8 @@ TEMPLATES = [
      "updateDataModel)."),
     ("ui://sessions/{session_id}/components/{component_id}", "UI component", HTML_MIME,
      "A component as a self-contained HTML document; its buttons and forms post MCP-UI "
-     "actions (MCP_UI_ACTION) to the host."),
+     "actions to the host (@mcp-ui/client's tool/link messages, or seed 002's MCP_UI_ACTION "
+     "to a host that answers no MCP-UI message)."),
     ("ui://sessions/{session_id}/apps/{component_id}", "UI component (MCP App)", APP_MIME,
      "The same component as an MCP App."),
     ("ui://sessions/{session_id}/client", "Web client", URI_LIST_MIME,
@@ -110,7 +111,8 @@ TEMPLATES = [
      "An agent's open request_input or confirm: its kind, prompt/fields/options, deadline, "
      "and the tool that answers it (respond or approve)."),
     ("ui://sessions/{session_id}/requests/{request_id}", "Open request (form)", HTML_MIME,
-     "The same request as a form; it answers with the respond or approve tool (MCP_UI_ACTION)."),
+     "The same request as a form; it answers with the respond or approve tool (an MCP-UI "
+     "action, as the component's)."),
     ("ui://sessions/{session_id}/request-apps/{request_id}", "Open request (MCP App)", APP_MIME,
      "The same form as an MCP App."),
     ("a2ui://sessions/{session_id}/activity", "Session activity", JSON_MIME,
