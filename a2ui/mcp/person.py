@@ -330,13 +330,14 @@ async def _show(ctx, who, arguments):
 
 async def _view_result(ctx, sid):
     """The session's view (``sessionapp.view``) as a tool result: its summary for the model,
-    the view as ``structuredContent`` for the app; a host that renders A2UI natively gets the
-    session's surfaces as ``application/a2ui+json`` resources (audience user) instead of the
-    app's markup."""
-    native = negotiation.ui_form(host_capabilities(ctx)) == "a2ui"
+    the view as ``structuredContent`` for the app (its markup for an HTML app host only); a
+    host that renders A2UI natively gets the session's surfaces as ``application/a2ui+json``
+    resources (audience user)."""
+    form = negotiation.ui_form(host_capabilities(ctx))
+    native = form == "a2ui"
     snapshot = await sessions.asnapshot(sid)
     found = sessionapp.view(sid, snapshot.components, snapshot.requests,
-                            a2ui_settings.MCP_APP_REFRESH_SECONDS, html=not native)
+                            a2ui_settings.MCP_APP_REFRESH_SECONDS, html=form == "html")
     content = [types.TextContent(type="text", text=sessionapp.summary(found))]
     if native:
         for state in await _surfaces(ctx, sid):

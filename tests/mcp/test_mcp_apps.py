@@ -11,6 +11,7 @@ tests/live/test_live_mcp_tools_npm.py.)
 import asyncio
 import json
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -18,11 +19,12 @@ from mcp.shared.exceptions import MCPError
 from a2ui import agents, tokens
 from a2ui.mcp import negotiation, sessionapp, tools, uris
 from a2ui.models import PendingRequest, StreamToken
-from tests.mcp.asgiclient import build_app, sdk_session
+from tests.mcp.asgiclient import StreamingASGI, build_app, sdk_session
 from tests.surfaces.helpers import booking
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
-pytestmark = pytest.mark.django_db(transaction=True)
+#: The tests that talk to /mcp (the sans-I/O ones need no database).
+with_db = pytest.mark.django_db(transaction=True)
 
 APP = "text/html;profile=mcp-app"
 HTML_HOST = {uris.APPS_EXTENSION: {"mimeTypes": [APP]}}
@@ -106,6 +108,7 @@ def test_the_view_escapes_and_keys_its_items():
     assert "<section" not in sessionapp.summary(found)
 
 
+@with_db
 async def test_tools_list_links_the_session_app_for_each_kind_of_host(host_app, mcp_token):
     async with sdk_session(host_app, mcp_token) as host:  # no MCP Apps: no app-only tools
         listed = {t.name: t for t in (await host.list_tools()).tools}
@@ -128,6 +131,7 @@ async def test_tools_list_links_the_session_app_for_each_kind_of_host(host_app, 
         assert content.mime_type == "application/a2ui+json" and json.loads(content.text) == []
 
 
+@with_db
 async def test_agents_do_not_read_the_session_app(host_app, agent_key):
     async with sdk_session(host_app, agent_key) as bot:
         with pytest.raises(MCPError) as refused:
@@ -135,6 +139,7 @@ async def test_agents_do_not_read_the_session_app(host_app, agent_key):
         assert refused.value.code == -32002
 
 
+@with_db
 async def test_show_session_and_an_answer_that_reaches_the_agent_once(
         host_app, stream_token, mcp_token, agent, agent_key):
     person = await connect_user(stream_token)
@@ -193,6 +198,7 @@ async def test_show_session_and_an_answer_that_reaches_the_agent_once(
         await person.disconnect()
 
 
+@with_db
 async def test_a_confirm_answered_from_the_app(host_app, stream_token, mcp_token, agent):
     person = await connect_user(stream_token)
     sid = await init_session(person)
@@ -219,7 +225,14 @@ def other_token(other_user, agent):
     return tokens.issue_stream_token(other_user, agent).token
 
 
-async def test_show_session_without_a_session_or_for_anothers(host_app, mcp_token, other_token):
+@pytest.fixture
+def other_token_mcp(other_user, agent):
+    return tokens.issue_stream_token(other_user, agent, StreamToken.TYPE_STREAM_MCP).token
+
+
+@with_db
+async def test_show_session_without_a_session_or_for_anothers(host_app, mcp_token, other_token,
+                                                               other_token_mcp):
     async with sdk_session(host_app, mcp_token) as host:
         none = await host.call_tool("show_session", {})
         assert none.is_error and none.structured_content["status"] == "no_session"
@@ -227,6 +240,9 @@ async def test_show_session_without_a_session_or_for_anothers(host_app, mcp_toke
         theirs = await connect_user(other_token)
         try:
             other_sid = await init_session(theirs)
+            async with sdk_session(host_app, other_token_mcp) as them:  # no MCP Apps: no markup
+                view = (await them.call_tool("show_session", {})).structured_content
+                assert view["session_id"] == other_sid and "items" not in view
             with pytest.raises(MCPError) as foreign:
                 await host.call_tool("show_session", {"session_id": other_sid})
             assert foreign.value.code == -32000
@@ -237,6 +253,7 @@ async def test_show_session_without_a_session_or_for_anothers(host_app, mcp_toke
             await theirs.disconnect()
 
 
+@with_db
 async def test_a_native_a2ui_host_gets_the_surfaces(host_app, stream_token, mcp_token, agent):
     person = await connect_user(stream_token)
     sid = await init_session(person)
@@ -258,3 +275,40 @@ async def test_a_native_a2ui_host_gets_the_surfaces(host_app, stream_token, mcp_
             assert "items" in shown.structured_content
     finally:
         await person.disconnect()
+
+
+async def _stateless(app, credential, rpc_id, method, params, capabilities):
+    """One self-contained 2026-07-28 POST (its capabilities in the envelope): its result."""
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": {**params, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "host", "version": "1"},
+        negotiation.CLIENT_CAPABILITIES_META: capabilities}}}
+    async with httpx2.AsyncClient(transport=StreamingASGI(app), base_url="http://localhost",
+                                  timeout=10) as http:
+        headers = {"Authorization": f"Bearer {credential}", "Mcp-Method": method,
+                   "Mcp-Protocol-Version": "2026-07-28",
+                   "Accept": "application/json, text/event-stream"}
+        if "uri" in params:
+            headers["Mcp-Name"] = params["uri"]
+        response = await http.post("/mcp", json=body, headers=headers)
+        text = (await response.aread()).decode()
+    assert response.status_code == 200, text
+    line = next(x for x in text.splitlines() if x.startswith("{") or x.startswith("data: {"))
+    return json.loads(line.removeprefix("data: "))["result"]
+
+
+@with_db
+async def test_the_2026_revision_reads_the_capabilities_of_each_request(host_app, mcp_token):
+    """No initialize on 2026-07-28: each request's envelope says what the host renders."""
+    plain = await _stateless(host_app, mcp_token, 1, "tools/list", {}, {})
+    assert "answer_request" not in {t["name"] for t in plain["tools"]}
+    native = {"extensions": NATIVE_HOST}
+    listed = await _stateless(host_app, mcp_token, 2, "tools/list", {}, native)
+    assert {t["name"]: t["_meta"]["ui"]["visibility"] for t in listed["tools"]}[
+        "answer_request"] == ["app"]
+    read = await _stateless(host_app, mcp_token, 3, "resources/read",
+                            {"uri": uris.SESSION_APP}, native)
+    assert read["contents"][0]["mimeType"] == "application/a2ui+json"
+    read = await _stateless(host_app, mcp_token, 4, "resources/read",
+                            {"uri": uris.SESSION_APP}, {"extensions": HTML_HOST})
+    assert read["contents"][0]["mimeType"] == APP
