@@ -11,6 +11,8 @@
   (text/html); ``ui://sessions/<session_id>/request-apps/<request_id>`` as an MCP App
 * ``a2ui://sessions/<session_id>/activity``: the session's activity (application/json: the
   transcript, tool calls, state document, plans, resource tree, roster, artifacts)
+* ``ui://a2ui/session``: the MCP App of the ``show_session`` tool (``SESSION_APP``): one static
+  document for every session (the session comes with the tool's result), not listed
 
 Ids are percent-encoded (every byte outside ``A-Za-z0-9-._~``), so any id round-trips.
 """
@@ -25,6 +27,9 @@ APP_MIME = "text/html;profile=mcp-app"
 URI_LIST_MIME = "text/uri-list"
 JSON_MIME = "application/json"
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
+#: The app ``show_session`` links (``_meta.ui.resourceUri``): a template, the same for every
+#: session and person (hosts may fetch it once and cache it); ``parse`` does not take it.
+SESSION_APP = "ui://a2ui/session"
 MAX_URI = 2048
 
 #: kind -> (scheme, mime type, path segment) of the resources with an item.

@@ -404,3 +404,46 @@ async def _open_request(sid):
 
     [request] = await pending.aopen_requests(sid)
     return request["params"]
+
+
+def test_a_tool_call_shows_the_session_app_whose_button_answers_the_agent_once(
+        page, host_page, person, agent):
+    """An MCP Apps host calls ``show_session`` (tools/call), renders the app its
+    ``_meta.ui.resourceUri`` names through AppBridge (tool input and result sent to it), the
+    app follows the session (``session_view``, app-only) and shows the agent's
+    ``request_input`` when it opens; a double click on Send and the host's retry of the same
+    call answer the agent once."""
+    sid = open_client(page)
+    agent.call("render", sid, "card", {"title": "Trip <b>notes</b>"}, component_id="c1")
+    token = mcp_token(person, agent)
+    shown = host_page.evaluate("([t]) => mcpHost.runTool(t, 'show_session', {})", [token])
+    assert shown["uri"] == "ui://a2ui/session"
+    assert shown["toolMeta"]["ui"] == {"resourceUri": "ui://a2ui/session",
+                                       "visibility": ["model", "app"]}
+    assert shown["mimeType"] == "text/html;profile=mcp-app"
+    assert shown["meta"]["ui"]["csp"]["connectDomains"] == []
+    assert set(shown["appOnly"]) == {"session_view", "answer_request"}
+    assert "show_session" in shown["modelTools"] and "respond" in shown["modelTools"]
+    assert not shown["result"]["isError"] and shown["result"]["structuredContent"]["session_id"] == sid
+    frame = host_page.frame_locator("#ui")
+    expect(frame.get_by_role("heading", name="Trip notes")).to_be_visible()  # sanitized
+
+    asking = agent.start("request_input", sid, "text", "Which city?")
+    field = frame.get_by_label("Which city?")  # the app reads the session again: it appears
+    field.fill("Trondheim")
+    frame.get_by_role("button", name="Send").dblclick()
+    expect(frame.locator("[data-a2ui-request] .a2ui-status")).to_have_text("Sent.")
+    assert asking.result(TIMEOUT) == "Trondheim"
+    expect(page.get_by_role("dialog", name="Which city?")).to_have_count(0)
+
+    replayed = host_page.evaluate("mcpHost.replayLastAppCall()")
+    assert replayed["name"] == "answer_request" and not replayed["isError"]
+    assert replayed["structuredContent"]["replayed"] is True
+    agent.call("notify", sid, "done")  # a round trip: a second answer would be here by now
+    assert not [n for n in agent.notes if n[0] == "user.respond"]  # no second answer
+    log = host_page.evaluate("window.hostLog")
+    answers = [e for e in log if e.get("appCall") == "answer_request"]
+    assert len(answers) == 1 and answers[0]["arguments"]["value"] == "Trondheim"
+    assert any(e.get("appCall") == "session_view" for e in log)
+    assert not [e for e in log if "refusedAppCall" in e]
+    assert not page.watch.errors and not host_page.evaluate("window.__cspViolations")
