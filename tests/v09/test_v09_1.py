@@ -158,6 +158,10 @@ def test_parse_client_capabilities_checks_each_entry() -> None:
     assert parse_client_capabilities({"version": "v0.9.1", "capabilities": both}) == {
         "v0.9.1": {"supportedCatalogIds": [OTHER]},
         "v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
+    for version in ({"": None}, ["v0.9"], None, "v0.9.2"):  # a fuzz find: {} is unhashable
+        with pytest.raises(SurfaceValidationError) as info:
+            parse_client_capabilities({"version": version, "capabilities": both})
+        assert info.value.body["error"]["path"] == "/version"
     for caps, path in [({"v0.9.1": {}}, "/capabilities/v0.9.1/supportedCatalogIds"),
                        ({"v0.9.1": [OTHER]}, "/capabilities/v0.9.1"),
                        ({"v0.9.1": {"supportedCatalogIds": ["a\nb"]}},

@@ -132,7 +132,8 @@ def parse_client_capabilities(obj):
     ``a2uiClientCapabilities`` instead of ``capabilities``). Each entry given is checked and
     kept. Raises SurfaceValidationError.
     """
-    if not isinstance(obj, dict) or obj.get("version") not in VERSIONS:
+    version = obj.get("version") if isinstance(obj, dict) else None
+    if type(version) is not str or version not in VERSIONS:
         raise _failed("The first message must be {\"version\": \"v0.9\", \"capabilities\": "
                       "{\"v0.9.1\": {\"supportedCatalogIds\": [...]}}}.", "/version")
     key = "capabilities" if "capabilities" in obj else "a2uiClientCapabilities"
