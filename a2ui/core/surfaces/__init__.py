@@ -29,7 +29,7 @@ from a2ui.core.surfaces.catalog import (
 from a2ui.core.surfaces.client import validate_client_message
 from a2ui.core.surfaces.envelope import CAPABILITY_KEYS, VERSIONS
 from a2ui.core.surfaces.errors import PROTOCOL_VERSION, CatalogError, ValidationFailed
-from a2ui.core.surfaces.media import ACCEPTED_MIME_TYPES, MIME_TYPE, is_a2ui_media_type
+from a2ui.core.surfaces.media import ACCEPTED_MIME_TYPES, MIME_TYPE
 from a2ui.core.surfaces.policy import ServerPolicy, sanitize_components, with_trusted_identity
 from a2ui.core.surfaces.session import SessionSurfaces, SurfaceChanges, validate_batch
 from a2ui.core.surfaces.state import SurfaceState
@@ -52,7 +52,6 @@ __all__ = [
     "VERSIONS",
     "ValidationFailed",
     "default_registry",
-    "is_a2ui_media_type",
     "is_safe_url",
     "sanitize_components",
     "validate_batch",

@@ -3,8 +3,9 @@
 The draft's ``userAction`` (which had no ``version``) is accepted as an alias
 and normalized to ``{"version": "v0.9", "action": {...}}`` so the rest of the
 server sees one shape; a v0.9.1 client's ``"version": "v0.9.1"`` becomes
-``"v0.9"`` too (the messages are the same in both versions). Unlike server messages, the action object itself may
-carry extra keys (the official schema allows them); the envelope may not.
+``"v0.9"`` too (the messages are the same in both versions). Unlike server
+messages, the action object itself may carry extra keys (the official schema
+allows them); the envelope may not.
 """
 
 from __future__ import annotations

@@ -12,9 +12,3 @@ MIME_TYPE = "application/a2ui+json"
 LEGACY_MIME_TYPES = ("application/json+a2ui",)
 ACCEPTED_MIME_TYPES = (MIME_TYPE, *LEGACY_MIME_TYPES)
 
-
-def is_a2ui_media_type(content_type):
-    """True when a ``Content-Type`` (parameters allowed, any case) names A2UI JSON."""
-    if not isinstance(content_type, str):
-        return False
-    return content_type.split(";", 1)[0].strip().lower() in ACCEPTED_MIME_TYPES
