@@ -40,17 +40,20 @@ def websocket_application():
 
 
 def http_application():
-    """Django's ASGI handler, serving /static/ itself when ``A2UI['SERVE_STATIC']`` is on."""
+    """Django's ASGI handler, serving /static/ itself when ``A2UI['SERVE_STATIC']`` is on, behind
+    the health probes (``a2ui.probes.ProbeRoutes``: answered on the event loop, before any
+    middleware)."""
     from django.core.asgi import get_asgi_application as django_asgi_application
 
     app = django_asgi_application()
+    from a2ui import probes
     from a2ui.conf import a2ui_settings
 
     if a2ui_settings.SERVE_STATIC:
         # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
         # off behind a web server that serves STATIC_ROOT itself.
         app = _static_files_handler()(app)
-    return app
+    return probes.ProbeRoutes(app)
 
 
 def _static_files_handler():

@@ -37,11 +37,18 @@ def _check_consents(user):
     return []
 
 
+#: Settings that must be positive numbers (seconds, fractions allowed).
+POSITIVE_NUMBERS = ("METRICS_FLUSH_SECONDS", "HEALTH_CACHE_SECONDS",
+                    "HEALTH_CHECK_TIMEOUT_SECONDS")
+
+
 def _check_flush(user):
-    value = user.get("METRICS_FLUSH_SECONDS", DEFAULTS["METRICS_FLUSH_SECONDS"])
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return [Error("A2UI['METRICS_FLUSH_SECONDS'] must be a positive number.", id="a2ui.E004")]
-    return []
+    errors = []
+    for name in POSITIVE_NUMBERS:
+        value = user.get(name, DEFAULTS[name])
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            errors.append(Error(f"A2UI[{name!r}] must be a positive number.", id="a2ui.E004"))
+    return errors
 
 
 def _check_catalogs(user):

@@ -138,6 +138,11 @@ DEFAULTS = {
     "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
     "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
+    # Health probes (a2ui.services.health; docs/operations.md "Health and readiness probes"):
+    # a readiness result is reused for this long per process, and each of its checks (the
+    # database, Redis, the channel layer) fails after this long without an answer.
+    "HEALTH_CACHE_SECONDS": 1.0,
+    "HEALTH_CHECK_TIMEOUT_SECONDS": 0.5,
     # Web client.
     "SERVE_STATIC": True,
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.

@@ -14,7 +14,9 @@ app never got to answer ``-32002 Payload too large``. :func:`build_server` build
 * a **clean shutdown**: on SIGTERM/SIGINT every open WebSocket gets a close frame (1001 going
   away) instead of a dropped connection (1006), and its consumer the disconnect that follows;
   after up to :data:`SHUTDOWN_GRACE` seconds the applications still running are cancelled, as
-  Daphne does, and the process exits.
+  Daphne does, and the process exits. While it does, readiness answers 503
+  (:func:`a2ui.services.health.start_draining`), so a load balancer's probe takes the process
+  out of rotation.
 
 and an **edge** (:class:`Edge`, the settings ``EDGE_*``; docs/operations.md, "The edge"):
 
@@ -46,6 +48,7 @@ from twisted.web import http
 
 from a2ui import edge as edgecaps
 from a2ui.conf import a2ui_settings
+from a2ui.services import health
 
 log = logging.getLogger("a2ui.serving")
 
@@ -302,7 +305,9 @@ class A2UIServer(Server):
         """Daphne's shutdown hook, made graceful: every open WebSocket gets a close frame (1001)
         and its application the ``websocket.disconnect`` that follows (consumers record the
         detached session, flush counters); once those are done, or after
-        :data:`SHUTDOWN_GRACE` seconds, the applications still running are cancelled."""
+        :data:`SHUTDOWN_GRACE` seconds, the applications still running are cancelled.
+        From the start readiness answers 503 (``a2ui.services.health.start_draining``)."""
+        health.start_draining()
         waited = defer.maybeDeferred(self.close_websockets)
         waited.addBoth(lambda _: self.cancel_applications())
         return waited

@@ -3,16 +3,22 @@
     path("", include("a2ui.urls"))
 
 which serves the REST API under /api/ (with its OpenAPI schema at /api/schema/ and Swagger UI
-at /api/docs/ when drf_spectacular is installed) and the web client under /a2ui/.
+at /api/docs/ when drf_spectacular is installed), the web client under /a2ui/, and the health
+probes at /a2ui/healthz and /a2ui/readyz (a2ui.probes).
 """
 
 from django.apps import apps
 from django.urls import include, path
 
+from a2ui import probes
 from a2ui.core import adapters
 
 urlpatterns = [
     *adapters.http_urls(),  # each protocol's own HTTP routes (A2UI['ADAPTERS'])
+    # Answered in front of Django by a2ui.asgi.http_application() (a2ui.probes.ProbeRoutes),
+    # at the paths these give them; through Django otherwise.
+    path("a2ui/healthz", probes.liveness_view, name=probes.LIVENESS),
+    path("a2ui/readyz", probes.readiness_view, name=probes.READINESS),
     path("api/", include("a2ui.api.urls")),
     path("a2ui/", include("a2ui.web.urls")),
 ]

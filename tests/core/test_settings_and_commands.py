@@ -29,6 +29,8 @@ def test_defaults_are_the_seed_limits():
     {"REQUIRED_CONSENTS": "data_collection"},
     {"NO_SUCH_SETTING": 1},
     {"METRICS_FLUSH_SECONDS": 0},
+    {"HEALTH_CACHE_SECONDS": "1"},
+    {"HEALTH_CHECK_TIMEOUT_SECONDS": -0.5},
 ])
 def test_bad_settings_fail_the_checks(bad):
     with override_settings(A2UI=bad):
