@@ -6,7 +6,8 @@
     application = get_asgi_application()
 
 ``get_asgi_application()`` sets Django up, then routes HTTP to Django (with the static files the
-web client needs when ``A2UI['SERVE_STATIC']`` is on: Daphne has no static server) and WebSocket
+web client needs when ``A2UI['SERVE_STATIC']`` is on: Daphne has no static server; the health
+probes answered in front of it, ``a2ui.probes``) and WebSocket
 to the app's consumers behind their auth middleware. A project that routes more WebSocket paths
 builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
 :func:`websocket_application`.
