@@ -28,8 +28,9 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The MCP host page of the browser tests (the official MCP client and ext-apps' AppBridge): a
-# package of its own, so its zod 4 leaves the web client's pinned versions alone.
+# The MCP host pages of the browser tests (the official MCP clients, ext-apps' AppBridge,
+# @mcp-ui/client 5.x and 7.x, React): a package of its own, so its zod leaves the web client's
+# pinned versions alone.
 MCP_HOST := tests/browser/mcp_host
 $(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/package-lock.json
 	npm ci --prefix $(MCP_HOST) --no-audit --no-fund --loglevel=error

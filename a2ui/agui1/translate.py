@@ -93,6 +93,21 @@ def _text(value):
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
+def _delete(key):
+    """The deleteSurface of the surface activity ``key`` (``a2ui-surface-<surfaceId>``)."""
+    return {"version": "v0.9", "deleteSurface": {"surfaceId": key[len(SURFACE) + 1:]}}
+
+
+def _surface_gone(key, content, surfaces):
+    """A surface activity a client holds (``known``) that the session no longer has and
+    whose operations do not end by deleting it: it was deleted while the client was away."""
+    if not key.startswith(f"{SURFACE}-") or key[len(SURFACE) + 1:] in surfaces:
+        return False
+    operations = content.get(OPERATIONS) if isinstance(content, dict) else None
+    return bool(operations) and isinstance(operations, list) and not (
+        isinstance(operations[-1], dict) and "deleteSurface" in operations[-1])
+
+
 class Run:
     """The AG-UI 1.0 stream of one run (``thread_id``, ``run_id``)."""
 
@@ -140,6 +155,9 @@ class Run:
 
         for surface_id, operations in self.surfaces.items():
             show(f"{SURFACE}-{surface_id}", SURFACE, {OPERATIONS: list(operations)})
+        for key, content in known.items():  # a surface it holds, deleted while it was away
+            if _surface_gone(key, content, self.surfaces):
+                out.extend(self._snapshot(key, SURFACE, {OPERATIONS: [_delete(key)]}))
         for cid, content in self.components.items():
             show(f"a2ui-component-{cid}", "a2ui-component", copy.deepcopy(content))
         act = self.activity
@@ -217,7 +235,7 @@ class Run:
             surface_id = key[len(SURFACE) + 1:]
             operations = self.surfaces.get(surface_id)
             if operations is None:  # deleted meanwhile
-                operations = [{"version": "v0.9", "deleteSurface": {"surfaceId": surface_id}}]
+                operations = [_delete(key)]
             return {OPERATIONS: list(operations)}
         act = self.activity
         item = key[len(kind) + 1:] if kind and key != kind else None
@@ -332,9 +350,11 @@ class Run:
         for surface_id, messages in by_surface.items():
             key = f"{SURFACE}-{surface_id}"
             known = self.surfaces.get(surface_id, [])
-            if "createSurface" in messages[0]:
-                known = []  # a new surface (or one created again) starts from nothing
-            self.surfaces[surface_id] = known + messages
+            created = [i for i, m in enumerate(messages) if "createSurface" in m]
+            if created:  # a new surface (or one deleted and created again) starts from nothing
+                self.surfaces[surface_id] = messages[created[-1]:]
+            else:
+                self.surfaces[surface_id] = known + messages
             if key in self.shown:
                 out.append(ActivityDeltaEvent(
                     message_id=key, activity_type=SURFACE,

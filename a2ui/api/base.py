@@ -130,9 +130,22 @@ def json_body_view(view):
     return wrapped
 
 
+def json_parser_for(media_type):
+    """A :class:`SafeJSONParser` for another JSON media type (``application/a2ui+json``)."""
+    parser = SafeJSONParser()
+    parser.media_type = media_type
+    return parser
+
+
 class A2UIViewMixin:
     parser_classes = [SafeJSONParser]
     renderer_classes = [SafeJSONRenderer, BrowsableAPIRenderer]
+    #: JSON media types the view takes besides ``application/json`` (a view attribute: the
+    #: v0.9 route's ``rest_options`` give ``application/a2ui+json`` and its older spelling).
+    media_types = ()
+
+    def get_parsers(self):
+        return [*super().get_parsers(), *(json_parser_for(m) for m in self.media_types)]
 
     def get_authenticators(self):
         return app_authenticators()

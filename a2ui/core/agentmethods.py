@@ -49,7 +49,8 @@ class AgentMethod:
     #: REST (a session push route ``sessions/<id>/<rest>``): ``rest_params(body)`` the params
     #: of a request body, or None when the body has the wrong shape (answered 400 with
     #: ``rest_refusal``, a DRF ValidationError detail); ``rest_options`` view attributes
-    #: (``{"v09_errors": True}``: JSON value refusals in the v0.9 answer shape).
+    #: (``{"v09_errors": True}``: JSON value refusals in the v0.9 answer shape;
+    #: ``{"media_types": (...)}``: JSON media types taken besides application/json).
     rest_params: Callable[[Any], Any] | None = None
     rest_refusal: Any = None
     rest_options: dict | None = None

@@ -19,7 +19,8 @@ What each kind does, as the services do it:
 * ``request.opened`` / ``request.closed``: an open request by ``params["request_id"]``; closing
   removes it whatever the status.
 * ``surface.batch``: each message through ``a2ui.v09.SurfaceState`` (createSurface starts a
-  state, deleteSurface drops it, the others ``SurfaceState.apply``).
+  state, deleteSurface drops it, the others ``SurfaceState.apply``). An id deleted may be
+  created again (v0.9.1): a new state, last in the order, as the store lists it.
 * ``message``, ``tool_call``, ``state.delta``, ``plan``, ``resources``, ``roster``,
   ``artifact``: the session's activity, ``a2ui.core.activity.apply`` (with the state's
   ``limits``, the service's ``A2UI['ACTIVITY_*']`` settings).

@@ -167,7 +167,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         declared; else, resuming, what this protocol's client declared before it left
         (``a2ui.services.clients``: kept with the session); else the session's opener's."""
         declared = params.get("capabilities") or {}
-        if "v0.9" in declared:
+        if surface_service.declares_a2ui(declared):  # "v0.9.1" or "v0.9"
             return surface_service.client_catalog_ids(declared)
         if resumed:
             kept = clients.inherited(session, "jsonrpc")
@@ -207,15 +207,17 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                 "ui.activity", {"kind": "snapshot", "data": snapshot.activity}))
 
     async def send_surfaces_snapshot(self, states=None):
-        """v0.9 surfaces as one ``a2ui.v09`` notification: what the client has is replaced.
+        """v0.9 surfaces as one ``a2ui.v09`` notification marked ``"snapshot": true``: what the
+        client has is replaced (sent even when empty: a resuming client may hold surfaces
+        deleted while it was away, which no message of the snapshot names).
 
         The states are re-read with their sequence number (``states`` may be older), after the
         socket joined the session group, so no live update falls between the two.
         """
         seq, loaded = await surface_service.aload(self.session_id)
         messages = self.surface_tracker.resync(seq, loaded)
-        if messages:
-            await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
+        await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages,
+                                                              "snapshot": True}))
 
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)

@@ -43,12 +43,14 @@ async def stop():
 
 #: The A2UI settings only MCP reads (docs/settings.md): an MCP session with no request in flight
 #: for MCP_SESSION_IDLE_SECONDS is ended (its id then answers 404), at most
-#: MCP_MAX_SESSIONS_PER_PROCESS per process (the SDK's session manager); test-only:
+#: MCP_MAX_SESSIONS_PER_PROCESS per process (the SDK's session manager); the show_session app
+#: reads its session again every MCP_APP_REFRESH_SECONDS (a2ui.mcp.sessionapp); test-only:
 #: MCP_CONFORMANCE_FIXTURES puts the MCP conformance suite's fixture tools, resources and
 #: prompts on /mcp (a2ui.mcp.fixtures; refused with DEBUG off by a2ui.checks).
 SETTINGS_DEFAULTS = {
     "MCP_SESSION_IDLE_SECONDS": 300,
     "MCP_MAX_SESSIONS_PER_PROCESS": 5000,
+    "MCP_APP_REFRESH_SECONDS": 2,
     "MCP_CONFORMANCE_FIXTURES": False,
 }
 

@@ -1,5 +1,7 @@
 """The person's side of /mcp (``stream_mcp`` token): their live UI as resources, and tools
-that answer the agent as the web client does.
+that answer the agent as the web client does; ``show_session`` shows a session as the MCP App
+``ui://a2ui/session`` (``a2ui.mcp.sessionapp``), or as A2UI natively to a host that declared
+``application/a2ui+json`` (``a2ui.mcp.negotiation.ui_form``).
 
 A token names a person and an agent; the resources are that pair's live sessions (the ones a
 web client of theirs opened). Answers go through the same services and checks as the user
@@ -15,7 +17,8 @@ from django.utils import timezone
 from a2ui.conf import a2ui_settings
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError
-from a2ui.mcp import negotiation, render, tools, uris
+from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
+from a2ui.mcp import negotiation, render, sessionapp, tools, uris
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.services import consent, groups, pending, sessions, shared
 from a2ui.services import surfaces as surface_service
@@ -31,10 +34,20 @@ def _call_meta(ctx):
     return raw if isinstance(raw, dict) else {}
 
 
+def host_capabilities(ctx):
+    """The host's raw capabilities: its ``initialize``'s, or (2026-07-28) this request's."""
+    return negotiation.request_capabilities(_init_capabilities(ctx), _call_meta(ctx))
+
+
 def declared_catalogs(ctx):
-    """Catalog ids the host declared (initialize or this call's _meta), or None."""
-    caps = negotiation.client_capabilities(_init_capabilities(ctx), _call_meta(ctx))
-    return surface_service.client_catalog_ids(caps) if caps is not None else None
+    """Catalog ids the host declared (initialize or this call's _meta), or None; a host that
+    renders A2UI natively (``application/a2ui+json`` in its MCP Apps ``mimeTypes``) and named
+    no catalog is taken to render the basic catalog."""
+    capabilities = host_capabilities(ctx)
+    caps = negotiation.client_capabilities(capabilities, _call_meta(ctx))
+    if caps is not None:
+        return surface_service.client_catalog_ids(caps)
+    return {BASIC_CATALOG_ID} if negotiation.ui_form(capabilities) == "a2ui" else None
 
 
 def not_found(uri):
@@ -111,7 +124,7 @@ def request_json(session_id, row):
 async def list_resources(ctx, who):
     if who.kind != "person":
         return types.ListResourcesResult(resources=[])
-    apps = negotiation.wants_apps(_init_capabilities(ctx))
+    apps = negotiation.wants_apps(host_capabilities(ctx))
     out = []
     for row in await sessions.aperson_sessions(who.token.user_id, who.token.agent_id):
         sid = row["session_id"]
@@ -149,6 +162,8 @@ def client_url(ctx, session_id):
 
 
 async def read_resource(ctx, who, uri):
+    if uri == uris.SESSION_APP and who.kind == "person":
+        return session_app(ctx)
     ref = uris.parse(uri)
     if ref is None or who.kind != "person":
         raise not_found(uri)
@@ -202,6 +217,18 @@ async def _read_request(ref, uri):
         text=render.request_document(ref.session_id, request))])
 
 
+def session_app(ctx):
+    """``ui://a2ui/session``: the HTML app, or for a host that renders A2UI natively, the A2UI
+    content of the template itself (no message: the session's surfaces come with the result
+    of ``show_session``)."""
+    if negotiation.ui_form(host_capabilities(ctx)) == "a2ui":
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uris.SESSION_APP, mime_type=uris.A2UI_MIME, text="[]")])
+    return types.ReadResourceResult(contents=[types.TextResourceContents(
+        uri=uris.SESSION_APP, mime_type=uris.APP_MIME, meta=sessionapp.resource_meta(),
+        text=sessionapp.document())])
+
+
 # Tools -------------------------------------------------------------------------------------------
 
 
@@ -215,12 +242,16 @@ def _result(value, embedded=None):
 async def call(ctx, who, name, arguments):
     from a2ui.mcp.server import invalid
 
+    if name == "show_session":
+        return await _show(ctx, who, arguments)
     try:
         session_id, rest = tools.split_session(arguments)
     except ValueError as exc:
         raise invalid(str(exc), "is required (a string)") from None
     session = await surface_service.acheck_stream_session(who.token, session_id)
     sid = session.session_id
+    if name == "session_view":  # a read, as resources/read: not counted against the answers
+        return await _view_result(ctx, sid)
     limit = a2ui_settings.RATE_LIMIT_PER_MINUTE
     if await shared.hit_rate_limit(sid.hex, limit):  # the same window as the person's sockets
         raise ProtocolError(ErrorCode.RATE_LIMITED, data={"limit_per_minute": limit})
@@ -241,6 +272,8 @@ async def call(ctx, who, name, arguments):
                 "user.cancel", {"session_id": str(sid), **params}))
         return _result({"ok": True})
     await consent.arequire_person(who.token.user_id)
+    if name == "answer_request":
+        return await _answer_request(sid, rest)
     if name == "approve":
         params = methods.validate_params("user.approve", rest)
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
@@ -267,3 +300,82 @@ async def _surface_embedded(ctx, sid, rest):
             uri=uris.build("surfaces", sid, state.surface_id), mime_type=uris.A2UI_MIME,
             text=json.dumps(surface_service.snapshot_messages([state]))))
 
+
+
+# The session app (show_session, session_view, answer_request) ----------------------------------
+
+
+async def _show(ctx, who, arguments):
+    """``show_session``: the named live session, or the person's most recent one."""
+    from a2ui.mcp.server import invalid
+
+    if not isinstance(arguments, dict):
+        raise invalid("arguments", "must be an object")
+    session_id = arguments.get("session_id")
+    if session_id is None:
+        live = await sessions.aperson_sessions(who.token.user_id, who.token.agent_id)
+        if not live:
+            found = {"status": "no_session", "client_url": client_url(ctx, None),
+                     "message": "The person has no live session with this agent: it opens "
+                                "when they open the web client."}
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(found))],
+                structured_content=found, is_error=True)
+        session_id = str(live[-1]["session_id"])
+    elif not isinstance(session_id, str) or not session_id:
+        raise invalid("arguments.session_id", "must be a string")
+    session = await surface_service.acheck_stream_session(who.token, session_id)
+    return await _view_result(ctx, session.session_id)
+
+
+async def _view_result(ctx, sid):
+    """The session's view (``sessionapp.view``) as a tool result: its summary for the model,
+    the view as ``structuredContent`` for the app (its markup for an HTML app host only); a
+    host that renders A2UI natively gets the session's surfaces as ``application/a2ui+json``
+    resources (audience user)."""
+    form = negotiation.ui_form(host_capabilities(ctx))
+    native = form == "a2ui"
+    snapshot = await sessions.asnapshot(sid)
+    found = sessionapp.view(sid, snapshot.components, snapshot.requests,
+                            a2ui_settings.MCP_APP_REFRESH_SECONDS, html=form == "html")
+    content = [types.TextContent(type="text", text=sessionapp.summary(found))]
+    if native:
+        for state in await _surfaces(ctx, sid):
+            content.append(types.EmbeddedResource(
+                type="resource", annotations=types.Annotations(audience=["user"]),
+                resource=types.TextResourceContents(
+                    uri=uris.build("surfaces", sid, state.surface_id), mime_type=uris.A2UI_MIME,
+                    text=json.dumps(surface_service.snapshot_messages([state])))))
+    return types.CallToolResult(content=content, structured_content=found)
+
+
+ANSWER_REFUSED = {"answered": "already answered", "timed_out": "timed out",
+                  "cancelled": "cancelled"}
+
+
+async def _answer_request(sid, rest):
+    """``answer_request``: ``answer`` once, whatever the repeats (``pending.asettle``). The
+    same answer again is replayed (``ok``); a request closed otherwise is a tool error saying
+    how; an unknown request is -32602."""
+    from a2ui.mcp.server import invalid
+
+    if "approved" in rest:
+        params = methods.validate_params("user.approve", rest)
+        kind = "confirm"
+        value = {"approved": params["approved"], "reason": params.get("reason", "")}
+    elif "value" in rest:
+        params = methods.validate_params("user.respond", rest)
+        kind, value = "input", params["value"]
+    else:
+        raise invalid("arguments.value", "is required (value answers a request_input, "
+                                         "approved a confirm)")
+    rid = params["request_id"]
+    row, taken = await pending.asettle(sid, rid, kind, value)
+    if taken:
+        return _result({"ok": True, "request_id": rid, "status": "answered"})
+    if row.status == "answered" and row.answer == value:
+        return _result({"ok": True, "request_id": rid, "status": "answered", "replayed": True})
+    found = {"ok": False, "request_id": rid, "status": str(row.status),
+             "reason": ANSWER_REFUSED.get(str(row.status), str(row.status))}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found))],
+                                structured_content=found, is_error=True)

@@ -5,14 +5,30 @@ The component's data was validated and sanitized when the agent pushed it; here 
 HTML-escaped again and every attribute quoted, so the document holds no markup of the agent's.
 The one script is ours, allowed by its hash in a strict Content-Security-Policy
 (``default-src 'none'``; images only from the origins the component names). It reads the
-document's data block and, on a click or a form submit, posts seed 002's action to the host:
+document's data block and, on a click or a form submit, posts an action to the host:
 
-* MCP-UI (``mode: "mcp-ui"``): ``{type: "MCP_UI_ACTION", action: {type: "CALL_TOOL",
-  toolName: "respond", args: {session_id, request_id, value}, callbackId}}`` for a form,
-  ``{type: "MCP_UI_ACTION", action: {type: "NAVIGATE", url, target}}`` for a link, and reads
-  ``TOOL_RESULT`` answers;
+* MCP-UI (``mode: "mcp-ui"``, the ``text/html`` resource), in the host's dialect:
+
+  - @mcp-ui/client 5.x (``UIResourceRenderer``) and hosts of its protocol:
+    ``{type: "tool", payload: {toolName: "respond", params: {session_id, request_id, value}},
+    messageId}`` for a form, ``{type: "link", payload: {url}, messageId}`` for a link; the
+    host's ``ui-message-response`` (``payload.response`` or ``payload.error``) ends it;
+  - seed 002: ``{type: "MCP_UI_ACTION", action: {type: "CALL_TOOL", toolName: "respond",
+    args: {...}, callbackId}}`` for a form, ``{type: "MCP_UI_ACTION", action: {type:
+    "NAVIGATE", url, target}}`` for a link, and reads ``TOOL_RESULT`` answers.
+
+  Which one: at load the document posts MCP-UI's ``ui-request-render-data`` (with a
+  ``messageId``; sent again at 150 and 450 ms); a host that answers it, or sends any MCP-UI
+  host message (``ui-lifecycle-iframe-render-data``, ``ui-message-received``,
+  ``ui-message-response``), speaks MCP-UI; a host silent for a second speaks seed 002. An action
+  taken before then waits for the answer, so a host is sent exactly one form of each action.
+  An MCP-UI host also gets ``ui-size-change`` with the document's height.
 * MCP Apps (``mode: "mcp-app"``): JSON-RPC over postMessage (``ui/initialize``, then
-  ``tools/call`` and ``ui/open-link``).
+  ``tools/call`` and ``ui/open-link``; ``ui/notifications/size-changed`` with the document's
+  height; the host's ``ping`` and ``ui/resource-teardown`` are answered).
+
+The frame's status line says "Sending...", then "Sent." or "Not sent: <the host's error>" (a
+thrown or JSON-RPC error's message, or the text of a tool result with ``isError``).
 
 An agent's open ``request_input`` / ``confirm`` is a document too (``request_document``): its
 form calls ``respond`` with the field's value, its Approve / Reject buttons ``approve``.
@@ -29,40 +45,95 @@ _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 SCRIPT = """(function () {
   var data = JSON.parse(document.getElementById('a2ui-data').textContent);
+  var app = data.mode === 'mcp-app';
   var pending = {}, next = 1;
+  // An MCP-UI host speaks @mcp-ui/client's messages ('mcp-ui') or seed 002's MCP_UI_ACTION
+  // ('seed'): the document asks for MCP-UI render data at load; a host that answers it (or sends
+  // any MCP-UI host message) is 'mcp-ui', one silent for PROBE_MS is 'seed'. Actions wait for it.
+  var PROBE_MS = 1000, dialect = null, waiting = [];
+  var MCP_UI_HOST = {'ui-lifecycle-iframe-render-data': 1, 'ui-message-received': 1,
+                     'ui-message-response': 1};
   function post(message) { window.parent.postMessage(message, '*'); }
   function status(text) { var s = document.getElementById('a2ui-status'); if (s) s.textContent = text; }
+  function settle(id, result) {
+    var done = pending[id];
+    if (done) { delete pending[id]; done(result); }
+  }
   function rpc(method, params) {
     var id = next++;
     post({jsonrpc: '2.0', id: id, method: method, params: params});
     return new Promise(function (resolve) { pending[id] = resolve; });
   }
+  function size() {
+    var height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    if (app) post({jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: {height: height}});
+    else post({type: 'ui-size-change', payload: {height: height}});
+  }
+  function watchSize() { if (window.ResizeObserver) new ResizeObserver(size).observe(document.documentElement); }
+  function decide(which) {
+    if (dialect) return;
+    dialect = which;
+    if (which === 'mcp-ui') watchSize();
+    waiting.splice(0).forEach(function (then) { then(); });
+  }
+  function whenDecided(then) { if (dialect) then(); else waiting.push(then); }
   function callTool(name, args) {
-    if (data.mode === 'mcp-app') return rpc('tools/call', {name: name, arguments: args});
-    var id = 'a2ui-' + (next++);
-    post({type: 'MCP_UI_ACTION', action: {type: 'CALL_TOOL', toolName: name, args: args, callbackId: id}});
-    return new Promise(function (resolve) { pending[id] = resolve; });
+    if (app) return rpc('tools/call', {name: name, arguments: args});
+    return new Promise(function (resolve) {
+      whenDecided(function () {
+        var id = 'a2ui-' + (next++);
+        pending[id] = resolve;
+        if (dialect === 'mcp-ui') post({type: 'tool', payload: {toolName: name, params: args}, messageId: id});
+        else post({type: 'MCP_UI_ACTION', action: {type: 'CALL_TOOL', toolName: name, args: args, callbackId: id}});
+      });
+    });
+  }
+  function openLink(url, target) {
+    if (app) { rpc('ui/open-link', {url: url}); return; }
+    whenDecided(function () {
+      if (dialect === 'mcp-ui') post({type: 'link', payload: {url: url}, messageId: 'a2ui-' + (next++)});
+      else post({type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url, target: target}});
+    });
   }
   window.addEventListener('message', function (event) {
-    var m = event.data || {};
-    var key = m.type === 'TOOL_RESULT' ? m.callbackId : m.id;
-    if (key !== undefined && pending[key]) {
-      var done = pending[key]; delete pending[key];
-      done(m.error ? {error: m.error} : (m.result || {}));
+    var m = event.data;
+    if (event.source !== window.parent || !m || typeof m !== 'object') return;
+    if (app) {
+      if (m.jsonrpc !== '2.0') return;
+      if (m.method === undefined) settle(m.id, m.error ? {error: m.error} : (m.result || {}));
+      else if (m.id !== undefined) {  // the host's request: ping and teardown are answered
+        post(m.method === 'ping' || m.method === 'ui/resource-teardown'
+          ? {jsonrpc: '2.0', id: m.id, result: {}}
+          : {jsonrpc: '2.0', id: m.id, error: {code: -32601, message: 'Method not found'}});
+      }
+      return;
+    }
+    if (MCP_UI_HOST[m.type] === 1) decide('mcp-ui');
+    if (m.type === 'ui-message-response') {
+      var payload = m.payload || {};
+      settle(m.messageId, payload.error ? {error: payload.error} : (payload.response || {}));
+    } else if (m.type === 'TOOL_RESULT') {
+      settle(m.callbackId, m.error ? {error: m.error} : (m.result || {}));
     }
   });
-  if (data.mode === 'mcp-app') {
+  if (app) {
     rpc('ui/initialize', {appInfo: {name: 'a2ui-component', version: '1'}, appCapabilities: {},
                           protocolVersion: '2026-01-26'})
-      .then(function () { post({jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {}}); });
+      .then(function () {
+        post({jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {}});
+        watchSize();
+      });
+  } else {
+    [0, 150, 450].forEach(function (delay) {
+      setTimeout(function () {
+        if (!dialect) post({type: 'ui-request-render-data', messageId: 'a2ui-probe-' + delay});
+      }, delay);
+    });
+    setTimeout(function () { decide('seed'); }, PROBE_MS);
   }
   document.addEventListener('click', function (event) {
     var link = event.target.closest('[data-a2ui-url]');
-    if (!link) return;
-    var url = link.getAttribute('data-a2ui-url');
-    if (data.mode === 'mcp-app') rpc('ui/open-link', {url: url});
-    else post({type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url,
-               target: link.getAttribute('data-a2ui-target') || '_blank'}});
+    if (link) openLink(link.getAttribute('data-a2ui-url'), link.getAttribute('data-a2ui-target') || '_blank');
   });
   function submit(form) {
     if (!form.checkValidity()) { status('Please fix the highlighted fields.'); return; }
@@ -79,10 +150,22 @@ SCRIPT = """(function () {
     send('respond', {session_id: data.session_id, request_id: data.request_id || data.component_id,
                      value: value});
   }
+  // The host's error (a thrown error, a JSON-RPC error, a tool result with isError), as text.
+  function failure(r) {
+    var e = r && r.error;
+    if (e) return typeof e === 'string' ? e : String(e.message || 'the host reported an error');
+    if (r && r.isError) {
+      var text = (r.content || []).filter(function (c) { return c && c.type === 'text'; })[0];
+      return text ? String(text.text) : 'the tool failed';
+    }
+    return '';
+  }
   function send(tool, args) {
     status('Sending...');
-    callTool(tool, args)
-      .then(function (r) { status(r && (r.error || r.isError) ? 'Not sent.' : 'Sent.'); });
+    callTool(tool, args).then(function (r) {
+      var why = failure(r);
+      status(why ? 'Not sent: ' + why : 'Sent.');
+    });
   }
   document.addEventListener('click', function (event) {
     var button = event.target.closest('[data-a2ui-approve]');

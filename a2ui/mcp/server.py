@@ -24,8 +24,8 @@ INSTRUCTIONS = (
     "A2UI: with an agent key, show UI to people (render, update, progress, navigate, notify, "
     "push_surfaces) and ask them (request_input, confirm; after a restart, pending_requests "
     "or the same call again). With a person's stream_mcp token, "
-    "read that person's live UI as resources and answer through the action/respond/approve "
-    "tools."
+    "show_session shows that person's live session (an MCP App where the host renders them), "
+    "its UI is readable as resources, and the action/respond/approve tools answer the agent."
 )
 
 
@@ -77,11 +77,18 @@ def fixtures_for(who):
 
 async def list_tools(ctx, params):
     who = principal(ctx)
-    kind = who.kind
-    # The person's tools may be called by the UI itself (MCP Apps: visibility "app").
-    meta = {"ui": {"visibility": ["model", "app"]}} if kind == "person" else None
-    listed = [types.Tool(name=name, description=description, input_schema=schema, meta=meta)
-              for name, description, schema in tools.tool_list(kind)]
+    if who.kind == "person":
+        from a2ui.mcp import negotiation, person
+
+        # MCP Apps: _meta.ui (visibility, the session app's resourceUri); the app-only tools
+        # for hosts that declared the extension.
+        apps = negotiation.wants_apps(person.host_capabilities(ctx))
+        listed = [types.Tool(name=name, description=description, input_schema=schema,
+                             meta=meta)
+                  for name, description, schema, meta in tools.person_tools(apps)]
+        return types.ListToolsResult(tools=listed)
+    listed = [types.Tool(name=name, description=description, input_schema=schema)
+              for name, description, schema in tools.tool_list(who.kind)]
     if fixtures := fixtures_for(who):
         listed += fixtures.tools()
     return types.ListToolsResult(tools=listed)
@@ -101,7 +108,7 @@ async def call_tool(ctx, params):
         return await _guard(agent.call(ctx, who, params.name, arguments))
     from a2ui.mcp import person
 
-    if params.name not in tools.PERSON_TOOLS:
+    if tools.person_tool(params.name) is None:
         raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
                        {"path": "name"})
     return await _guard(person.call(ctx, who, params.name, arguments))
@@ -270,6 +277,7 @@ def build_server():
     )
     server.middleware.append(InitializeCapture())
     server.middleware.append(LastResort())
-    # MCP Apps: the ui://sessions/<id>/apps/<component> resources (a2ui.mcp.person).
-    server.extensions[uris.APPS_EXTENSION] = {"mimeTypes": [uris.APP_MIME]}
+    # MCP Apps: the session app (ui://a2ui/session) and the ui://sessions/<id>/apps/<component>
+    # resources as HTML apps, or A2UI natively (a2ui.mcp.person).
+    server.extensions[uris.APPS_EXTENSION] = {"mimeTypes": [uris.APP_MIME, uris.A2UI_MIME]}
     return server

@@ -4,8 +4,11 @@ Agent tools (agent key) are the agent-method table's entries with a ``tool`` nam
 (``agent_tools``); those below map one to one onto the seed-000 agent methods (``render`` is
 ``ui.render``, ...) plus ``list_sessions`` and ``push_surfaces`` (A2UI v0.9 messages); their
 arguments are the seed's params, so the services validate them exactly as on the agent
-WebSocket. Person tools (``stream_mcp`` token) are seed 004's ``action`` / ``error`` and the
-seed-000 answers ``respond`` / ``approve`` / ``cancel``.
+WebSocket. Person tools (``stream_mcp`` token) are seed 004's ``action`` / ``error``, the
+seed-000 answers ``respond`` / ``approve`` / ``cancel``, and ``show_session``, linked to the MCP
+App ``ui://a2ui/session`` (``_meta.ui.resourceUri``); the app's own tools ``session_view`` and
+``answer_request`` (``_meta.ui.visibility: ["app"]``: hidden from the host's model) are listed
+to MCP Apps hosts only (``person_tools``).
 """
 
 from a2ui.core import agentmethods
@@ -17,6 +20,7 @@ from a2ui.core.content.methods import (
     PROGRESS_TYPES,
     UPDATE_OPERATIONS,
 )
+from a2ui.mcp.uris import SESSION_APP
 
 SESSION_ID = {"type": "string", "format": "uuid",
               "description": "The person's session (from list_sessions)."}
@@ -204,7 +208,60 @@ PERSON_TOOLS = {
         _session_tool({"request_id": {"type": "string"}, "reason": {"type": "string"}},
                       ("request_id",)),
     ),
+    "show_session": (
+        "Show the person's live session with the agent: what the agent shows them and the "
+        "questions it waits on (request_input, confirm), as an interactive app in hosts that "
+        "render MCP Apps, where the person answers. Without session_id: their most recent "
+        "live session.",
+        _schema({"session_id": SESSION_ID}),
+    ),
 }
+
+#: The app's own tools (``_meta.ui.visibility: ["app"]``): called by the ``show_session`` app
+#: through its host, never shown to the host's model.
+APP_TOOLS = {
+    "session_view": (
+        "The session's current view for the show_session app (what it shows and the open "
+        "requests), read again while the app is open.",
+        _session_tool({}),
+    ),
+    "answer_request": (
+        "Answer one open request of the agent from the show_session app: value for a "
+        "request_input, approved (and reason) for a confirm. Safe to repeat: the agent gets "
+        "the first answer once; a repeat with the same answer is replayed, another is "
+        "refused.",
+        _session_tool({"request_id": {"type": "string", "maxLength": 128}, "value": {},
+                       "approved": {"type": "boolean"},
+                       "reason": {"type": "string", "maxLength": 500}}, ("request_id",)),
+    ),
+}
+
+#: ``_meta`` of the person's tools: seen by the model and callable by an app; ``show_session``
+#: and ``session_view`` render their result with the session app (the nested form, and the
+#: flat ``ui/resourceUri`` that ext-apps' ``getToolUiResourceUri`` still reads for older hosts).
+VISIBLE = {"ui": {"visibility": ["model", "app"]}}
+
+
+def _linked(visibility):
+    return {"ui": {"resourceUri": SESSION_APP, "visibility": visibility},
+            "ui/resourceUri": SESSION_APP}
+
+
+PERSON_META = {"show_session": _linked(["model", "app"]), "session_view": _linked(["app"]),
+               "answer_request": {"ui": {"visibility": ["app"]}}}
+
+
+def person_tools(apps):
+    """[(name, description, input schema, _meta)] of the person's tools; the app-only ones
+    when the host declared MCP Apps (``apps``; another host would show them to its model)."""
+    listed = {**PERSON_TOOLS, **(APP_TOOLS if apps else {})}
+    return [(name, description, schema, PERSON_META.get(name, VISIBLE))
+            for name, (description, schema) in listed.items()]
+
+
+def person_tool(name):
+    """(description, schema) of a person's tool (the app-only ones included), or None."""
+    return PERSON_TOOLS.get(name) or APP_TOOLS.get(name)
 
 
 def client_error(arguments):
@@ -229,14 +286,15 @@ def agent_tools():
 
 
 def tool_list(kind):
-    """[(name, description, input schema)] for an "agent" or a "person"."""
-    tools = agent_tools() if kind == "agent" else PERSON_TOOLS
+    """[(name, description, input schema)] for an "agent" or a "person" (every tool of
+    theirs, the app-only ones included)."""
+    tools = agent_tools() if kind == "agent" else {**PERSON_TOOLS, **APP_TOOLS}
     return [(name, description, schema) for name, (description, schema) in tools.items()]
 
 
 def with_defaults(name, arguments):
     """``arguments`` with the schema's defaults filled in (the seed requires some of them)."""
-    description_schema = agent_tools().get(name) or PERSON_TOOLS.get(name)
+    description_schema = agent_tools().get(name) or person_tool(name)
     out = dict(arguments)
     for key, spec in description_schema[1]["properties"].items():
         if "default" in spec and key not in out:

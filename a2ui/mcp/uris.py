@@ -11,6 +11,8 @@
   (text/html); ``ui://sessions/<session_id>/request-apps/<request_id>`` as an MCP App
 * ``a2ui://sessions/<session_id>/activity``: the session's activity (application/json: the
   transcript, tool calls, state document, plans, resource tree, roster, artifacts)
+* ``ui://a2ui/session``: the MCP App of the ``show_session`` tool (``SESSION_APP``): one static
+  document for every session (the session comes with the tool's result), not listed
 
 Ids are percent-encoded (every byte outside ``A-Za-z0-9-._~``), so any id round-trips.
 """
@@ -25,6 +27,9 @@ APP_MIME = "text/html;profile=mcp-app"
 URI_LIST_MIME = "text/uri-list"
 JSON_MIME = "application/json"
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
+#: The app ``show_session`` links (``_meta.ui.resourceUri``): a template, the same for every
+#: session and person (hosts may fetch it once and cache it); ``parse`` does not take it.
+SESSION_APP = "ui://a2ui/session"
 MAX_URI = 2048
 
 #: kind -> (scheme, mime type, path segment) of the resources with an item.
@@ -101,7 +106,8 @@ TEMPLATES = [
      "updateDataModel)."),
     ("ui://sessions/{session_id}/components/{component_id}", "UI component", HTML_MIME,
      "A component as a self-contained HTML document; its buttons and forms post MCP-UI "
-     "actions (MCP_UI_ACTION) to the host."),
+     "actions to the host (@mcp-ui/client's tool/link messages, or seed 002's MCP_UI_ACTION "
+     "to a host that answers no MCP-UI message)."),
     ("ui://sessions/{session_id}/apps/{component_id}", "UI component (MCP App)", APP_MIME,
      "The same component as an MCP App."),
     ("ui://sessions/{session_id}/client", "Web client", URI_LIST_MIME,
@@ -110,7 +116,8 @@ TEMPLATES = [
      "An agent's open request_input or confirm: its kind, prompt/fields/options, deadline, "
      "and the tool that answers it (respond or approve)."),
     ("ui://sessions/{session_id}/requests/{request_id}", "Open request (form)", HTML_MIME,
-     "The same request as a form; it answers with the respond or approve tool (MCP_UI_ACTION)."),
+     "The same request as a form; it answers with the respond or approve tool (an MCP-UI "
+     "action, as the component's)."),
     ("ui://sessions/{session_id}/request-apps/{request_id}", "Open request (MCP App)", APP_MIME,
      "The same form as an MCP App."),
     ("a2ui://sessions/{session_id}/activity", "Session activity", JSON_MIME,

@@ -211,6 +211,31 @@ async def aanswer(session_id, request_id, kind, value):
     return row
 
 
+def settle(session_id, request_id, kind, value):
+    """``answer``, safe to repeat: ``(row, True)`` when this call's answer was taken, ``(row,
+    False)`` when the request had closed before (its ``status`` and ``answer`` say how: the
+    same answer again is a repeat, another one came first, or it timed out or was cancelled).
+    An unknown request, another kind, or an open request no agent can receive: ``answer``'s
+    errors."""
+    row = _finish(session_id, request_id, kind, Status.ANSWERED, value)
+    if row is not None:
+        return row, True
+    existing = hotsql.request(session_id, request_id)
+    if existing is not None and existing.kind == kind and existing.status != Status.PENDING:
+        return existing, False
+    return answer(session_id, request_id, kind, value), True
+
+
+async def asettle(session_id, request_id, kind, value):
+    """``settle``; the waiter and the session's clients are told once, by the call that took
+    the answer."""
+    row, taken = await dbthreads.run(settle, session_id, request_id, kind, value)
+    if taken:
+        buffer.add(session_id)
+        await _notify(row)
+    return row, taken
+
+
 def respond(session_id, request_id, value):
     """``user.respond``: None when ``request_id`` names a rendered form component (its
     submission goes to the agent as it is), else ``answer`` to the input request."""

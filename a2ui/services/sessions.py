@@ -175,8 +175,9 @@ def snapshot(session_id):
         params["timeout_seconds"] = max(1, int((r.deadline - now).total_seconds()))
         requests.append({"kind": r.kind, "params": params})
     surfaces = list(
-        Surface.objects.filter(session_id=session_id).values_list("state", flat=True)
-    )
+        Surface.objects.filter(session_id=session_id).order_by("created_at", "id")
+        .values_list("state", flat=True)
+    )  # in creation order (a surface created again comes last), as surfaces.load gives them
     return Snapshot(components, requests, surfaces, activity.load(session_id))
 
 

@@ -40,13 +40,17 @@ def _rest_params(body):
 
 def _agent_methods():
     from a2ui.core.agentmethods import AgentMethod, session_params
+    from a2ui.core.surfaces import ACCEPTED_MIME_TYPES
 
     return (AgentMethod("a2ui.v09", session_params, _push_surfaces, shape="result",
                         tool="push_surfaces", sdk="asurfaces", rest="surfaces",
                         rest_params=_rest_params,
                         rest_refusal={"detail": "Send a non-empty JSON array of A2UI v0.9 "
                                                 "messages."},
-                        rest_options={"v09_errors": True}),)
+                        # the body is A2UI JSON: application/json, or labelled as such
+                        # (application/a2ui+json; the drafts' application/json+a2ui)
+                        rest_options={"v09_errors": True,
+                                      "media_types": ACCEPTED_MIME_TYPES}),)
 
 
 ADAPTER = Adapter(

@@ -6,6 +6,8 @@ its Button; the agent receives the notification ``a2ui.v09`` {session_id, messag
 action}]} with the action's context resolved from the data model.
 """
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -51,3 +53,45 @@ def test_v09_surface_renders_and_its_action_reaches_the_agent(page, agent):
     expect(page.locator('[data-surface-id="booked"]')).to_contain_text("Booked!")
     assert page.evaluate("window.__cspViolations") == []
     assert page.watch.foreign_requests() == []
+
+
+def test_v09_surface_ids_deleted_while_away_and_created_again(page, agent):
+    """A2UI v0.9.1: a surface the socket missed the deletion of goes at the resume (the
+    snapshot replaces every surface), and an id deleted and created again live shows the new
+    surface once, in the official renderer."""
+    routes = []
+
+    def route(ws):  # the person's JSON-RPC socket; the first one can be made deaf, then cut
+        server = ws.connect_to_server()
+        deaf = {"on": False}
+        server.on_message(lambda message: None if deaf["on"] else ws.send(message))
+        routes.append((ws, server, deaf))
+
+    page.route_web_socket(re.compile(r".*/ws/v4/a2ui\?.*"), route)
+    sid = open_client(page)
+    agent.call("surfaces", sid, booking_surface("gone") + booked_surface("Ada", "kept"))
+    expect(page.locator('[data-surface-id="gone"] a2ui-surface')).to_contain_text("Book a table")
+    expect(page.locator('[data-surface-id="kept"]')).to_contain_text("Booked!")
+
+    ws, server, deaf = routes[0]
+    deaf["on"] = True  # the page does not hear the deletion ...
+    agent.call("surfaces", sid, [{"version": "v0.9", "deleteSurface": {"surfaceId": "gone"}}])
+    server.close()  # ... and its socket drops: it reconnects and resumes the session
+    ws.close(code=4000, reason="test")
+    expect(page.locator("[data-a2ui-client]")).to_have_attribute("data-connection", "connected")
+    assert len(routes) == 2
+    expect(page.locator('[data-surface-id="gone"]')).to_have_count(0)
+    expect(page.locator('[data-surface-id="kept"]')).to_contain_text("Booked!")
+
+    # deleted and created again in one batch (said as v0.9.1): the new surface, once, last
+    again = [{"version": "v0.9.1", "deleteSurface": {"surfaceId": "kept"}},
+             *({**m, "version": "v0.9.1"} for m in booking_surface("kept"))]
+    assert agent.call("surfaces", sid, again)["delivered"] == 4
+    kept = page.locator('[data-surface-id="kept"]')
+    expect(kept.locator("a2ui-surface")).to_contain_text("Book a table")
+    expect(kept).to_have_count(1)
+    expect(kept).not_to_contain_text("Booked!")
+    assert page.locator("[data-surface-id]").evaluate_all(
+        "els => els.map((e) => e.dataset.surfaceId)") == ["kept"]
+    expect(page.locator(".a2ui-toast")).to_have_count(0)  # no "not applied" error
+    assert page.watch.errors == []

@@ -147,6 +147,13 @@ SCENARIOS = {
                                                          "value": "Ada"}}, TEXT]),
         ("surfaces", surface_create("s2", 2)),
         ("surfaces", [{"version": V, "deleteSurface": {"surfaceId": "s1"}}])]),
+    # v0.9.1: an id is free once its surface is deleted (in the same batch or a later one)
+    "surface.batch created again": ([("surfaces", surface_create("s1", 1) + surface_create(
+        "s2", 2))], [
+        ("surfaces", [{"version": V, "deleteSurface": {"surfaceId": "s1"}},
+                      *surface_create("s1", 3)]),
+        ("surfaces", [{"version": V, "deleteSurface": {"surfaceId": "s2"}}]),
+        ("surfaces", surface_create("s2", 4))]),
 }
 EXPECTED_KINDS = {
     "component.rendered": {Kind.COMPONENT_RENDERED}, "component.updated": {Kind.COMPONENT_UPDATED},
@@ -154,6 +161,7 @@ EXPECTED_KINDS = {
     "request.closed timed_out": {Kind.REQUEST_CLOSED},
     "transient": {Kind.PROGRESS, Kind.NOTIFY, Kind.NAVIGATE},
     "surface.batch": {Kind.SURFACE_BATCH},
+    "surface.batch created again": {Kind.SURFACE_BATCH},
 }
 
 

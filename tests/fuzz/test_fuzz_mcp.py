@@ -89,6 +89,9 @@ def person_arguments(sid):
         "approve": {"session_id": sid, "request_id": "conf-1", "approved": True,
                     "reason": "ok"},
         "cancel": {"session_id": sid, "request_id": "req-2", "reason": "later"},
+        "show_session": {"session_id": sid},
+        "session_view": {"session_id": sid},  # the MCP App's own tools (listed to Apps hosts)
+        "answer_request": {"session_id": sid, "request_id": "req-1", "value": "blue"},
     }
 
 

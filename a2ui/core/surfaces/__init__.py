@@ -16,6 +16,8 @@ Service-layer API (see docs/v09.md):
 * ``CatalogRegistry`` — catalogId -> compiled catalog; basic pre-registered.
 * ``ServerPolicy`` / ``with_trusted_identity`` / ``is_safe_url`` — anti-impersonation,
   URL schemes, ``sanitize_text`` hook.
+* ``MIME_TYPE`` (``application/a2ui+json``), ``ACCEPTED_MIME_TYPES`` (plus the drafts'
+  ``application/json+a2ui``), ``CAPABILITY_KEYS`` (``"v0.9.1"``, ``"v0.9"``).
 """
 
 from a2ui.core.surfaces.catalog import (
@@ -25,7 +27,9 @@ from a2ui.core.surfaces.catalog import (
     default_registry,
 )
 from a2ui.core.surfaces.client import validate_client_message
+from a2ui.core.surfaces.envelope import CAPABILITY_KEYS, VERSIONS
 from a2ui.core.surfaces.errors import PROTOCOL_VERSION, CatalogError, ValidationFailed
+from a2ui.core.surfaces.media import ACCEPTED_MIME_TYPES, MIME_TYPE
 from a2ui.core.surfaces.policy import ServerPolicy, sanitize_components, with_trusted_identity
 from a2ui.core.surfaces.session import SessionSurfaces, SurfaceChanges, validate_batch
 from a2ui.core.surfaces.state import SurfaceState
@@ -33,7 +37,10 @@ from a2ui.core.surfaces.urls import is_safe_url
 from a2ui.core.surfaces.validator import validate_server_message
 
 __all__ = [
+    "ACCEPTED_MIME_TYPES",
     "BASIC_CATALOG_ID",
+    "CAPABILITY_KEYS",
+    "MIME_TYPE",
     "PROTOCOL_VERSION",
     "CatalogError",
     "CatalogRegistry",
@@ -42,6 +49,7 @@ __all__ = [
     "SessionSurfaces",
     "SurfaceChanges",
     "SurfaceState",
+    "VERSIONS",
     "ValidationFailed",
     "default_registry",
     "is_safe_url",

@@ -2,8 +2,10 @@
 
 The draft's ``userAction`` (which had no ``version``) is accepted as an alias
 and normalized to ``{"version": "v0.9", "action": {...}}`` so the rest of the
-server sees one shape. Unlike server messages, the action object itself may
-carry extra keys (the official schema allows them); the envelope may not.
+server sees one shape; a v0.9.1 client's ``"version": "v0.9.1"`` becomes
+``"v0.9"`` too (the messages are the same in both versions). Unlike server
+messages, the action object itself may carry extra keys (the official schema
+allows them); the envelope may not.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def _normalize(message: Any) -> dict[str, Any]:
         e.parts.append(kind)
         raise
     out_kind = "error" if kind == "error" else "action"
-    return {"version": message.get("version", PROTOCOL_VERSION), out_kind: message[kind]}
+    return {"version": PROTOCOL_VERSION, out_kind: message[kind]}
 
 
 def _check_action(action: Any) -> None:

@@ -17,7 +17,12 @@ from a2ui.core.surfaces.errors import Invalid
 from a2ui.core.surfaces.pointer import is_absolute_pointer, split_path
 from a2ui.core.surfaces.urls import url_problem
 
+#: The ``version`` values accepted on every message, both directions (v0.9.1's schemas take
+#: both; we send ``"v0.9"``, ``errors.PROTOCOL_VERSION``, which both versions accept).
 VERSIONS = frozenset({"v0.9", "v0.9.1"})
+#: The keys of a client (or server) capabilities object, preferred first: v0.9.1 moved its
+#: entry from ``"v0.9"`` to ``"v0.9.1"``; a client may send both side by side.
+CAPABILITY_KEYS = ("v0.9.1", "v0.9")
 SERVER_KINDS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
 MAX_DATA_DEPTH = 48
 _KIND_LIST = "createSurface, updateComponents, updateDataModel or deleteSurface"

@@ -13,8 +13,10 @@ it touches (data-model updates path-copy), so an invalid message anywhere in
 the batch leaves everything as it was. :class:`SessionSurfaces` wraps the same
 thing for callers that keep states in memory.
 
-Stateful rules enforced here: createSurface for an existing surface is
-refused (delete it first); updates to unknown surfaces are refused; the
+Stateful rules enforced here: a surfaceId is unique among the **active** surfaces (v0.9.1):
+createSurface for an existing surface is refused, but once deleted (in an earlier batch or
+earlier in the same one) the id may be created again, as a new surface that starts from
+nothing; updates to unknown surfaces are refused; the
 component graph rules of :mod:`a2ui.core.surfaces.graph` run after every
 updateComponents (``strict=True`` additionally requires a complete tree with no
 orphans after each updateComponents: use it for snapshots and one-shot UIs).
@@ -36,7 +38,7 @@ from a2ui.core.surfaces.envelope import (
     split_server_message,
     surface_id_of,
 )
-from a2ui.core.surfaces.errors import Invalid, ValidationFailed
+from a2ui.core.surfaces.errors import PROTOCOL_VERSION, Invalid, ValidationFailed
 from a2ui.core.surfaces.graph import GraphError, check_graph, graph_invalid
 from a2ui.core.surfaces.policy import (
     DEFAULT_POLICY,
@@ -53,11 +55,19 @@ class SurfaceChanges:
 
     states: new state of every touched surface that exists afterwards;
     deleted: ids of surfaces that existed before the batch and are gone;
-    messages: the accepted messages as they should be forwarded and logged.
+    created: ids in ``states`` that a createSurface of this batch started: new surfaces, and
+    surfaces deleted and created again (``replaced`` says which), whose state owes nothing to
+    the one before;
+    replaced: ids among ``created`` that existed before the batch (deleted, then created again);
+    messages: the accepted messages as they should be forwarded and logged, each with
+    ``"version": "v0.9"`` (the form v0.9 and v0.9.1 clients both accept, whatever the agent
+    wrote).
     """
 
     states: dict[str, SurfaceState] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -72,6 +82,7 @@ class _Batch:
         self.strict = strict
         self.policy = policy
         self.accepted: list[dict[str, Any]] = []
+        self.created: dict[str, None] = {}  # ids a createSurface of this batch started, in order
 
     def current(self, sid: str) -> SurfaceState | None:
         if sid in self.work:
@@ -89,6 +100,9 @@ class _Batch:
         except Invalid as e:
             e.parts.append(kind)
             raise
+        accepted = self.accepted[-1]
+        if accepted["version"] != PROTOCOL_VERSION:  # "v0.9.1": the same message, said as v0.9
+            self.accepted[-1] = {**accepted, "version": PROTOCOL_VERSION}
 
     def _existing(self, body: dict, check: Any) -> SurfaceState:
         check(body)
@@ -101,13 +115,14 @@ class _Batch:
     def _createSurface(self, message: dict, body: dict) -> None:  # noqa: N802
         check_create(body, self.registry, self.policy.check_urls)
         sid = body["surfaceId"]
-        if self.current(sid) is not None:
+        if self.current(sid) is not None:  # unique among active surfaces (v0.9.1)
             raise Invalid(f"Surface '{sid}' already exists; delete it before creating it again.",
                           ["surfaceId"])
         if self.policy.enforce_identity:
             message = with_trusted_identity(message, self.policy.agent_display_name,
                                             self.policy.icon_url)
         self.work[sid] = SurfaceState.from_create(message)
+        self.created[sid] = None  # (a delete took out an earlier create of the batch)
         self.accepted.append(message)
 
     def _updateComponents(self, message: dict, body: dict) -> None:  # noqa: N802
@@ -141,15 +156,21 @@ class _Batch:
     def _deleteSurface(self, message: dict, body: dict) -> None:  # noqa: N802
         self._existing(body, check_delete)
         self.work[body["surfaceId"]] = None
+        self.created.pop(body["surfaceId"], None)
         self.accepted.append(message)
+
+    def _existed(self, sid: str) -> bool:
+        return sid in self.original and not self.original[sid].deleted
 
     def changes(self) -> SurfaceChanges:
         out = SurfaceChanges(messages=self.accepted)
         for sid, state in self.work.items():
             if state is not None:
                 out.states[sid] = state
-            elif sid in self.original and not self.original[sid].deleted:
+            elif self._existed(sid):
                 out.deleted.append(sid)
+        out.created = list(self.created)
+        out.replaced = [sid for sid in out.created if self._existed(sid)]
         return out
 
 
@@ -194,9 +215,16 @@ class SessionSurfaces:
                               policy=self.policy)
 
     def commit(self, changes: SurfaceChanges) -> None:
-        self.states.update(changes.states)
-        for sid in changes.deleted:
+        """Apply valid changes; ``states`` keeps creation order (a surface created again goes
+        last, as a renderer shows it)."""
+        for sid in (*changes.deleted, *changes.replaced):
             self.states.pop(sid, None)
+        created = set(changes.created)
+        for sid, state in changes.states.items():
+            if sid not in created:
+                self.states[sid] = state
+        for sid in changes.created:
+            self.states[sid] = changes.states[sid]
 
     def apply_batch(self, messages: Iterable[Any], *, strict: bool = False) -> SurfaceChanges:
         """Validate then commit; raises ValidationFailed and changes nothing if invalid."""

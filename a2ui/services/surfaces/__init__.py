@@ -34,6 +34,7 @@ from a2ui.services.surfaces.catalogs import (
     build_registry,
     catalog_registry,
     client_catalog_ids,
+    declares_a2ui,
     load_catalog,
     parse_client_capabilities,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "check_stream_session",
     "clean_json",
     "client_catalog_ids",
+    "declares_a2ui",
     "load",
     "load_catalog",
     "parse_client_capabilities",

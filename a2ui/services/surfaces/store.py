@@ -134,17 +134,22 @@ def store_batch(session_id, messages):
             raise SurfaceValidationError(exc) from None
         out = _link_orphans(before, changes)
         now = timezone.now()
-        if changes.deleted:
-            Surface.objects.filter(session_id=session_id, surface_id__in=changes.deleted).delete()
+        # A surface deleted and created again (its id is free once deleted: v0.9.1) is a new
+        # row, so snapshots list it where a renderer shows it: last, in creation order.
+        gone = [*changes.deleted, *changes.replaced]
+        if gone:
+            Surface.objects.filter(session_id=session_id, surface_id__in=gone).delete()
+        created = set(changes.created)
         for sid, state in changes.states.items():
             row = rows.get(sid)
-            if row is not None and sid not in changes.deleted:
+            if row is not None and sid not in created:
                 row.catalog_id, row.state, row.updated_at = state.catalog_id, state.to_dict(), now
                 row.save(update_fields=["catalog_id", "state", "updated_at"])
-            else:
-                Surface.objects.create(session_id=session_id, surface_id=sid,
-                                       catalog_id=state.catalog_id, state=state.to_dict(),
-                                       created_at=now, updated_at=now)
+        for sid in changes.created:
+            state = changes.states[sid]
+            Surface.objects.create(session_id=session_id, surface_id=sid,
+                                   catalog_id=state.catalog_id, state=state.to_dict(),
+                                   created_at=now, updated_at=now)
         first = session.surface_seq + 1
         A2UISessionLog.objects.filter(pk=session_id).update(
             surface_seq=session.surface_seq + len(out)

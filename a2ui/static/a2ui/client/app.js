@@ -121,7 +121,11 @@ export class App {
         case 'ui.navigate': return this.navigate(p.url, Boolean(p.new_tab));
         case 'ui.notify': return this.toast(p);
         case 'ui.activity': return this.activity.process(p.kind, p.data);
-        case 'a2ui.v09': return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
+        case 'a2ui.v09':
+          // A snapshot (resume, resync) replaces every surface: one deleted while the socket
+          // was away is in no message of it.
+          if (p.snapshot === true) this.v09.clear();
+          return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
         case 'a2ui.consent_required': return this.prompts.consent(p);
         case 'a2ui.request_closed': return this.requestClosed(p);
         case 'ui.remove': case 'ui.delete': return this.removeComponent(p.component_id);
