@@ -8,6 +8,9 @@ PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
+# pytest-xdist workers for the test targets (most of a test's time is waiting: servers, sockets,
+# the browser); 0 runs the tests in pytest's own process.
+TEST_WORKERS ?= 3
 # e.g. make demo DEMO_ARGS="--port 8080"
 DEMO_ARGS ?=
 # e.g. make bench GATE_ARGS="--quick --gate" (bench/bench_gate.py, docs/performance.md)
@@ -51,11 +54,12 @@ demo: install
 # The whole suite against PostgreSQL and Redis: in-process tests, live Daphne tests, browser tests.
 test: install chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) A2UI_REQUIRE_LIVE=1 \
-		$(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The in-process tier once more on the embedded defaults (SQLite, in-memory channel layer).
 test-embedded: install
-	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not live and not browser" $(PYTEST_ARGS)
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -m "not live and not browser" \
+		-n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

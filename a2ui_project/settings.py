@@ -145,6 +145,20 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+if (REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw")
+        and not os.environ.get("A2UI_TEST_WORKER_REDIS")):
+    # The test suite under pytest-xdist (`make test`): each worker flushes and counts in a Redis
+    # database of its own, the URL's plus the worker's number, as pytest-django gives it a
+    # database of its own. Once: the processes a worker starts (live servers, which claim a
+    # database of their own, tests/live/conftest.py; the demo) inherit the marker and keep the
+    # URL they are given.
+    from urllib.parse import urlsplit as _split
+
+    _worker = int(os.environ["PYTEST_XDIST_WORKER"][2:])
+    _url = _split(REDIS_URL)
+    _db = int(_url.path.strip("/") or 0) + _worker
+    REDIS_URL = os.environ["REDIS_URL"] = _url._replace(path=f"/{_db}").geturl()
+    os.environ["A2UI_TEST_WORKER_REDIS"] = REDIS_URL
 if REDIS_URL:
     # The default layer is a2ui's (a2ui.apps.default_channel_layers): Redis PUBLISH/SUBSCRIBE,
     # one round trip per group send, none per receive, 3-6x the core layer's push rate

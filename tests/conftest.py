@@ -50,6 +50,27 @@ def _fresh_local_state():
     buffer._take()
 
 
+_redis_clients = {}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_redis():
+    """Each test starts on an empty Redis database, as on an empty database: counters, rate
+    limits and leases a previous test left (a user id or address used again) do not carry over
+    into the next test of the process, whatever order the tests run in."""
+    from a2ui.conf import a2ui_settings
+
+    url = a2ui_settings.REDIS_URL
+    if url:
+        import redis
+
+        client = _redis_clients.get(url)
+        if client is None:
+            client = _redis_clients[url] = redis.Redis.from_url(url, socket_timeout=5)
+        client.flushdb()
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _db_threads_closed_before_teardown(django_db_setup):
     """The per-message database threads (a2ui.services.dbthreads) hold connections to the test

@@ -148,7 +148,7 @@ def admit(token, client_info, capabilities, *, reuse=False):
                 A2UISessionLog.objects.filter(
                     agent=agent, user_id=token.user_id, state__in=LIVE,
                     detached_at__isnull=False,
-                ).order_by("-detached_at", "-pk").values_list("pk", flat=True)[keep:]
+                ).order_by("-detached_at", "-created_at", "-pk").values_list("pk", flat=True)[keep:]
             )
             for pk in reversed(extra):  # oldest first
                 # None: resumed meanwhile on another process: it is in use again, kept.

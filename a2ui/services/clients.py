@@ -37,7 +37,7 @@ from django.db import transaction
 
 from a2ui.conf import a2ui_settings
 from a2ui.models import A2UISessionLog
-from a2ui.services import caps, shared
+from a2ui.services import caps, outages, shared
 
 log = logging.getLogger("a2ui.services")
 
@@ -124,8 +124,9 @@ async def aleave(session_id, lease, remember=True):
             protocol, catalogs = lease.declaration
             await database_sync_to_async(_remember)(session_id, protocol, catalogs)
     except Exception:
-        log.warning("a2ui: a leaving client of session %s was not remembered for its resume",
-                    session_id, exc_info=True)
+        outages.warning(log, "remembering a leaving client",
+                        "a2ui: a leaving client of session %s was not remembered for its resume",
+                        session_id, session=session_id)
     finally:
         await lease.release_shielded()
 

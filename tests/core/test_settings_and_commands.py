@@ -51,12 +51,17 @@ def test_env_token_lifetime(monkeypatch):
 
     import a2ui.conf as conf
 
+    # The module's own objects are put back afterwards, not made again by a second reload:
+    # every module holds the a2ui_settings it imported, which must keep following
+    # override_settings (its receiver stays connected) in whatever test runs next.
+    saved = dict(vars(conf))
     monkeypatch.setenv("STREAM_TOKEN_EXPIRE_MINUTES", "5")
     try:
         assert importlib.reload(conf).DEFAULTS["STREAM_TOKEN_EXPIRE_MINUTES"] == 5
     finally:
         monkeypatch.delenv("STREAM_TOKEN_EXPIRE_MINUTES")
-        importlib.reload(conf)
+        vars(conf).clear()
+        vars(conf).update(saved)
 
 
 @pytest.mark.django_db

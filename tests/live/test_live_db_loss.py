@@ -170,8 +170,24 @@ async def test_terminated_database_connections_fail_no_request(server, user, age
     await person.close()
     for bot in bots:
         await bot.close()
+    # A background task's query can meet a connection in the instant between the termination
+    # and the server's goodbye reaching it (the probe's grace): that is an outage's first
+    # failure, its one line and traceback. Nothing else may log a traceback.
     log = server.log()
-    assert "Traceback" not in log, log
+    assert _tracebacks_besides_the_first_failure(log) == 0, _traceback_records(log)
+
+
+def _traceback_records(log):
+    """The log's records that carry a traceback (what a failed assertion shows of a long log)."""
+    records, current = [], None
+    for line in log.splitlines():
+        if re.match(r"(a2ui|\d|error connecting|Task|Exception)", line):
+            current = [line]
+            records.append(current)
+        elif current is not None:
+            current.append(line)
+    shown = ["\n".join(r) for r in records if any("Traceback" in line for line in r)]
+    return "\n\n".join(shown)[-8000:] or log[-8000:]
 
 
 def _tracebacks_besides_the_first_failure(log):
