@@ -245,3 +245,9 @@ async def _first_events(response, problems):
                 problems.append(f"SSE chunk not UTF-8: {chunk[:100]!r}")
     finally:
         await stream.aclose()
+        # Closing Django's wrapper leaves the view's own generator suspended until the garbage
+        # collector finalizes it, anywhere; a server ends it at once (ASGI cancels the
+        # response on disconnect), which is what the view's clean-up is written for.
+        inner = getattr(response, "_iterator", None)
+        if hasattr(inner, "aclose"):
+            await inner.aclose()

@@ -131,6 +131,9 @@ def _first_chunk(response, problems):
             chunk = await stream.__anext__()
         finally:
             await stream.aclose()
+            inner = getattr(response, "_iterator", None)  # the view's own generator, ended
+            if hasattr(inner, "aclose"):  # now as a server's disconnect ends it
+                await inner.aclose()
         return chunk
     chunk = async_to_sync(read)()
     try:
