@@ -155,9 +155,19 @@ MEASURE = """async (name) => {
         box.append(renderMarkdown(source));
         return { ms: performance.now() - start, chars: box.textContent.length };
     };
-    const small = time(128 * 1024);
+    // The best of up to three runs of each size: a pause of the page (a GC, another process
+    // on the machine) lengthens one run; quadratic work lengthens every run.
+    let small = time(128 * 1024);
+    for (let i = 0; i < 2; i++) {
+        const again = time(128 * 1024);
+        if (again.ms < small.ms) small = again;
+    }
     if (small.ms > 2000) return { small: small.ms, big: null, chars: small.chars };
-    const big = time(1024 * 1024);
+    let big = time(1024 * 1024);
+    for (let i = 0; i < 2 && !(big.ms < 2000 || big.ms < 16 * small.ms); i++) {
+        const again = time(1024 * 1024);
+        if (again.ms < big.ms) big = again;
+    }
     return { small: small.ms, big: big.ms, chars: big.chars };
 }"""
 
@@ -166,7 +176,7 @@ def test_pathological_markdown_renders_in_linear_time(page, agent):
     """1 MiB of each input renders within 2 s, or within 16x the time of its 128 KiB prefix.
 
     A guard against quadratic behaviour, not a benchmark: time is measured inside the page
-    with performance.now(). Linear work takes about 8x longer for 8x the input, quadratic 64x;
+    with performance.now(), the best of up to three runs of each size. Linear work takes about 8x longer for 8x the input, quadratic 64x;
     the ratio bound keeps the test meaningful on a loaded machine where even linear parsing of
     1 MiB of worst-case input can take longer than 2 s. An input whose 128 KiB prefix already
     takes 2 s fails at once (the old renderer needed 6 s for 128 KB of "[a").
