@@ -68,6 +68,14 @@ def _running_rows(session_id=None, run_id=None, started_before=None):
 _arunning_rows = dbthreads.wrap(_running_rows)
 
 
+def running_of(session_id):
+    """The session's running runs: ``[(run_id, agent_id)]``."""
+    return [(row[1], row[2]) for row in _running_rows(session_id)]
+
+
+arunning_of = dbthreads.wrap(running_of)
+
+
 def _lease_start():
     """A run started after this has its lease, or is about to (runs.astart sets it)."""
     return timezone.now() - timedelta(seconds=a2ui_settings.AGUI_RUN_LEASE_SECONDS)
