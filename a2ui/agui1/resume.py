@@ -70,7 +70,8 @@ async def asupersede(session_id):
     Their stream ends with RUN_ERROR ``SUPERSEDED`` in their log."""
     for run_id, agent_id in await runs.arunning_of(session_id):
         if await runlog.unattended(session_id, run_id):
-            await runs.aend(agent_id, session_id, run_id, Status.CANCELLED, dict(SUPERSEDED))
+            await runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED,
+                                 dict(SUPERSEDED))
 
 
 async def _final_from_row(session_id, thread_id, run_id, status, outcome):
@@ -103,7 +104,7 @@ async def reattach_events(session_id, agent_id, thread_id, run_id, after):
                 return  # another reader took over; or the client has the run's final event
             if found is not None and found.lost:
                 yield encode(unavailable_event(after))
-                await runs.aend(agent_id, session_id, run_id, Status.CANCELLED, {
+                await runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED, {
                     "reason": RESUME_UNAVAILABLE,
                     "message": "The client came back, but the run's events it missed are no "
                                "longer kept: it starts again from the session's state."})

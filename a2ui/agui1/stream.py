@@ -195,7 +195,6 @@ class RunStream(SessionStream):
         self.away_marked = False
         self.unattended_since = None  # (monotonic) since when no client reads the run
         self.checked_away = 0.0
-        self.marking = None  # the task marking the run's client gone (runlog.mark_away)
         self.last_beat = None
 
     # The response and the stream -------------------------------------------------------------
@@ -225,11 +224,7 @@ class RunStream(SessionStream):
         if not self.away:
             self.away = True
             self.unattended_since = time.monotonic()
-            self._wake.set()  # the stream looks at it now
-            try:
-                self.marking = asyncio.get_running_loop().create_task(self._mark_away())
-            except RuntimeError:  # no loop (collected at exit): the stream marks it
-                pass
+            self._wake.set()  # the stream marks it at once (idle_seconds), then looks on
 
     async def _mark_away(self):
         if not self.away_marked:
@@ -285,7 +280,9 @@ class RunStream(SessionStream):
         keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
         wait = keepalive if self.deadline is None else max(
             0.0, min(keepalive, self.deadline - self.loop.time()))
-        return min(wait, AWAY_CHECK_SECONDS) if self.away else wait
+        if self.away:  # marked gone at once (a new run may take its place), then looked at
+            return 0.0 if not self.away_marked else min(wait, AWAY_CHECK_SECONDS)
+        return wait
 
     def _restart_timeout(self):
         self.deadline = self.loop.time() + a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS

@@ -279,6 +279,17 @@ async def aend(agent_id, session_id, run_id, status, outcome=None):
     return True
 
 
+async def aend_said(agent_id, session_id, run_id, status, outcome):
+    """:func:`aend` by someone other than the run's stream (a new run taking the place of a
+    run whose client went, a reader finding its history gone): the stream, on whichever
+    process, hears it at once (``run.ended``) and sends its final event."""
+    if not await aend(agent_id, session_id, run_id, status, outcome):
+        return False
+    await stream.emit(session_id, Kind.RUN_ENDED, {"run_id": run_id, "status": str(status),
+                                                   **outcome})
+    return True
+
+
 FINISH, ERROR = "agui.run_finish", "agui.run_error"
 AGENT_METHODS = (FINISH, ERROR)
 
