@@ -264,3 +264,15 @@ async def test_a_new_run_takes_the_place_of_a_run_whose_client_went(user, agent)
     live = await database_sync_to_async(
         lambda: A2UISessionLog.objects.get(session_id=sid).state)()
     assert live in A2UISessionLog.LIVE_STATES
+
+
+def test_the_docs_give_the_resumable_fetch_the_live_tests_run():
+    """docs/protocol-agui.md, "With your host": the fetch it gives HttpAgent is, byte for
+    byte, the one tests/live/test_live_agui_resume.py runs."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    marker = "<!-- resumable-fetch: tests/live/node/agui_resumable_fetch.mjs -->\n```js\n"
+    docs = (root / "docs" / "protocol-agui.md").read_text()
+    block = docs.split(marker, 1)[1].split("```\n", 1)[0]
+    assert block == (root / "tests/live/node/agui_resumable_fetch.mjs").read_text()
