@@ -59,6 +59,10 @@ KEEPALIVE = b": keepalive\n\n"
 FINAL_TYPES = {"RUN_FINISHED", "RUN_ERROR"}
 CLIENT_GONE = "client_gone"
 AWAY_CHECK_SECONDS = 1.0  # how often a run whose client went looks for one that came back
+#: A client this far behind (bytes sent by the stream, not yet taken by the response) is cut
+#: off: it comes back with Last-Event-ID and reads the rest from the run's log at its pace.
+BEHIND_BYTES = 8 * 1024 * 1024
+CUT = object()  # what the response takes as "the client is too far behind: end here"
 
 
 @dataclass
@@ -188,7 +192,8 @@ class RunStream(SessionStream):
         self.lease = lease
         self.numbered = 0  # the id of the last event
         self.to_log = []  # [(id, frame, final)] not in the run's log yet
-        self.inbox = asyncio.Queue()  # what the response sends; None: the end
+        self.inbox = asyncio.Queue()  # what the response sends; None: the end; CUT
+        self.behind = 0  # bytes in the inbox
         self.task = None  # the stream (_produce), once the response is read
         self.done = False  # the response sent the stream's end
         self.away = False  # the response's client went before the run's end
@@ -213,6 +218,9 @@ class RunStream(SessionStream):
                 if data is None:
                     self.done = True
                     return
+                if data is CUT:
+                    return  # the client goes (went_away): it comes back for the rest
+                self.behind -= len(data)
                 yield data
         finally:
             if not self.done:
@@ -247,7 +255,7 @@ class RunStream(SessionStream):
             async for data in self.listen():
                 await self._keep()
                 if not self.away:
-                    self.inbox.put_nowait(data)
+                    self._send(data)
         except Exception:
             log.exception("a2ui: the stream of AG-UI 1.0 run %s failed",
                           self.ctx.run_input.run_id[:200])
@@ -258,6 +266,16 @@ class RunStream(SessionStream):
                 self.inbox.put_nowait(None)
                 if self.lease is not None:
                     await self.lease.release_shielded()
+
+    def _send(self, data):
+        self.inbox.put_nowait(data)
+        self.behind += len(data)
+        if self.behind > BEHIND_BYTES:  # a slow client does not hold the stream's memory
+            while not self.inbox.empty():
+                self.inbox.get_nowait()
+            self.behind = 0
+            self.inbox.put_nowait(CUT)
+            self.went_away()
 
     async def _keep(self):
         """The events written since, into the run's log (before the client gets them)."""

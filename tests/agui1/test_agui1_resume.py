@@ -276,3 +276,27 @@ def test_the_docs_give_the_resumable_fetch_the_live_tests_run():
     docs = (root / "docs" / "protocol-agui.md").read_text()
     block = docs.split(marker, 1)[1].split("```\n", 1)[0]
     assert block == (root / "tests/live/node/agui_resumable_fetch.mjs").read_text()
+
+
+async def test_a_client_too_far_behind_is_cut_off_and_reads_the_rest_from_the_log(
+        user, agent, monkeypatch):
+    """The stream does not wait for a slow client, nor hold what it has not taken without
+    bound: past ``BEHIND_BYTES`` its response ends, and it comes back for the rest."""
+    from a2ui.agui1 import stream
+
+    monkeypatch.setattr(stream, "BEHIND_BYTES", 2000)
+    token = await issue(user, agent)
+    run = await start(token, "r1")
+    seen = await take(run, 2)
+    sid = await session_of("r1")
+    for i in range(20):  # about 3 KB the client does not read
+        await agents.anotify(agent, sid, f"n{i}")
+    seen += await run.rest()  # what it had been given before the cut, then the end
+    assert len(seen) < 2 + 60 and seen[-1]["type"] != "RUN_FINISHED"
+    again = Run(await back(token, "r1", run.ids[-1]))
+    await agents.afinish_run(agent, sid, "r1")
+    seen += await again.rest()
+    assert run.ids + again.ids == list(range(1, 2 + 60 + 2))
+    assert [e["delta"] for e in seen if e["type"] == "TEXT_MESSAGE_CONTENT"] == [
+        f"n{i}" for i in range(20)]
+    clean(seen)
