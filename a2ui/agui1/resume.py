@@ -17,6 +17,8 @@ a keepalive comment every ``AGUI_KEEPALIVE_SECONDS`` and looks at the run's row 
 * The run ended and its stream is gone without its final event in the log (its process died):
   the final event is made from the run's row (``RUN_ERROR`` ``STREAM_LOST``, ...), no id.
 * Another reader attached to the run since (the client came back once more): this one stops.
+* The bearer token it came back with is revoked: ``RUN_ERROR`` ``AUTH_FAILED``, and it stops
+  (the run's own stream ends the run when the run's token is revoked).
 
 A run whose client went and that no reader reads is *unattended*: a new run of the thread (a
 page reload starts one) takes its place (:func:`asupersede`: ``cancelled``, ``reason:
@@ -30,6 +32,7 @@ import uuid
 
 from ag_ui.core import RunErrorEvent
 
+from a2ui.agui1 import threads
 from a2ui.agui1.inputs import InputError
 from a2ui.agui1.stream import KEEPALIVE, Status, _final, encode
 from a2ui.agui1.translate import Run
@@ -86,8 +89,9 @@ async def _final_from_row(session_id, thread_id, run_id, status, outcome):
     return _final(run, status, outcome)
 
 
-async def reattach_events(session_id, agent_id, thread_id, run_id, after):
-    """The response of a client back at run ``run_id`` after event ``after`` (module docs)."""
+async def reattach_events(session_id, agent_id, thread_id, run_id, after, token_jti=None):
+    """The response of a client back at run ``run_id`` after event ``after`` (module docs);
+    ``token_jti``: the bearer token it came back with (None: the session cookie)."""
     token = uuid.uuid4().hex
     await runlog.attach(session_id, run_id, token)
     pause, keepalive = FAST, a2ui_settings.AGUI_KEEPALIVE_SECONDS
@@ -136,6 +140,10 @@ async def reattach_events(session_id, agent_id, thread_id, run_id, after):
                     return
             elif now >= next_row:
                 next_row = now + ROW_CHECK_SECONDS
+                if token_jti is not None and await threads.arevoked(token_jti):
+                    yield encode(RunErrorEvent(message="The credential was revoked.",
+                                               code="AUTH_FAILED"))
+                    return
                 status, _ = await runs.aoutcome_of(session_id, run_id)
                 if status != Status.RUNNING:
                     ended_at = now

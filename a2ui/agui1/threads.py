@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 
 from a2ui.core import events
 from a2ui.core.errors import DomainError, Fault
-from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun
+from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
 from a2ui.services import admission, consent, groups, runs, sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
@@ -53,6 +53,14 @@ def find_run(user_id, agent_id, thread_id, run_id):
 
 
 afind_run = database_sync_to_async(find_run)
+
+
+def revoked(jti):
+    """True once the stream token ``jti`` is revoked (a client back at a run stops then)."""
+    return StreamToken.objects.filter(pk=jti, revoked_at__isnull=False).exists()
+
+
+arevoked = database_sync_to_async(revoked)
 
 
 async def aopen(token, thread_id, found, *, run=None, issue=None):

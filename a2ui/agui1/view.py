@@ -240,4 +240,5 @@ async def _reattach(request, token, user, run_input):
     await audit.arecord("agui.resume", actor=user, agent=agent, session_id=sid,
                         details={"run_id": run_input.run_id[:200], "after": after})
     return _event_stream(caps.holding(lease, resume.reattach_events(
-        sid, agent.pk, run_input.thread_id, run_input.run_id, after)))
+        sid, agent.pk, run_input.thread_id, run_input.run_id, after,
+        token.jti if token is not None else None)))

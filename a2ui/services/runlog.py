@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 MAX_FRAMES = 5000  # per run: older frames are trimmed (a client that needs them restarts)
 ATTACH_SECONDS = 5  # a reader's attachment, set again at each of its polls
 READ_LIMIT = 500  # frames per read
+WARN_EVERY_SECONDS = 10.0  # an outage is said once in a while, not once per event
+_warned = [0.0]
 
 # KEYS[1] the attachment; ARGV[1] the reader's token. Deletes it if it is still this reader's.
 DETACH_SCRIPT = """
@@ -57,6 +59,13 @@ def run_key(session_id, run_id):
 def _keys(session_id, run_id):
     run = run_key(session_id, run_id)
     return f"a2ui:rlog:{run}", f"a2ui:ratt:{run}", f"a2ui:raway:{run}"
+
+
+def _warn(message, *args):
+    now = time.monotonic()
+    if now - _warned[0] >= WARN_EVERY_SECONDS:
+        _warned[0] = now
+        log.warning(message, *args, exc_info=True)
 
 
 def _redis():
@@ -157,8 +166,8 @@ async def append(session_id, run_id, entries, ttl):
     try:
         await redis.execute(*commands, ("EXPIRE", key, max(1, int(ttl))))
     except Exception:  # a gap a reader will find: never a silent skip
-        log.warning("a2ui: could not keep %d frame(s) of a run for resumption", len(entries),
-                    exc_info=True)
+        _warn("a2ui: could not keep %d frame(s) of a run for resumption (and maybe more "
+              "meanwhile)", len(entries))
         return False
     return True
 
@@ -173,7 +182,7 @@ async def mark_away(session_id, run_id, ttl):
     try:
         await redis.execute(("SET", away, "1", "EX", max(1, int(ttl))))
     except Exception:  # a new run of the thread then waits for the stream to end the run
-        log.warning("a2ui: could not mark a run's client gone", exc_info=True)
+        _warn("a2ui: could not mark a run's client gone")
 
 
 async def attended(session_id, run_id):
@@ -217,7 +226,7 @@ async def attach(session_id, run_id, token):
     try:
         await redis.execute(("SET", att, token, "EX", ATTACH_SECONDS))
     except Exception:  # set again at its next read
-        log.warning("a2ui: could not attach a reader to a run", exc_info=True)
+        _warn("a2ui: could not attach a reader to a run")
 
 
 async def detach(session_id, run_id, token):
@@ -231,7 +240,7 @@ async def detach(session_id, run_id, token):
     try:
         await redis.execute(("EVAL", DETACH_SCRIPT, 1, att, token))
     except Exception:  # it expires by itself
-        log.warning("a2ui: could not detach a reader from a run", exc_info=True)
+        _warn("a2ui: could not detach a reader from a run")
 
 
 async def read(session_id, run_id, after, token, limit=READ_LIMIT):

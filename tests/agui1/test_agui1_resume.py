@@ -300,3 +300,26 @@ async def test_a_client_too_far_behind_is_cut_off_and_reads_the_rest_from_the_lo
     assert [e["delta"] for e in seen if e["type"] == "TEXT_MESSAGE_CONTENT"] == [
         f"n{i}" for i in range(20)]
     clean(seen)
+
+
+async def test_a_client_back_with_a_token_revoked_meanwhile_is_stopped(user, agent):
+    """Another token of the person (e.g. a new page's) is revoked while it reads the run:
+    that response ends with RUN_ERROR AUTH_FAILED; the run and its session go on."""
+    from a2ui.models import StreamToken
+    from a2ui.services import revocation
+
+    token = await issue(user, agent)
+    run = await start(token, "r1")
+    await take(run, 2)
+    await run.close()
+    other = await issue(user, agent)
+    again = Run(await back(other, "r1", 2))
+    reading = asyncio.ensure_future(again.rest(timeout=6))
+    await asyncio.sleep(0.2)
+    jti = await database_sync_to_async(lambda: StreamToken.objects.order_by(
+        "-issued_at").values_list("jti", flat=True).first())()
+    await database_sync_to_async(revocation.revoke_tokens)([jti], None)
+    told = await reading
+    assert [(e["type"], e["code"]) for e in told] == [("RUN_ERROR", "AUTH_FAILED")]
+    assert (await row("r1"))["status"] == AgentRun.Status.RUNNING
+    await agents.afinish_run(agent, await session_of("r1"), "r1")
