@@ -201,6 +201,7 @@ class RunStream(SessionStream):
         self.unattended_since = None  # (monotonic) since when no client reads the run
         self.checked_away = 0.0
         self.last_beat = None
+        self.row_end = None  # (loop time, status, outcome): the row said the run ended
 
     # The response and the stream -------------------------------------------------------------
 
@@ -298,8 +299,10 @@ class RunStream(SessionStream):
         keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
         wait = keepalive if self.deadline is None else max(
             0.0, min(keepalive, self.deadline - self.loop.time()))
-        if self.away:  # marked gone at once (a new run may take its place), then looked at
-            return 0.0 if not self.away_marked else min(wait, AWAY_CHECK_SECONDS)
+        if self.away and not self.away_marked:  # marked gone at once: a new run may take its
+            return 0.0  # place
+        if self.away or self.row_end is not None:
+            return min(wait, AWAY_CHECK_SECONDS)
         return wait
 
     def _restart_timeout(self):
@@ -315,6 +318,7 @@ class RunStream(SessionStream):
         await runleases.ahold(sid, self.ctx.run_input.run_id)
         housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
+        self.last_beat = self.loop.time()
         self.run.own_messages = set(self.ctx.own_messages)
         self.emit(self.run.start())
         # What the session holds that the client lacks (a surface pushed before the run, ...).
@@ -355,20 +359,23 @@ class RunStream(SessionStream):
         if self.away and await self._abandoned():
             return
         now = self.loop.time()
+        if self.row_end is not None and now - self.row_end[0] >= AWAY_CHECK_SECONDS:
+            self.emit(_final(self.run, *self.row_end[1:]))  # its event was lost
+            return
         if now >= self.deadline:
             self.emit(await self._end(Status.TIMED_OUT, {}, lambda: self.run.error(
                 "The agent did not end the run in time.", "RUN_TIMEOUT")))
             return
-        if self.away and self.last_beat is not None and \
-                now - self.last_beat < a2ui_settings.AGUI_KEEPALIVE_SECONDS:
-            return  # looked in more often while away: the heartbeat keeps its pace
+        if now - self.last_beat < a2ui_settings.AGUI_KEEPALIVE_SECONDS - 0.05:
+            return  # looked in more often (away, or an end said by the row): same pace
         self.last_beat = now
         if not self.away:
             self.write(KEEPALIVE)
         # The row also says when an end's event was lost (another process ended the run).
+        # Its event may only be on its way (queued behind others): it gets a moment first.
         stored, outcome = await runs.aheartbeat(self.session_id, self.ctx.run_input.run_id)
-        if stored != Status.RUNNING:
-            self.emit(_final(self.run, stored, outcome))
+        if stored != Status.RUNNING and self.row_end is None:
+            self.row_end = (now, stored, outcome)
 
     async def _abandoned(self):
         """The response's client went: True once the run ended for want of a client back

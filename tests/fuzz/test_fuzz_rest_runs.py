@@ -487,7 +487,10 @@ async def test_agui_run_resume(fuzzer, error_log, settings, user, agent):
         pushed = 0
         for cut in range(rng.choice([1, 1, 2])):
             for _ in range(rng.randrange(0, 4) if cut or sid else 2):
-                event = await run.next()
+                try:  # what is there to read (after a cut: maybe less than asked)
+                    event = await run.next(timeout=0.5 if cut else 3)
+                except TimeoutError:
+                    break
                 got[run.ids[-1]] = event
             if sid is None:
                 sid = await sid_of(run_id)
