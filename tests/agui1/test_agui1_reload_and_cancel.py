@@ -168,3 +168,29 @@ async def test_the_agent_socket_hears_a_cancel_as_a_cancellation(user, agent, ag
     await agents.afinish_run(agent, sid, "r4")
     assert (await run.rest())[-1]["type"] == "RUN_FINISHED"
     await comm.disconnect()
+
+
+async def test_a_cancel_no_agent_heard_waits_in_a2ui_pending_as_the_persons(user, agent,
+                                                                           agent_key):
+    """The agent's socket went while its question waited; the person cancels it: the outcome
+    waits for the agent (``a2ui.pending``) as ``cancelled`` ``cancelled_by: "person"``."""
+    comm = await connect_agent(agent_key)
+    token = await issue(user, agent)
+    run = await start(token, "r1")
+    assert (await run.next())["type"] == "RUN_STARTED"
+    sid = await session_of("r1")
+    await send(comm, {"jsonrpc": "2.0", "id": 7, "method": "ui.request_input", "params": {
+        "session_id": sid, "request_id": "q1", "input_type": "text", "prompt": "Name?"}})
+    assert (await run.rest())[-1]["outcome"]["interrupts"][0]["id"] == "q1"
+    await comm.disconnect()
+    run = await start(token, "r2", text="", resume=resume("q1", "cancelled"))
+    assert (await run.next())["type"] == "RUN_STARTED"
+    for _ in range(100):
+        if (await request_row("q1"))["status"] == "cancelled":
+            break
+        await asyncio.sleep(0.02)
+    (item,) = await agents.apending(agent, sid)
+    assert item["request_id"] == "q1" and item["status"] == "cancelled"
+    assert item["cancelled_by"] == "person" and item["answer"] is None
+    await agents.afinish_run(agent, sid, "r2")
+    assert (await run.rest())[-1]["type"] == "RUN_FINISHED"
