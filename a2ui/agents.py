@@ -48,7 +48,7 @@ from django.utils import timezone
 from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError, Fault
-from a2ui.rpc.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
+from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from a2ui.services import agentapi, agentroute, groups, pending, runs, sessions
 from a2ui.services import surfaces as surface_service
 
@@ -201,6 +201,10 @@ async def _await_answer(agent, session_id, method, params):
         return event["value"]
     if status == "timed_out":
         raise ProtocolError(ErrorCode.REQUEST_TIMEOUT, data={"request_id": request.request_id})
+    if pending.cancelled_by(event["value"]) == "person":  # the session goes on
+        raise ProtocolError(REQUEST_CANCELLED, "Request cancelled", data={
+            "session_id": str(request.session_id), "request_id": request.request_id,
+            "cancelled_by": "person"})
     raise ProtocolError(ErrorCode.SESSION_NOT_FOUND, "Session closed before the user answered")
 
 

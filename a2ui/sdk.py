@@ -33,7 +33,7 @@ import json
 import logging
 import uuid
 
-from a2ui.rpc.errors import ProtocolError
+from a2ui.rpc.errors import REQUEST_CANCELLED, ProtocolError
 
 log = logging.getLogger("a2ui.sdk")
 
@@ -284,5 +284,8 @@ class AgentClient:
             if params.get("method") == "ui.confirm":
                 return {"approved": False, "reason": "timeout"}
             raise ProtocolError(-32004, "Request timeout", {"request_id": request_id})
+        if params.get("cancelled_by") == "person":  # the session goes on
+            raise ProtocolError(REQUEST_CANCELLED, "Request cancelled", {
+                "session_id": session_id, "request_id": request_id, "cancelled_by": "person"})
         raise ProtocolError(-32000, "Session closed before the user answered",
                             {"session_id": session_id})

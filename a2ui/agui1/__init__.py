@@ -2,6 +2,7 @@
 
 ``inputs`` (the RunAgentInput body), ``translate`` (a run's state and the core's session events
 as AG-UI 1.0 events) and ``interrupts`` are sans-I/O; ``threads`` (thread id -> session),
-``view`` (checks before the stream) and ``stream`` (the SSE loop) are the I/O; ``adapter`` is
-the registration. The agent's side of a run is ``a2ui.services.runs``.
+``view`` (checks before the stream), ``stream`` (the SSE loop) and ``resume`` (a client back
+at a run whose stream broke off: ``Last-Event-ID``) are the I/O; ``adapter`` is the
+registration. The agent's side of a run is ``a2ui.services.runs``.
 """

@@ -26,8 +26,10 @@ def _agent_methods():
 #: The A2UI settings only AG-UI 1.0 reads (docs/settings.md). Run inputs: clients resend the
 #: whole history on every run; of the trailing user and tool messages the session has not
 #: seen, at most AGUI_MAX_NEW_MESSAGES (the last ones) are new: sent to the agent and added
-#: to the transcript, as one batch.
-SETTINGS_DEFAULTS = {"AGUI_MAX_NEW_MESSAGES": 50}
+#: to the transcript, as one batch. Resumption: a run whose client went goes on for
+#: AGUI_RESUME_SECONDS for a client that comes back with Last-Event-ID (its log is kept as
+#: long after the run's end).
+SETTINGS_DEFAULTS = {"AGUI_MAX_NEW_MESSAGES": 50, "AGUI_RESUME_SECONDS": 30}
 
 
 ADAPTER = Adapter(

@@ -21,11 +21,22 @@ Each end is a conditional UPDATE of the run's row (``a2ui.services.runs``): when
 won (e.g. the agent finished while the timeout fired), the stream sends what the row says. A
 keepalive comment goes out every ``AGUI_KEEPALIVE_SECONDS`` while waiting, with a heartbeat of
 the row that also notices an end whose event was lost.
+
+Resumption (docs/protocol-agui.md, "Resuming a run"): every event carries its SSE ``id`` (1,
+2, ... in the run) and is kept in the run's log (``a2ui.services.runlog``) before its client
+gets it. The stream is a task of its own (``_produce``); the response only reads what it
+sends (``body``). When the client goes before the run's end, the run goes on without it: a
+client that comes back with ``Last-Event-ID`` (to any process: ``a2ui.agui1.resume``) gets
+the rest from the log. A run with no client back for ``AGUI_RESUME_SECONDS`` ends as
+``cancelled`` (``reason: "client_gone"``), as a run whose client went used to at once; a new
+run of the thread takes the place of a run whose client went (``resume.asupersede``).
 """
 
+import asyncio
 import json
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 
 from ag_ui.encoder import EventEncoder
@@ -38,13 +49,20 @@ from a2ui.core import activity as A
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.services import activity as activity_service
-from a2ui.services import clients, housekeeping, pending, runleases, runs, sessions
+from a2ui.services import clients, housekeeping, pending, runleases, runlog, runs, sessions
 from a2ui.services import surfaces as surface_service
 
 log = logging.getLogger("a2ui.agui")
 ENCODER = EventEncoder()
 Status = runs.Status
 KEEPALIVE = b": keepalive\n\n"
+FINAL_TYPES = {"RUN_FINISHED", "RUN_ERROR"}
+CLIENT_GONE = "client_gone"
+AWAY_CHECK_SECONDS = 1.0  # how often a run whose client went looks for one that came back
+#: A client this far behind (bytes sent by the stream, not yet taken by the response) is cut
+#: off: it comes back with Last-Event-ID and reads the rest from the run's log at its pace.
+BEHIND_BYTES = 8 * 1024 * 1024
+CUT = object()  # what the response takes as "the client is too far behind: end here"
 
 
 @dataclass
@@ -59,15 +77,28 @@ class Context:
     own_messages: frozenset = frozenset()
 
 
-def encode(event):
+def encode(event, number=None):
     """One ``data:`` frame (the package's EventEncoder; a value UTF-8 cannot carry, such as a
-    lone surrogate, is sent escaped: the same JSON value), stamped in ms since the epoch."""
+    lone surrogate, is sent escaped: the same JSON value), stamped in ms since the epoch;
+    preceded by ``id: <number>`` when the event has a place in the run's log."""
     event.timestamp = int(time.time() * 1000)
     try:
-        return ENCODER.encode(event).encode()
+        frame = ENCODER.encode(event).encode()
     except (ValueError, UnicodeEncodeError):
         text = json.dumps(event.model_dump(by_alias=True), separators=(",", ":"))
-        return f"data: {text}\n\n".encode()
+        frame = f"data: {text}\n\n".encode()
+    return frame if number is None else b"id: %d\n" % number + frame
+
+
+def is_final(event):
+    return str(getattr(event.type, "value", event.type)) in FINAL_TYPES
+
+
+def log_ttl(final=False):
+    """How long the run's log is kept from now: an ended run's ``AGUI_RESUME_SECONDS``; a
+    running run's, past any quiet period it may have (its timeout) and a client's return."""
+    resume = a2ui_settings.AGUI_RESUME_SECONDS
+    return resume if final else a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS + resume + 60
 
 
 async def _activity(sid):
@@ -105,8 +136,11 @@ def _final(run, status, outcome):
         return run.error(outcome.get("message"), outcome.get("code"))
     if status == Status.TIMED_OUT:
         return run.error("The agent did not end the run in time.", "RUN_TIMEOUT")
-    if outcome.get("reason") == runs.STREAM_LOST:  # taken for lost (its lease lost with Redis)
-        return run.error(outcome.get("message") or "The run's stream was lost.", "STREAM_LOST")
+    reason = outcome.get("reason")
+    if isinstance(reason, str) and reason:
+        # stream_lost (taken for lost: its lease lost with Redis), client_gone, superseded,
+        # resume_unavailable: the code says which
+        return run.error(outcome.get("message") or f"The run ended ({reason}).", reason.upper())
     return run.error(f"The run ended ({status}).", "RUN_ENDED")
 
 
@@ -127,9 +161,14 @@ def _surfaces(run, tracker, data, states=None):
     return run.translate(Kind.SURFACE_BATCH, {"messages": [m for _, m in numbered]})
 
 
-def run_events(ctx):
-    """The response iterator of one run (``RunStream.frames``)."""
-    return RunStream(ctx).frames()
+def run_events(ctx, lease=None):
+    """The response iterator of one run (``RunStream.frames``); ``lease`` (the person's place
+    among their runs in flight, ``a2ui.services.caps``) is released when the run's stream ends,
+    or when the response is dropped unread."""
+    stream = RunStream(ctx, lease)
+    body = stream.frames()
+    weakref.finalize(body, stream.unread)
+    return body
 
 
 class RunStream(SessionStream):
@@ -145,24 +184,126 @@ class RunStream(SessionStream):
     def client_catalogs(self):
         return clients.ALL  # surfaces of any catalog, as ``a2ui-surface`` activities
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, lease=None):
         super().__init__(ctx.token, ctx.session.session_id, counted=ctx.counted)
         self.ctx = ctx
         self.run = self.tracker = None
         self.deadline = None
+        self.lease = lease
+        self.numbered = 0  # the id of the last event
+        self.to_log = []  # [(id, frame, final)] not in the run's log yet
+        self.inbox = asyncio.Queue()  # what the response sends; None: the end; CUT
+        self.behind = 0  # bytes in the inbox
+        self.task = None  # the stream (_produce), once the response is read
+        self.done = False  # the response sent the stream's end
+        self.away = False  # the response's client went before the run's end
+        self.away_marked = False
+        self.unattended_since = None  # (monotonic) since when no client reads the run
+        self.checked_away = 0.0
+        self.last_beat = None
+        self.row_end = None  # (loop time, status, outcome): the row said the run ended
+
+    # The response and the stream -------------------------------------------------------------
+
+    def frames(self):
+        return self.body()
+
+    async def body(self):
+        """The response: what the stream sends (``_produce``, started on the first read),
+        until the stream ends. When the client goes first, the stream goes on without it."""
+        if self.task is None:
+            self.task = asyncio.ensure_future(self._produce())
+        try:
+            while True:
+                data = await self.inbox.get()
+                if data is None:
+                    self.done = True
+                    return
+                if data is CUT:
+                    return  # the client goes (went_away): it comes back for the rest
+                self.behind -= len(data)
+                yield data
+        finally:
+            if not self.done:
+                self.went_away()
+
+    def went_away(self):
+        """The response's client went before the run's end: the run goes on, for a client that
+        comes back (``_abandoned``); a new run of the thread may take its place at once."""
+        if not self.away:
+            self.away = True
+            self.unattended_since = time.monotonic()
+            self._wake.set()  # the stream marks it at once (idle_seconds), then looks on
+
+    async def _mark_away(self):
+        if not self.away_marked:
+            self.away_marked = True
+            await runlog.mark_away(self.session_id or self.target, self.ctx.run_input.run_id,
+                                   log_ttl())
+
+    def unread(self):
+        """The response was dropped without being read: no stream started; the person's place
+        among their runs goes (the run, whose lease lapses, is ended as lost)."""
+        if self.task is None and self.lease is not None and not self.lease.released:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # the lease is released when it is collected
+            loop.create_task(self.lease.release())
+
+    async def _produce(self):
+        try:
+            async for data in self.listen():
+                await self._keep()
+                if not self.away:
+                    self._send(data)
+        except Exception:
+            log.exception("a2ui: the stream of AG-UI 1.0 run %s failed",
+                          self.ctx.run_input.run_id[:200])
+        finally:
+            try:
+                await self._keep()
+            finally:
+                self.inbox.put_nowait(None)
+                if self.lease is not None:
+                    await self.lease.release_shielded()
+
+    def _send(self, data):
+        self.inbox.put_nowait(data)
+        self.behind += len(data)
+        if self.behind > BEHIND_BYTES:  # a slow client does not hold the stream's memory
+            while not self.inbox.empty():
+                self.inbox.get_nowait()
+            self.behind = 0
+            self.inbox.put_nowait(CUT)
+            self.went_away()
+
+    async def _keep(self):
+        """The events written since, into the run's log (before the client gets them)."""
+        if self.to_log:
+            entries, self.to_log = self.to_log, []
+            await runlog.append(self.session_id or self.target, self.ctx.run_input.run_id,
+                                entries, log_ttl(any(final for _, _, final in entries)))
 
     def emit(self, out):
         for event in out:
-            self.write(encode(event))
+            self.numbered += 1
+            frame = encode(event, self.numbered)
+            self.to_log.append((self.numbered, frame, is_final(event)))
+            self.write(frame)
         if self.run is not None and self.run.ended:
             self.ended = True
 
     @property
     def idle_seconds(self):
         keepalive = a2ui_settings.AGUI_KEEPALIVE_SECONDS
-        if self.deadline is None:
-            return keepalive
-        return max(0.0, min(keepalive, self.deadline - self.loop.time()))
+        wait = keepalive if self.deadline is None else max(
+            0.0, min(keepalive, self.deadline - self.loop.time()))
+        if self.away and not self.away_marked:  # marked gone at once: a new run may take its
+            return 0.0  # place
+        if self.away or self.row_end is not None:
+            return min(wait, AWAY_CHECK_SECONDS)
+        return wait
 
     def _restart_timeout(self):
         self.deadline = self.loop.time() + a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS
@@ -177,6 +318,7 @@ class RunStream(SessionStream):
         await runleases.ahold(sid, self.ctx.run_input.run_id)
         housekeeping.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
+        self.last_beat = self.loop.time()
         self.run.own_messages = set(self.ctx.own_messages)
         self.emit(self.run.start())
         # What the session holds that the client lacks (a surface pushed before the run, ...).
@@ -214,20 +356,51 @@ class RunStream(SessionStream):
         return await self._end(Status.INTERRUPTED, {"interrupts": ids}, self.run.interrupt)
 
     async def idle(self):
-        if self.loop.time() >= self.deadline:
+        if self.away and await self._abandoned():
+            return
+        now = self.loop.time()
+        if self.row_end is not None and now - self.row_end[0] >= AWAY_CHECK_SECONDS:
+            self.emit(_final(self.run, *self.row_end[1:]))  # its event was lost
+            return
+        if now >= self.deadline:
             self.emit(await self._end(Status.TIMED_OUT, {}, lambda: self.run.error(
                 "The agent did not end the run in time.", "RUN_TIMEOUT")))
             return
-        self.write(KEEPALIVE)
+        if now - self.last_beat < a2ui_settings.AGUI_KEEPALIVE_SECONDS - 0.05:
+            return  # looked in more often (away, or an end said by the row): same pace
+        self.last_beat = now
+        if not self.away:
+            self.write(KEEPALIVE)
         # The row also says when an end's event was lost (another process ended the run).
+        # Its event may only be on its way (queued behind others): it gets a moment first.
         stored, outcome = await runs.aheartbeat(self.session_id, self.ctx.run_input.run_id)
-        if stored != Status.RUNNING:
-            self.emit(_final(self.run, stored, outcome))
+        if stored != Status.RUNNING and self.row_end is None:
+            self.row_end = (now, stored, outcome)
+
+    async def _abandoned(self):
+        """The response's client went: True once the run ended for want of a client back
+        (none read it for ``AGUI_RESUME_SECONDS``). A reader attached on any process
+        (``a2ui.agui1.resume``) keeps it going; so does not knowing (Redis away)."""
+        sid, run_id = self.session_id, self.ctx.run_input.run_id
+        now = self.checked_away = time.monotonic()
+        await self._mark_away()
+        if await runlog.attended(sid, run_id) is not False:
+            self.unattended_since = now
+            return False
+        if now - self.unattended_since < a2ui_settings.AGUI_RESUME_SECONDS:
+            return False
+        message = "The client went away and did not come back in time."
+        self.emit(await self._end(Status.CANCELLED, {"reason": CLIENT_GONE, "message": message},
+                                  lambda: self.run.error(message, CLIENT_GONE.upper())))
+        return True
 
     async def show(self, kind, message):
         data = message.get("data")
         if self.run is None or self.run.ended or not isinstance(data, dict):
             return
+        if self.away and time.monotonic() - self.checked_away >= AWAY_CHECK_SECONDS \
+                and await self._abandoned():
+            return  # a busy agent does not keep a run whose client is gone
         if kind is Kind.RUN_ENDED:
             if data.get("run_id") == self.run.run_id:
                 self.emit(_final(self.run, data.get("status"), data))

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 
 from a2ui.core import events
 from a2ui.core.errors import DomainError, Fault
-from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog
+from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
 from a2ui.services import admission, consent, groups, runs, sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
@@ -41,6 +41,26 @@ def find(user_id, agent_id, thread_id):
 
 
 afind = database_sync_to_async(find)
+
+
+def find_run(user_id, agent_id, thread_id, run_id):
+    """``(session_id, status)`` of this person's run ``run_id`` of ``thread_id`` with the agent
+    (whatever its session's state: a client may come back after the session closed, for the
+    run's last events), or None."""
+    return (AgentRun.objects.filter(session__user_id=user_id, session__agent_id=agent_id,
+                                    thread_id=thread_id, run_id=run_id)
+            .order_by("-started_at").values_list("session_id", "status").first())
+
+
+afind_run = database_sync_to_async(find_run)
+
+
+def revoked(jti):
+    """True once the stream token ``jti`` is revoked (a client back at a run stops then)."""
+    return StreamToken.objects.filter(pk=jti, revoked_at__isnull=False).exists()
+
+
+arevoked = database_sync_to_async(revoked)
 
 
 async def aopen(token, thread_id, found, *, run=None, issue=None):

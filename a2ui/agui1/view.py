@@ -4,7 +4,8 @@ A plain async Django view (like the v0.9 SSE stream): the person's credential (a
 bearer token, or the session cookie with its CSRF token), the ``RunAgentInput`` body
 (``a2ui.agui1.inputs``), the thread's session (``a2ui.agui1.threads``) and the run's row
 (``a2ui.services.runs``) are all checked before the stream starts, so every refusal is an HTTP
-4xx with a JSON body. The stream itself is ``a2ui.agui1.stream``.
+4xx with a JSON body. The stream itself is ``a2ui.agui1.stream``. A request with
+``Last-Event-ID`` is a client back at a run whose stream broke off (``a2ui.agui1.resume``).
 """
 
 from channels.db import database_sync_to_async
@@ -13,7 +14,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from a2ui import tokens
-from a2ui.agui1 import inputs, interrupts, stream, threads
+from a2ui.agui1 import inputs, interrupts, resume, stream, threads
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
@@ -143,6 +144,8 @@ async def run_view(request):
                                  a2ui_settings.AGUI_MAX_NEW_MESSAGES)
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)
+    if resume.HEADER in request.headers:
+        return await _reattach(request, token, user, run_input)
     # Every check that can be made before anything is stored is made first, so that a refused
     # run leaves no token, session, resumption or audit row behind.
     lease = None  # the person's place among their runs in flight (a2ui.services.caps)
@@ -164,6 +167,7 @@ async def run_view(request):
         plan = await _resume_plan(found, run_input.model.resume)
         said = _transcript(user, run_input)
         if found is not None:
+            await resume.asupersede(found)  # a run whose client went gives way to this one
             await runs.acheck_free(found, run_input.run_id)
         run = (run_input.run_id, run_input.thread_id, run_input.notice(),
                run_input.candidate_ids())
@@ -196,11 +200,45 @@ async def run_view(request):
         details["dropped"] = run_input.dropped
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
                         details=details)
-    response = StreamingHttpResponse(
-        caps.holding(lease, stream.run_events(
-            stream.Context(session, token, run_input, plan, counted,
-                           frozenset(r["message_id"] for r in said)))),
-        content_type="text/event-stream")
+    return _event_stream(stream.run_events(
+        stream.Context(session, token, run_input, plan, counted,
+                       frozenset(r["message_id"] for r in said)), lease))
+
+
+def _event_stream(body):
+    response = StreamingHttpResponse(body, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
+
+
+async def _reattach(request, token, user, run_input):
+    """A client back at a run whose stream broke off (``Last-Event-ID``): the run's events
+    after that one (``a2ui.agui1.resume``). The body names the run (``threadId``, ``runId``);
+    its messages and ``resume`` were the run's and are not taken again. 404 when this person
+    has no such run with the agent."""
+    try:
+        after = resume.parse_last_event_id(request.headers[resume.HEADER])
+    except inputs.InputError as exc:
+        return JsonResponse(exc.body(), status=exc.status)
+    try:
+        if token is None:
+            agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
+        else:
+            user, agent = token.user, token.agent
+        if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
+            raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        found = await threads.afind_run(user.pk, agent.pk, run_input.thread_id,
+                                        run_input.run_id)
+        if found is None:
+            return _refuse(404, "No run of this thread has this runId: nothing to resume.",
+                           code="not_found", field="runId")
+        lease = await caps.acquire_run(user.pk, agent.pk, caps.address_of_request(request))
+    except DomainError as exc:
+        return _domain(exc)
+    sid = found[0]
+    await audit.arecord("agui.resume", actor=user, agent=agent, session_id=sid,
+                        details={"run_id": run_input.run_id[:200], "after": after})
+    return _event_stream(caps.holding(lease, resume.reattach_events(
+        sid, agent.pk, run_input.thread_id, run_input.run_id, after,
+        token.jti if token is not None else None)))

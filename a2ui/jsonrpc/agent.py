@@ -36,7 +36,7 @@ from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.rpc import jsonrpc
-from a2ui.rpc.errors import REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
+from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from a2ui.services import (
     agentapi,
     agentroute,
@@ -199,10 +199,11 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                     jsonrpc.notification(pending.ANSWER_METHOD[event["kind"]], params)
                 )
             else:
-                await self.send_obj(jsonrpc.notification("request.closed", {
-                    "session_id": event["session_id"], "request_id": event["request_id"],
-                    "status": status, "method": pending.METHOD_BY_KIND.get(event["kind"]),
-                }))
+                params = {"session_id": event["session_id"], "request_id": event["request_id"],
+                          "status": status, "method": pending.METHOD_BY_KIND.get(event["kind"])}
+                if status == "cancelled":
+                    params["cancelled_by"] = pending.cancelled_by(value)
+                await self.send_obj(jsonrpc.notification("request.closed", params))
             return
         if status == "answered":
             await self.send_obj(jsonrpc.result(rpc_id, value))
@@ -211,6 +212,11 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             if event["kind"] == "confirm":
                 data["approved"] = False
             await self.send_error(ProtocolError(ErrorCode.REQUEST_TIMEOUT, data=data), rpc_id)
+        elif pending.cancelled_by(value) == "person":  # the session goes on
+            await self.send_error(ProtocolError(
+                REQUEST_CANCELLED, "Request cancelled",
+                data={"session_id": event["session_id"], "request_id": event["request_id"],
+                      "cancelled_by": "person"}), rpc_id)
         else:
             await self.send_error(
                 ProtocolError(

@@ -50,6 +50,12 @@ REQUEST_TAKEN_OVER = -32011
 #: "idempotency_key"?}`` (docs/agents.md, "Retrying pushes").
 OUTCOME_UNKNOWN = -32012
 
+#: Not in seed 000 (and not an :class:`ErrorCode`): the person cancelled the request the
+#: waiter's ``ui.request_input`` asked (an AG-UI 1.0 ``resume`` entry ``cancelled``); the
+#: session goes on. ``data`` is ``{"session_id", "request_id", "cancelled_by": "person"}``
+#: (docs/agents.md). A request cancelled because its session closed is -32000 as before.
+REQUEST_CANCELLED = -32013
+
 #: The human-readable message for each code, verbatim from seed 000 §9.
 MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.PARSE_ERROR: "Parse error",

@@ -40,6 +40,9 @@ METHOD_BY_KIND = {v: k for k, v in KIND_BY_METHOD.items()}
 ANSWER_METHOD = {PendingRequest.KIND_INPUT: "user.respond", PendingRequest.KIND_CONFIRM: "user.approve"}
 LIVE = A2UISessionLog.LIVE_STATES
 MOVED = "moved"  # the outcome event an old waiter gets when another one took its request over
+#: The answer stored with a request the person cancelled (``acancel``); a request cancelled
+#: because its session closed has none. Every agent path tells them apart: ``cancelled_by``.
+PERSON_CANCEL = {"cancelled_by": "person"}
 LIST_LIMIT = 100  # of each: outcomes, open requests (outcomes taken leave room for more)
 
 
@@ -181,6 +184,12 @@ def answer(session_id, request_id, kind, value):
     )
 
 
+def cancelled_by(value):
+    """Who cancelled a ``cancelled`` request, from its outcome value: ``"person"`` (the
+    person cancelled it) or ``"session"`` (its session closed first)."""
+    return "person" if value == PERSON_CANCEL else "session"
+
+
 def _outcome_value(row):
     if row.kind == PendingRequest.KIND_CONFIRM:
         if row.status == Status.TIMED_OUT:
@@ -280,8 +289,10 @@ aopen_requests = dbthreads.wrap(open_requests)
 
 async def acancel(session_id, request_id):
     """The person cancels an open request (AG-UI ``resume`` ``cancelled``); True if it was open.
-    The waiter gets ``cancelled``, as when the session closes."""
-    row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.CANCELLED)
+    The waiter gets ``cancelled`` with :data:`PERSON_CANCEL` (``cancelled_by: "person"``): a
+    cancellation, not a closed session (the session goes on)."""
+    row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.CANCELLED,
+                                                dict(PERSON_CANCEL))
     if row is None:
         return False
     await _notify(row)
@@ -368,6 +379,8 @@ def describe(row):
     if row.status != Status.PENDING:
         item["resolved_at"] = row.resolved_at.isoformat() if row.resolved_at else None
         item["answer"] = _outcome_value(row) if row.status != Status.CANCELLED else None
+        if row.status == Status.CANCELLED:
+            item["cancelled_by"] = cancelled_by(row.answer)
     return item
 
 

@@ -68,6 +68,14 @@ def _running_rows(session_id=None, run_id=None, started_before=None):
 _arunning_rows = dbthreads.wrap(_running_rows)
 
 
+def running_of(session_id):
+    """The session's running runs: ``[(run_id, agent_id)]``."""
+    return [(row[1], row[2]) for row in _running_rows(session_id)]
+
+
+arunning_of = dbthreads.wrap(running_of)
+
+
 def _lease_start():
     """A run started after this has its lease, or is about to (runs.astart sets it)."""
     return timezone.now() - timedelta(seconds=a2ui_settings.AGUI_RUN_LEASE_SECONDS)
@@ -268,6 +276,17 @@ async def aend(agent_id, session_id, run_id, status, outcome=None):
         await groups.send_group(groups.agent_group(agent_id), groups.agent_event(ENDED, {
             "session_id": str(session_id), "run_id": run_id, "status": str(status),
             **(outcome or {})}))
+    return True
+
+
+async def aend_said(agent_id, session_id, run_id, status, outcome):
+    """:func:`aend` by someone other than the run's stream (a new run taking the place of a
+    run whose client went, a reader finding its history gone): the stream, on whichever
+    process, hears it at once (``run.ended``) and sends its final event."""
+    if not await aend(agent_id, session_id, run_id, status, outcome):
+        return False
+    await stream.emit(session_id, Kind.RUN_ENDED, {"run_id": run_id, "status": str(status),
+                                                   **outcome})
     return True
 
 

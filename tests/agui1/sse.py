@@ -14,21 +14,27 @@ URL = "/api/v4/agui/run"
 
 
 class Run:
-    """One run's SSE response, read event by event (each ``data:`` frame as JSON)."""
+    """One run's SSE response, read event by event (each ``data:`` frame as JSON; its ``id:``
+    in ``ids``, None for an event without one)."""
 
     def __init__(self, response):
         assert response.status_code == 200, response.content
         self.response = response
         self.it = aiter(response.streaming_content)
         self.buffer = ""
+        self.ids = []
 
     async def next(self, timeout=3):
         async with asyncio.timeout(timeout):
             while True:
                 if "\n\n" in self.buffer:
                     block, self.buffer = self.buffer.split("\n\n", 1)
-                    if block.startswith("data: "):
-                        event = json.loads(block[6:])
+                    lines = block.split("\n")
+                    data = [line[6:] for line in lines if line.startswith("data: ")]
+                    if data:
+                        ids = [line[4:] for line in lines if line.startswith("id: ")]
+                        self.ids.append(int(ids[-1]) if ids else None)
+                        event = json.loads("\n".join(data))
                         event.pop("timestamp")
                         return event
                     continue

@@ -104,9 +104,11 @@ async def test_a_run_whose_stream_lives_holds_its_thread(user, agent):
     await age("r1")  # past its first lease: only the lease its stream holds keeps it
     refused = await post(token, "r2")
     assert refused.status_code == 409 and refused.json()["error"]["field"] == "threadId"
+    # The client went away: the run waits for it to come back (AGUI_RESUME_SECONDS), but a new
+    # run of the thread takes its place at once (a page reload starts one).
     await run.close()
-    await settled("r1", AgentRun.Status.CANCELLED)  # the client went away
     assert (await post(token, "r3")).status_code == 200
+    assert (await settled("r1", AgentRun.Status.CANCELLED))["outcome"]["reason"] == "superseded"
 
 
 async def test_ending_a_run_whose_stream_is_lost_says_it_was_not_delivered(user, agent):

@@ -62,7 +62,9 @@ def test_cookie_without_csrf_is_403_with_it_a_run(user, agent):
     assert response.status_code == 200, response.content
     assert response["Content-Type"].startswith("text/event-stream")
     started, snapshot = first_chunks(response, 2)
-    assert started.startswith(b"data: {") and b'"type":"RUN_STARTED"' in started
+    # Every event has its id (docs/protocol-agui.md, "Resuming a run").
+    assert started.startswith(b"id: 1\ndata: {") and b'"type":"RUN_STARTED"' in started
+    assert snapshot.startswith(b"id: 2\ndata: {")
     assert b'"threadId":"t1"' in started and b'"STATE_SNAPSHOT"' in snapshot
     run = AgentRun.objects.get()
     assert run.run_id == "r1" and run.session.user == user and run.session.agent == agent

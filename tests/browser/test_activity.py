@@ -242,7 +242,8 @@ def test_the_new_messages_of_an_agui_run_are_shown_at_once(page, agent, person, 
             "POST", f"{server.url}/api/v4/agui/run", headers={"Authorization": f"Bearer {token}"},
             json={"threadId": sid, "runId": "r1", "messages": history}) as response:
         assert response.status_code == 200
-        assert '"RUN_STARTED"' in next(response.iter_lines())
+        data = (line for line in response.iter_lines() if line.startswith("data:"))
+        assert '"RUN_STARTED"' in next(data)  # after its "id: 1" line
         mine = page.locator('[data-a2ui-chat] [data-role="user"] .a2ui-msg-text')
         expect(mine).to_have_text(["line 0", "line 1", "line 2"])
     assert page.watch.errors == []

@@ -364,3 +364,169 @@ async def test_agui_thread_races(fuzzer, user, agent):
             problems.append(f"{sessions} sessions and {run_rows} runs for the thread")
         failures.add(Frame("race", thread), problems)
     failures.check()
+
+
+HOSTILE_LAST_IDS = ["", " ", "x", "-1", "+1", "1.0", "1e3", "0x10", "١", "1 2", "9" * 19,
+                    "9" * 5000, "\u202e1", "\t3\t", "0", "00000000000000000002", "18"]
+
+
+async def test_agui_run_resume(fuzzer, error_log, settings, user, agent):
+    """Coming back to a run (``Last-Event-ID``, docs/protocol-agui.md "Resuming a run"):
+
+    * hostile ``Last-Event-ID`` values and bodies: a 4xx with a message that changes nothing,
+      or a stream that is the run's events after that id (numbered without a gap, each once,
+      ending with the run's final event), nothing at all (the client has the final event), or
+      one RUN_ERROR ``RESUME_UNAVAILABLE`` (an id beyond the run's log); never a new run;
+    * runs cut at random points, while the agent goes on, come back (once or twice, from the
+      last id received or an earlier one): the ids after the id named follow each other,
+      nothing is skipped or repeated, and the run as the client put it together passes
+      ag-ui-validate."""
+    from ag_ui_validate.pytest_plugin import validate_agui
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    from a2ui import agents
+    from tests.agui1.sse import Run
+
+    settings.A2UI = {**settings.A2UI, "CAP_RUNS_PER_PERSON": 10**4}
+    failures = harness.Failures(SEED)
+    token = (await sync_to_async(tokens.issue_stream_token)(
+        user, agent, StreamToken.TYPE_STREAM_AGUI)).token
+    client = AsyncClient()
+    auth = {"Authorization": f"Bearer {token}"}
+
+    async def post(body, last=None, raw=None):
+        headers = dict(auth) if last is None else {**auth, "Last-Event-ID": last}
+        return await client.post("/api/v4/agui/run", raw if raw is not None else json.dumps(body),
+                                 content_type="application/json", headers=headers)
+
+    async def sid_of(run_id):
+        return str((await AgentRun.objects.aget(run_id=run_id)).session_id)
+
+    async def push(sid, i):
+        kind = fuzzer.rng.randrange(3)
+        if kind == 0:
+            await agents.anotify(agent, sid, f"n{i}")
+        elif kind == 1:
+            await agents.aprogress(agent, sid, f"t{i % 2}", value=i % 3, total=2)
+        else:
+            await agents.arender(agent, sid, "card", {"title": f"c{i}"}, component_id=f"c{i % 2}")
+
+    async def stream_problems(response, after, newest):
+        """What is wrong with a 200 answer to a client back after event ``after``."""
+        run = Run(response)
+        try:
+            events = await run.rest(timeout=5)
+        except TimeoutError:
+            return [f"after {after}: the stream did not end"]
+        if after > newest:
+            if [(e["type"], e.get("code")) for e in events] != [("RUN_ERROR",
+                                                                  "RESUME_UNAVAILABLE")]:
+                return [f"after {after} > {newest}: {events}"]
+            return []
+        if run.ids != list(range(after + 1, newest + 1)):
+            return [f"after {after}: ids {run.ids}, not {after + 1}..{newest}"]
+        if newest > after and events[-1]["type"] != "RUN_FINISHED":
+            return [f"after {after}: ends with {events[-1]['type']}"]
+        return []
+
+    # A run that ended: its log is kept, every answer ends at once.
+    thread = f"resume-{uuid.uuid4().hex[:8]}"
+    first = Run(await post({"threadId": thread, "runId": "r1", "messages": [
+        {"id": "m1", "role": "user", "content": "hi"}]}))
+    seen = [await first.next(), await first.next()]
+    sid = await sid_of("r1")
+    for i in range(4):
+        await push(sid, i)
+    await agents.afinish_run(agent, sid, "r1", {"ok": True})
+    seen += await first.rest()
+    newest = first.ids[-1]
+    valid = {"threadId": thread, "runId": "r1", "messages": []}
+    ids = HOSTILE_LAST_IDS + [str(fuzzer.rng.randrange(0, newest + 3)) for _ in range(cases(8))]
+    leaves = [fuzzer.leaf() for _ in range(cases(12))]
+    for raw in ids + [leaf for leaf in leaves if isinstance(leaf, str)]:
+        frame = Frame("last-event-id", repr(raw)[:200])
+        mark, before = len(error_log.records), await sync_to_async(harness.snapshot_sync)()
+        runs_before = await AgentRun.objects.acount()
+        try:
+            response = await post(valid, raw)
+        except ValueError:  # the test client itself refuses a header it cannot send
+            continue
+        problems = []
+        if response.status_code == 200:
+            problems += await stream_problems(response, int(raw.strip()), newest)
+        else:
+            problems += _refusal(response)
+            if not problems and harness.diff(before, await sync_to_async(
+                    harness.snapshot_sync)()):
+                problems.append(f"refused ({response.status_code}), yet changed")
+        if await AgentRun.objects.acount() != runs_before:
+            problems.append("coming back started a run")
+        problems += [f"logged: {line}" for line in error_log.since(mark)]
+        failures.add(frame, problems)
+    for frame in _frames(fuzzer, valid, 30, "agui/run resume"):
+        mark = len(error_log.records)
+        runs_before = await AgentRun.objects.acount()
+        response = await post(None, "3", raw=frame.as_bytes())
+        problems = []
+        if response.status_code == 200:
+            problems += await stream_problems(response, 3, newest)
+        else:
+            problems += _refusal(response)
+        if await AgentRun.objects.acount() != runs_before:
+            problems.append("coming back started a run")
+        problems += [f"logged: {line}" for line in error_log.since(mark)]
+        failures.add(frame, problems)
+
+    # Runs cut at random points while the agent goes on.
+    for case in range(cases(6)):
+        rng = fuzzer.rng
+        thread, run_id = f"cut-{uuid.uuid4().hex[:8]}", f"r-{case}"
+        run = Run(await post({"threadId": thread, "runId": run_id, "messages": [
+            {"id": f"m{case}", "role": "user", "content": "hi"}]}))
+        got = {}  # id -> event, as the client put it together
+        sid = None
+        problems = []
+        pushed = 0
+        for cut in range(rng.choice([1, 1, 2])):
+            for _ in range(rng.randrange(0, 4) if cut or sid else 2):
+                try:  # what is there to read (after a cut: maybe less than asked)
+                    event = await run.next(timeout=0.5 if cut else 3)
+                except TimeoutError:
+                    break
+                got[run.ids[-1]] = event
+            if sid is None:
+                sid = await sid_of(run_id)
+            await run.close()  # the stream breaks off
+            for _ in range(rng.randrange(0, 4)):
+                await push(sid, pushed)
+                pushed += 1
+            last = max(got) if got else 0
+            after = last if rng.random() < 0.7 else rng.randrange(0, last + 1)
+            run = Run(await post({"threadId": thread, "runId": run_id, "messages": []},
+                                 str(after)))
+            for _ in range(rng.randrange(0, 3)):
+                await push(sid, pushed)
+                pushed += 1
+            for number in range(after + 1, last + 1):  # what it had again: the same
+                event = await run.next()
+                if run.ids[-1] != number or event != got[number]:
+                    problems.append(f"event {number} again: {run.ids[-1]} {event}")
+                    break
+        await agents.afinish_run(agent, sid, run_id)
+        rest = await run.rest(timeout=5)
+        for number, event in zip(run.ids[len(run.ids) - len(rest):], rest, strict=True):
+            if number in got and got[number] != event:
+                problems.append(f"event {number} again, not the same: {event}")
+            got[number] = event
+        numbers = sorted(got)
+        if numbers != list(range(1, len(numbers) + 1)):
+            problems.append(f"ids {numbers}")
+        events = [got[n] for n in numbers]
+        if events[-1]["type"] != "RUN_FINISHED":
+            problems.append(f"ends with {events[-1]}")
+        report = validate_agui(events, features=["agentic-chat", "agentic-generative-ui"])
+        problems += [f"{d.rule}: {d.message}" for d in report.diagnostics
+                     if d.severity in ("error", "warning")]
+        failures.add(Frame("cut", f"{thread} after {pushed} pushes"), problems)
+    failures.check()

@@ -3,8 +3,10 @@ docs/agents.md "Runs", as an agent would do it.
 
 On ``agui.run_started``: a run whose new message asks for a name gets a notice and a
 ``ui.request_input`` (the run ends with an interrupt); a run that resumes gets the answer as the
-result of that request and finishes with ``{"name": answer}``; any other run gets a reply, a
-card, a surface, progress, and ``agui.run_finish``.
+result of that request and finishes with ``{"name": answer}`` (or, when the request was
+refused, e.g. the person cancelled it: -32013, with ``{"cancelled": True, "code": code}``);
+any other run gets a reply, a card, a surface, progress, and ``agui.run_finish``. ``outcomes``
+lists every outcome of a request the bot received, in order.
 """
 
 import asyncio
@@ -15,6 +17,13 @@ from tests.live.client import open_agent
 CATALOG = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 
 
+class Refused:
+    """The error a ``ui.request_input`` was answered with instead of a value."""
+
+    def __init__(self, error):
+        self.error = error
+
+
 class Bot:
     def __init__(self, client):
         self.client = client
@@ -23,6 +32,7 @@ class Bot:
         self.answers = {}  # request id -> the person's answer
         self.resuming = {}  # request id -> (session id, the run that resumes it)
         self.seen = []  # every notification
+        self.outcomes = []  # (request id, the answer or the error) of each request, in order
         self.task = asyncio.ensure_future(self._loop())
 
     @classmethod
@@ -42,7 +52,9 @@ class Bot:
                     await self._started(msg["params"])
             elif msg.get("id") in self.asked:
                 _, request_id = self.asked.pop(msg["id"])
-                self.answers[request_id] = msg.get("result")
+                answer = Refused(msg["error"]) if "error" in msg else msg.get("result")
+                self.outcomes.append((request_id, msg.get("error", msg.get("result"))))
+                self.answers[request_id] = answer
                 await self._continue(request_id)
 
     async def _continue(self, request_id):
@@ -84,6 +96,10 @@ class Bot:
         await self.push("agui.run_finish", {"session_id": sid, "run_id": run_id})
 
     async def _answered(self, sid, run_id, answer):
+        if isinstance(answer, Refused):  # e.g. the person cancelled: the session goes on
+            await self.push("agui.run_finish", {"session_id": sid, "run_id": run_id, "result": {
+                "cancelled": True, "code": answer.error.get("code")}})
+            return
         await self.push("ui.notify", {"session_id": sid, "level": "success",
                                       "title": f"Hello {answer}"})
         await self.push("agui.run_finish", {"session_id": sid, "run_id": run_id,

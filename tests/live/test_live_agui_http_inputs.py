@@ -19,7 +19,7 @@ import pytest
 from a2ui.conf import a2ui_settings
 from a2ui.models import A2UISessionLog, AgentRun, StreamToken
 from tests.live.aguihttp import post_run, run_input
-from tests.live.client import init_session, open_agent, open_user
+from tests.live.client import ahttp, init_session, open_agent, open_user
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,8 +32,13 @@ def _counts(thread):
             AgentRun.objects.filter(thread_id=thread, status="running").count())
 
 
+def _running(thread):
+    return list(AgentRun.objects.filter(thread_id=thread, status="running").values_list(
+        "session_id", "run_id"))
+
+
 async def test_concurrent_first_runs_of_a_new_thread_across_two_processes(two_servers, user,
-                                                                          agent):
+                                                                          agent, agent_key):
     from channels.db import database_sync_to_async
 
     servers = two_servers
@@ -58,6 +63,14 @@ async def test_concurrent_first_runs_of_a_new_thread_across_two_processes(two_se
             for s in streams:
                 if s.status == 200:
                     await s.close()
+            # The agent ends the trial's run: a run whose client went waits for it to come back
+            # (AGUI_RESUME_SECONDS), its session in use meanwhile, and five of them would be
+            # the person's share of sessions.
+            for sid, run_id in await database_sync_to_async(_running)(thread):
+                status, _ = await ahttp("POST", f"{servers[0].url}/api/v4/sessions/{sid}/runs/"
+                                        "finish", {"run_id": run_id},
+                                        headers={"Authorization": f"Bearer {agent_key}"})
+                assert status == 200
 
 
 async def test_a_thousand_messages_reach_another_client_as_one_frame(two_servers, user, agent,
