@@ -288,6 +288,9 @@ async def test_v09_batch_retry_answers_the_original_outcome(stream_token, agent_
     assert again["result"] == {"delivered": 1, "seq": 1, "replayed": True}, again
     other = await call(bot, 3, "a2ui.v09", {**params, "idempotency_key": "v-2"})
     assert other["error"]["code"] == -32602  # stored twice it would have been (duplicate id)
+    # Closed here, so their clean-up (the session detached) ends before the database's flush.
+    await person.disconnect()
+    await bot.disconnect()
 
 
 async def test_same_key_for_a_different_push_is_refused(stream_token, agent_key):
