@@ -71,24 +71,6 @@ def _fresh_redis():
     yield
 
 
-@pytest.fixture(autouse=True)
-async def _sockets_closed_before_teardown():
-    """Communicators a test left open (tests/wsutil.py) are disconnected in its own event loop,
-    so their consumers' clean-up (a session detached, a client remembered) has ended before
-    the database is flushed: SQLite's shared in-memory database refused the flush while such
-    a write held its table ("database table is locked")."""
-    from tests import wsutil
-
-    yield
-    comms, wsutil.opened[:] = list(wsutil.opened), []
-    for comm in comms:
-        if not comm.future.done():
-            try:
-                await comm.disconnect(timeout=3)
-            except BaseException:  # noqa: BLE001 - a consumer that failed already failed its test
-                pass
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _db_threads_closed_before_teardown(django_db_setup):
     """The per-message database threads (a2ui.services.dbthreads) hold connections to the test

@@ -17,14 +17,8 @@ INIT = {
 }
 
 
-#: The communicators a test opened: the test's teardown closes those it left open
-#: (tests/conftest.py), so their consumers' clean-up ends before the database is flushed.
-opened = []
-
-
 async def connect_user(token, path="/ws/v4/a2ui"):
     comm = WebsocketCommunicator(application, f"{path}?token={token}")
-    opened.append(comm)
     connected, _ = await comm.connect()
     assert connected
     return comm
@@ -33,7 +27,6 @@ async def connect_user(token, path="/ws/v4/a2ui"):
 async def connect_agent(key, path="/ws/v4/a2ui/agent"):
     headers = [(b"authorization", f"Bearer {key}".encode())] if key else []
     comm = WebsocketCommunicator(application, path, headers=headers)
-    opened.append(comm)
     connected, _ = await comm.connect()
     assert connected
     return comm
