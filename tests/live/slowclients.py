@@ -112,6 +112,35 @@ def drive(clients, until):
     return clients
 
 
+def hold(port, count, kind="silent", source="127.0.0.1", settle=0.3, tries=5):
+    """``count`` connections the server kept: a connection closed within ``settle`` seconds of
+    opening (refused because one the server had not yet seen closed, such as a readiness probe's,
+    still counted) is replaced, up to ``tries`` rounds."""
+    held = []
+    for _ in range(tries):
+        fresh = [SlowClient(port, kind, source) for _ in range(count - len(held))]
+        _settle(fresh, settle)
+        held += [c for c in fresh if c.closed_after is None]
+        if len(held) == count:
+            return held
+        time.sleep(settle)
+    raise AssertionError(f"the server kept {len(held)} of {count} connections")
+
+
+def _settle(clients, seconds):
+    """Drive ``clients`` for ``seconds`` without closing the ones still open."""
+    end = time.monotonic() + seconds
+    while (now := time.monotonic()) < end:
+        open_ = [c for c in clients if c.closed_after is None]
+        if not open_:
+            return
+        for client in open_:
+            client.tick(now)
+        ready, _, _ = select.select(open_, [], [], 0.05)
+        for client in ready:
+            client.readable(time.monotonic())
+
+
 def refused(port, source="127.0.0.1", wait=5.0):
     """True when the server closes a new connection from ``source`` without a byte of answer,
     though it sent a whole request."""

@@ -88,7 +88,8 @@ async def test_an_address_beyond_its_cap_is_refused_and_another_is_served(daphne
 async def test_the_process_cap_refuses_every_address(daphne_server):
     server = daphne_server("--header-timeout", "4", "--max-connections", "20",
                            "--max-connections-per-address", "0")
-    held = [slowclients.SlowClient(server.port, "silent") for _ in range(20)]  # a trusted proxy
+    # from a trusted proxy; the process's count settles first (the readiness probe's close)
+    held = await asyncio.to_thread(slowclients.hold, server.port, 20)
     try:
         assert await asyncio.to_thread(slowclients.refused, server.port, "127.0.0.2")
     finally:
