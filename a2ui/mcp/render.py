@@ -235,7 +235,12 @@ def _table(d):
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _form(d):
+def form_html(d, *, app=False):
+    """A form component's HTML: for an MCP-UI frame (its script sends the form), or, ``app``,
+    for the session app (each control marked ``data-a2ui-field`` with its kind)."""
+    def mark(kind):
+        return f' data-a2ui-field="{kind}"' if app else ""
+
     fields = []
     for f in d.get("fields") or []:
         name, kind = esc(f.get("name")), f.get("type")
@@ -244,20 +249,22 @@ def _form(d):
         if kind == "select":
             options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
                               for o in f.get("options") or [])
-            control = f'<select name="{name}"{required}>{options}</select>'
+            control = f'<select name="{name}"{mark("select")}{required}>{options}</select>'
         elif kind == "textarea":
-            control = f'<textarea name="{name}"{required}></textarea>'
+            control = f'<textarea name="{name}"{mark("text")}{required}></textarea>'
         else:
             html_type = {"checkbox": "checkbox", "number": "number", "date": "date",
                          "email": "email"}.get(kind, "text")
             extra = "".join(f' {a}="{esc(f[a])}"' for a in ("min", "max", "pattern",
                                                           "placeholder") if f.get(a) is not None)
-            control = f'<input type="{html_type}" name="{name}"{extra}{required}>'
+            control = f'<input type="{html_type}" name="{name}"{mark(html_type)}{extra}{required}>'
         fields.append(f"<label>{label} {control}</label>")
     title = f"<h2>{esc(d['title'])}</h2>" if d.get("title") else ""
-    return (f"{title}<form>{''.join(fields)}<button type=\"button\" data-a2ui-submit>"
+    submit, status = (('data-a2ui-send="submit"', 'class="a2ui-status"') if app
+                      else ("data-a2ui-submit", 'id="a2ui-status"'))
+    return (f"{title}<form>{''.join(fields)}<button type=\"button\" {submit}>"
             f"{esc(d.get('submit_label') or 'Submit')}</button></form>"
-            '<p id="a2ui-status" role="status"></p>')
+            f'<p {status} role="status"></p>')
 
 
 def _chart(d):
@@ -291,7 +298,7 @@ def _steps(d):
 
 
 RENDERERS = {
-    "card": _card, "table": _table, "form": _form, "chart": _chart,
+    "card": _card, "table": _table, "form": form_html, "chart": _chart,
     "markdown": lambda d: f"<pre>{esc(d.get('content'))}</pre>",
     "code": lambda d: f"<pre><code>{esc(d.get('code'))}</code></pre>",
     "image": _image, "alert": _alert, "steps": _steps,

@@ -21,7 +21,7 @@ import base64
 import hashlib
 import json
 
-from a2ui.mcp.render import RENDERERS, STYLE, esc
+from a2ui.mcp.render import RENDERERS, STYLE, esc, form_html
 
 APP_SCRIPT = """(function () {
   'use strict';
@@ -274,32 +274,6 @@ def _confirm_html(params):
             '<p class="a2ui-status" role="status"></p></section>')
 
 
-def _form_html(data):
-    fields = []
-    for f in data.get("fields") or []:
-        name, kind = esc(f.get("name")), f.get("type")
-        required = " required" if f.get("required") else ""
-        label = esc(f.get("label") or f.get("name"))
-        if kind == "select":
-            options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
-                              for o in f.get("options") or [])
-            control = f'<select name="{name}" data-a2ui-field="select"{required}>{options}</select>'
-        elif kind == "textarea":
-            control = f'<textarea name="{name}" data-a2ui-field="text"{required}></textarea>'
-        else:
-            html_type = {"checkbox": "checkbox", "number": "number", "date": "date",
-                         "email": "email"}.get(kind, "text")
-            extra = "".join(f' {a}="{esc(f[a])}"' for a in ("min", "max", "pattern",
-                                                          "placeholder") if f.get(a) is not None)
-            control = (f'<input type="{html_type}" name="{name}" data-a2ui-field="{html_type}"'
-                       f"{extra}{required}>")
-        fields.append(f"<label>{label} {control}</label>")
-    title = f"<h2>{esc(data['title'])}</h2>" if data.get("title") else ""
-    return (f"{title}<form>{''.join(fields)}<button type=\"button\" data-a2ui-send=\"submit\">"
-            f"{esc(data.get('submit_label') or 'Submit')}</button></form>"
-            '<p class="a2ui-status" role="status"></p>')
-
-
 def _image_html(data):
     """No image loads in the app (its CSP is static): the text, and a link to open it."""
     caption = f"<figcaption>{esc(data.get('caption'))}</figcaption>" if data.get("caption") else ""
@@ -311,7 +285,7 @@ def _image_html(data):
 def _component_html(component):
     kind, data = component["component_type"], component.get("data") or {}
     if kind == "form":
-        body = _form_html(data)
+        body = form_html(data, app=True)
     elif kind == "image":
         body = _image_html(data)
     else:
