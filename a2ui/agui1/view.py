@@ -130,6 +130,18 @@ def _transcript(user, run_input):
     return records
 
 
+async def _who(token, user, run_input):
+    """(person, agent) of a run or a resumption, within the person's rate of runs: the
+    token's, or the cookie's user with the agent the body names (DomainError otherwise)."""
+    if token is None:
+        agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
+    else:
+        user, agent = token.user, token.agent
+    if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
+        raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+    return user, agent
+
+
 @csrf_exempt
 @json_body_view
 async def run_view(request):
@@ -150,12 +162,7 @@ async def run_view(request):
     # run leaves no token, session, resumption or audit row behind.
     lease = None  # the person's place among their runs in flight (a2ui.services.caps)
     try:
-        if token is None:
-            agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
-        else:
-            user, agent = token.user, token.agent
-        if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
-            raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        user, agent = await _who(token, user, run_input)
         lease = await caps.acquire_run(user.pk, agent.pk, caps.address_of_request(request))
         found = await threads.afind(user.pk, agent.pk, run_input.thread_id)
         if found is not None:  # a message the session has seen is not new again
@@ -222,12 +229,7 @@ async def _reattach(request, token, user, run_input):
     except inputs.InputError as exc:
         return JsonResponse(exc.body(), status=exc.status)
     try:
-        if token is None:
-            agent = await database_sync_to_async(_cookie_agent)(_agent_name(run_input))
-        else:
-            user, agent = token.user, token.agent
-        if await shared.hit_rate_limit(f"agui1:{user.pk}", a2ui_settings.RATE_LIMIT_PER_MINUTE):
-            raise DomainError(Fault.RATE_LIMITED, "Too many runs: wait a minute.")
+        user, agent = await _who(token, user, run_input)
         found = await threads.afind_run(user.pk, agent.pk, run_input.thread_id,
                                         run_input.run_id)
         if found is None:
