@@ -27,7 +27,7 @@ from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools
-from a2ui.rpc.errors import ErrorCode, ProtocolError
+from a2ui.rpc.errors import REQUEST_CANCELLED, ErrorCode, ProtocolError
 from a2ui.services import agentapi, delivery, pending, sessions, surfaces
 
 #: Seconds between progress notifications while a request waits for the person.
@@ -133,6 +133,14 @@ async def _wait(ctx, agent, session_id, name, entry, params):
         if exc.code == ErrorCode.REQUEST_TIMEOUT:
             return text_result({"request_id": request_id, "status": "timed_out",
                                 "error": "The person did not answer in time."}, is_error=True)
+        if exc.code == REQUEST_CANCELLED:  # the person declined to answer; the session goes on
+            return text_result({"request_id": request_id, "status": "cancelled",
+                                "cancelled_by": "person",
+                                "error": "The person cancelled the request."}, is_error=True)
+        if exc.code == ErrorCode.SESSION_NOT_FOUND:  # the session ended while it waited
+            return text_result({"request_id": request_id, "status": "session_closed",
+                                "error": "The session closed before the person answered."},
+                               is_error=True)
         raise
     if name == "confirm" and isinstance(value, dict) and value.get("reason") == "timeout":
         return text_result({"request_id": request_id, "status": "timed_out", **value},

@@ -152,3 +152,41 @@ async def test_notifications_cancelled_still_withdraws_the_request(stream_token,
     finally:
         await mcp.app.runner.stop()
         await person.disconnect()
+
+
+async def test_a_request_the_person_cancels_ends_the_call_with_a_tool_error(
+        stream_token, agent_key):
+    """A person's cancel (an AG-UI client's ``resume`` ``cancelled``) is an outcome the model
+    reads: a tool result with ``isError``, not a protocol error."""
+    from a2ui.services import pending
+
+    person, sid, mcp = await _setup(stream_token, agent_key)
+    ask = {"session_id": sid, "input_type": "text", "prompt": "Your name?", "request_id": "r1"}
+    try:
+        asking = asyncio.ensure_future(mcp.tool("request_input", ask))
+        await recv_until(person, lambda m: m.get("method") == "ui.request_input")
+        assert await pending.acancel(sid, "r1")
+        out, is_error = result(await asyncio.wait_for(asking, 10))
+        assert is_error and out["status"] == "cancelled" and out["cancelled_by"] == "person", out
+        assert out["request_id"] == "r1"
+    finally:
+        await mcp.app.runner.stop()
+        await person.disconnect()
+
+
+async def test_a_session_that_closes_ends_the_call_with_a_tool_error(stream_token, agent_key):
+    person, sid, mcp = await _setup(stream_token, agent_key)
+    ask = {"session_id": sid, "title": "Buy?", "request_id": "c1"}
+    try:
+        asking = asyncio.ensure_future(mcp.tool("confirm", ask))
+        await recv_until(person, lambda m: m.get("method") == "ui.confirm")
+        from a2ui.services import sessions
+
+        await sessions.aclose_session(sid, reason="closed by an operator")
+        out, is_error = result(await asyncio.wait_for(asking, 10))
+        assert is_error and out == {
+            "request_id": "c1", "status": "session_closed",
+            "error": "The session closed before the person answered."}, out
+    finally:
+        await mcp.app.runner.stop()
+        await person.disconnect()
