@@ -13,7 +13,7 @@ from a2ui.core.content import methods
 from a2ui.core.content.components import COMPONENT_TYPES, validate_component
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import BASIC_CATALOG_ID
-from a2ui.v09 import translate as T
+from a2ui.core.surfaces import translate as T
 from a2ui.v09.view import SessionView
 from tests.sessionops import Ops, all_events
 from tests.v09.v09_views import EMPTY, SAMPLES, ClientModel, webcore

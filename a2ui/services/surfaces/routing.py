@@ -63,7 +63,7 @@ async def aclient_messages(session_id, messages, data_model=None, *, answers=Non
     the server's. Returns the number of messages delivered.
 
     ``answers``: the surfaces a protocol made of the session's requests and components (the
-    v0.9 socket's: ``a2ui.v09.translate.ANSWERS``), whose actions are answers, not messages
+    v0.9 socket's: ``a2ui.core.surfaces.translate.ANSWERS``), whose actions are answers, not messages
     for the agent: ``answers.owns(surface_id)``, ``answers.request_id(surface_id)`` (the
     request a surface asks, or None) and ``answers.read(action, input_type)`` ->
     ``(what, target, value)``.
