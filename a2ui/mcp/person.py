@@ -17,6 +17,7 @@ from django.utils import timezone
 from a2ui.conf import a2ui_settings
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError
+from a2ui.core.surfaces import translate
 from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 from a2ui.mcp import negotiation, render, sessionapp, tools, uris
 from a2ui.rpc.errors import ErrorCode, ProtocolError
@@ -260,7 +261,8 @@ async def call(ctx, who, name, arguments):
             "name": rest.get("name"), "surfaceId": rest.get("surfaceId"),
             "sourceComponentId": rest.get("sourceComponentId"),
             "timestamp": timezone.now().isoformat(), "context": rest.get("context", {})}}
-        delivered = await surface_service.aclient_messages(sid, [message])
+        delivered = await surface_service.aclient_messages(sid, [message],
+                                                           answers=translate.ANSWERS)
         return _result({"delivered": delivered}, await _surface_embedded(ctx, sid, rest))
     if name == "error":
         message = tools.client_error(rest)
@@ -340,13 +342,32 @@ async def _view_result(ctx, sid):
                             a2ui_settings.MCP_APP_REFRESH_SECONDS, html=form == "html")
     content = [types.TextContent(type="text", text=sessionapp.summary(found))]
     if native:
-        for state in await _surfaces(ctx, sid):
-            content.append(types.EmbeddedResource(
-                type="resource", annotations=types.Annotations(audience=["user"]),
-                resource=types.TextResourceContents(
-                    uri=uris.build("surfaces", sid, state.surface_id), mime_type=uris.A2UI_MIME,
-                    text=json.dumps(surface_service.snapshot_messages([state])))))
+        shown = [(state.surface_id, surface_service.snapshot_messages([state]))
+                 for state in await _surfaces(ctx, sid)]
+        if BASIC_CATALOG_ID in (declared_catalogs(ctx) or ()):
+            shown += translated_surfaces(snapshot.components, snapshot.requests)
+        content += [types.EmbeddedResource(
+            type="resource", annotations=types.Annotations(audience=["user"]),
+            resource=types.TextResourceContents(
+                uri=uris.build("surfaces", sid, surface_id), mime_type=uris.A2UI_MIME,
+                text=json.dumps(messages))) for surface_id, messages in shown]
     return types.CallToolResult(content=content, structured_content=found)
+
+
+def translated_surfaces(components, requests):
+    """``(surface id, messages)`` of the session's seed-000 components and open requests as
+    basic-catalog surfaces (``a2ui.core.surfaces.translate``, as a v0.9 socket shows them): a
+    host that renders A2UI natively sees what every other client sees, and its person's
+    actions on them (the ``action`` tool) answer the requests."""
+    out = []
+    for c in components:
+        messages, _ = translate.component_messages(c["component_id"], c["component_type"],
+                                                   c.get("data") or {})
+        out.append((translate.component_surface_id(c["component_id"]), messages))
+    for r in requests:
+        messages, _ = translate.request_messages(r["kind"], r["params"])
+        out.append((translate.request_surface_id(r["params"]["request_id"]), messages))
+    return out
 
 
 ANSWER_REFUSED = {"answered": "already answered", "timed_out": "timed out",

@@ -21,8 +21,8 @@ catalog is shown none of them (``enabled`` False).
 
 from a2ui.core import state as S
 from a2ui.core.events import Kind
-from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 from a2ui.core.surfaces import translate as T
+from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 
 KINDS = frozenset({Kind.COMPONENT_RENDERED, Kind.COMPONENT_UPDATED, Kind.COMPONENT_REMOVED,
                    Kind.REQUEST_OPENED, Kind.REQUEST_CLOSED})

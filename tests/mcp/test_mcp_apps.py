@@ -17,6 +17,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from a2ui import agents, tokens
+from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 from a2ui.mcp import negotiation, sessionapp, tools, uris
 from a2ui.models import PendingRequest, StreamToken
 from tests.mcp.asgiclient import StreamingASGI, build_app, sdk_session
@@ -277,6 +278,48 @@ async def test_a_native_a2ui_host_gets_the_surfaces(host_app, stream_token, mcp_
             assert not [c for c in shown.content if isinstance(c, types.EmbeddedResource)]
             assert "items" in shown.structured_content
     finally:
+        await person.disconnect()
+
+
+@with_db
+async def test_a_native_a2ui_host_sees_and_answers_what_the_agent_rendered_and_asked(
+        host_app, stream_token, mcp_token, agent, agent_key):
+    """Seed 000's components and requests reach a host that renders A2UI natively as the
+    basic-catalog surfaces a v0.9 client gets (a2ui.core.surfaces.translate); its person's
+    action on a request's surface answers the agent."""
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    bot = await connect_agent(agent_key)
+    try:
+        await agents.arender(agent, sid, "card", {"title": "Plan A"}, component_id="c1")
+        await send(bot, {"jsonrpc": "2.0", "id": 1, "method": "ui.request_input", "params": {
+            "session_id": sid, "request_id": "q1", "input_type": "text", "prompt": "City?"}})
+        for _ in range(50):
+            if await PendingRequest.objects.filter(request_id="q1").aexists():
+                break
+            await asyncio.sleep(0.05)
+        async with sdk_session(host_app, mcp_token, extensions=NATIVE_HOST) as host:
+            shown = await host.call_tool("show_session", {"session_id": sid})
+            embedded = {str(c.resource.uri): json.loads(c.resource.text) for c in shown.content
+                        if isinstance(c, types.EmbeddedResource)}
+            card = embedded[f"a2ui://sessions/{sid}/surfaces/a2ui-component-c1"]
+            asked = embedded[f"a2ui://sessions/{sid}/surfaces/a2ui-request-q1"]
+            assert card[0]["createSurface"]["catalogId"] == BASIC_CATALOG_ID
+            assert "Plan A" in json.dumps(card) and "City?" in json.dumps(asked)
+            button = next(c["id"] for m in asked for c in m.get("updateComponents", {}).get(
+                "components", []) if c["component"] == "Button")
+            answered = await host.call_tool("action", {
+                "session_id": sid, "name": "respond", "surfaceId": "a2ui-request-q1",
+                "sourceComponentId": button, "context": {"value": "Oslo"}})
+            assert not answered.is_error, answered
+            assert await asyncio.wait_for(recv(bot), 5) == {
+                "jsonrpc": "2.0", "id": 1, "result": "Oslo"}
+            # an HTML app host is shown the same session as markup, not as surfaces
+        async with sdk_session(host_app, mcp_token, extensions=HTML_HOST) as host:
+            shown = await host.call_tool("show_session", {"session_id": sid})
+            assert not [c for c in shown.content if isinstance(c, types.EmbeddedResource)]
+    finally:
+        await bot.disconnect()
         await person.disconnect()
 
 
