@@ -351,25 +351,34 @@ def _page(kind, title, body, state, policy):
 REQUEST_CONTROLS = {"text": "text", "number": "number", "date": "date", "select": "select"}
 
 
-def _request_input(params):
+def request_control(params, control_id, *, app=False):
+    """The control of a ``request_input`` (id ``control_id``), or None for an input type it
+    cannot take (a file: answered with the tool). ``app``: marked ``data-a2ui-field`` with its
+    kind, for the session app."""
     input_type = params.get("input_type")
-    rules = params.get("validation") if isinstance(params.get("validation"), dict) else {}
-    prompt = f'<label for="a2ui-value"><strong>{esc(params.get("prompt"))}</strong></label>'
     if input_type not in REQUEST_CONTROLS:
-        return (f"{prompt}<p>This request takes a {esc(input_type)}: answer it with the "
-                "<code>respond</code> tool.</p>")
+        return None
+    rules = params.get("validation") if isinstance(params.get("validation"), dict) else {}
     required = " required" if rules.get("required") else ""
+    field = f' data-a2ui-field="{REQUEST_CONTROLS[input_type]}"' if app else ""
     if input_type == "select":
         options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
                           for o in params.get("options") or [])
-        control = f'<select id="a2ui-value" name="value"{required}>{options}</select>'
-    else:
-        names = {"min": "minlength", "max": "maxlength"} if input_type == "text" else {}
-        extra = "".join(f' {names.get(a, a)}="{esc(rules[a])}"'
-                        for a in ("min", "max", "pattern") if rules.get(a) is not None
-                        and (a != "pattern" or input_type == "text"))
-        control = (f'<input type="{REQUEST_CONTROLS[input_type]}" id="a2ui-value" '
-                   f'name="value"{extra}{required}>')
+        return f'<select id="{control_id}" name="value"{field}{required}>{options}</select>'
+    names = {"min": "minlength", "max": "maxlength"} if input_type == "text" else {}
+    extra = "".join(f' {names.get(a, a)}="{esc(rules[a])}"'
+                    for a in ("min", "max", "pattern") if rules.get(a) is not None
+                    and (a != "pattern" or input_type == "text"))
+    return (f'<input type="{REQUEST_CONTROLS[input_type]}" id="{control_id}" '
+            f'name="value"{field}{extra}{required}>')
+
+
+def _request_input(params):
+    prompt = f'<label for="a2ui-value"><strong>{esc(params.get("prompt"))}</strong></label>'
+    control = request_control(params, "a2ui-value")
+    if control is None:
+        return (f"{prompt}<p>This request takes a {esc(params.get('input_type'))}: answer it "
+                "with the <code>respond</code> tool.</p>")
     return (f"<form>{prompt} {control}<button type=\"button\" data-a2ui-submit>Send</button>"
             '</form><p id="a2ui-status" role="status"></p>')
 

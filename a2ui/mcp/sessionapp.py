@@ -21,7 +21,7 @@ import base64
 import hashlib
 import json
 
-from a2ui.mcp.render import RENDERERS, STYLE, esc, form_html
+from a2ui.mcp.render import RENDERERS, STYLE, esc, form_html, request_control
 
 APP_SCRIPT = """(function () {
   'use strict';
@@ -230,33 +230,16 @@ def _control_id(request_id):
     return "a2ui-r-" + hashlib.sha256(str(request_id).encode()).hexdigest()[:16]
 
 
-#: request_input's types as controls (a file is answered with the tool, not here).
-CONTROLS = {"text": "text", "number": "number", "date": "date", "select": "select"}
-
-
 def _input_html(params):
     rid, input_type = params.get("request_id"), params.get("input_type")
-    rules = params.get("validation") if isinstance(params.get("validation"), dict) else {}
     cid = _control_id(rid)
     prompt = f'<label for="{cid}"><strong>{esc(params.get("prompt"))}</strong></label> '
     head = (f'<section class="a2ui-item" data-a2ui-kind="input" data-a2ui-request="{esc(rid)}"'
             f' data-a2ui-input-type="{esc(input_type)}">')
-    if input_type not in CONTROLS:
+    control = request_control(params, cid, app=True)
+    if control is None:
         return (f"{head}{prompt}<p>This request takes a {esc(input_type)}: the agent can be "
                 "answered with the <code>respond</code> tool.</p></section>")
-    required = " required" if rules.get("required") else ""
-    field = f'data-a2ui-field="{CONTROLS[input_type]}"'
-    if input_type == "select":
-        options = "".join(f'<option value="{esc(o)}">{esc(o)}</option>'
-                          for o in params.get("options") or [])
-        control = f'<select id="{cid}" name="value" {field}{required}>{options}</select>'
-    else:
-        names = {"min": "minlength", "max": "maxlength"} if input_type == "text" else {}
-        extra = "".join(f' {names.get(a, a)}="{esc(rules[a])}"'
-                        for a in ("min", "max", "pattern") if rules.get(a) is not None
-                        and (a != "pattern" or input_type == "text"))
-        control = (f'<input type="{CONTROLS[input_type]}" id="{cid}" name="value" {field}'
-                   f"{extra}{required}>")
     return (f"{head}<form>{prompt}{control} <button type=\"button\" data-a2ui-send=\"respond\">"
             'Send</button></form><p class="a2ui-status" role="status"></p></section>')
 
