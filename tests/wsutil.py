@@ -49,6 +49,16 @@ async def init_session(comm, **params):
     return reply["result"]["session_id"]
 
 
+async def agent_and_person(stream_token, agent_key):
+    """``(agent socket, person socket, session id)``: the agent connected first, then the
+    person's session opened, and the agent told of it (``session.opened``)."""
+    agent = await connect_agent(agent_key)
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    await recv_until(agent, lambda m: m.get("method") == "session.opened")
+    return agent, person, sid
+
+
 async def recv_until(comm, pred, timeout=3, limit=50):
     for _ in range(limit):
         msg = await recv(comm, timeout)

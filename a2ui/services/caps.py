@@ -337,7 +337,7 @@ def holding(lease, chunks):
 def _dropped(kind, keys, lease_id, loop):
     """A lease collected unreleased: its owner lost it (a bug, or an exception on the way
     out). Its place is freed (process-local now; in Redis soon, or by expiry)."""
-    log.warning("a2ui: a %s cap lease was dropped without being released: freed", kind)
+    log.warning("a2ui: a cap lease (%s) was dropped without being released: freed", kind)
     backend = _backend()
     if backend is local:
         local.discard(keys, lease_id)

@@ -13,7 +13,14 @@ from a2ui.core.content import methods
 from a2ui.jsonrpc.consumer import A2UIUserConsumer
 from a2ui.models import AuditEvent
 from a2ui.services import actions
-from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
+from tests.wsutil import (
+    agent_and_person,
+    connect_user,
+    init_session,
+    recv,
+    recv_until,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,12 +32,7 @@ def action(params, rpc_id="a1"):
     return {"jsonrpc": "2.0", "id": rpc_id, "method": "user.action", "params": params}
 
 
-async def pair(stream_token, agent_key):
-    bot = await connect_agent(agent_key)
-    person = await connect_user(stream_token)
-    sid = await init_session(person)
-    await recv_until(bot, lambda m: m.get("method") == "session.opened")
-    return bot, person, sid
+pair = agent_and_person
 
 
 @database_sync_to_async

@@ -11,7 +11,14 @@ from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from a2ui.models import AuditEvent, SessionActivity
-from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
+from tests.wsutil import (
+    agent_and_person,
+    connect_user,
+    init_session,
+    recv,
+    recv_until,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,12 +27,7 @@ def message(params, rpc_id="m1"):
     return {"jsonrpc": "2.0", "id": rpc_id, "method": "user.message", "params": params}
 
 
-async def pair(stream_token, agent_key):
-    bot = await connect_agent(agent_key)
-    person = await connect_user(stream_token)
-    sid = await init_session(person)
-    await recv_until(bot, lambda m: m.get("method") == "session.opened")
-    return bot, person, sid
+pair = agent_and_person
 
 
 @database_sync_to_async

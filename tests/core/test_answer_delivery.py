@@ -16,7 +16,12 @@ from rest_framework.test import APIClient
 from a2ui import agents, tokens
 from a2ui.models import Agent, PendingRequest
 from a2ui.services import housekeeping
-from tests.wsutil import connect_agent, connect_user, init_session, recv_until, send
+from tests.wsutil import (
+    agent_and_person,
+    connect_agent,
+    recv_until,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,12 +55,7 @@ async def answer(user, request_id="r1", value="Ada", rpc_id="ans"):
     return await recv_until(user, lambda m: m.get("id") == rpc_id)
 
 
-async def setup(stream_token, agent_key):
-    agent_ws = await connect_agent(agent_key)
-    user = await connect_user(stream_token)
-    sid = await init_session(user)
-    await recv_until(agent_ws, lambda m: m.get("method") == "session.opened")
-    return agent_ws, user, sid
+setup = agent_and_person
 
 
 row = database_sync_to_async(

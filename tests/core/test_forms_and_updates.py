@@ -2,17 +2,17 @@
 
 import pytest
 
-from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
+from tests.wsutil import (
+    agent_and_person,
+    recv,
+    recv_until,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _pair(stream_token, agent_key):
-    agent = await connect_agent(agent_key)
-    user = await connect_user(stream_token)
-    sid = await init_session(user)
-    await recv_until(agent, lambda m: m.get("method") == "session.opened")
-    return agent, user, sid
+_pair = agent_and_person
 
 
 async def _call(agent, rpc_id, method, **params):

@@ -21,7 +21,15 @@ from rest_framework.test import APIClient
 from a2ui import agents
 from a2ui.models import A2UISessionLog, PushKey, RenderedComponent, SessionActivity
 from a2ui.services import components, outcomes, shared, stream
-from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
+from tests.wsutil import (
+    agent_and_person,
+    connect_agent,
+    connect_user,
+    init_session,
+    recv,
+    recv_until,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,10 +71,7 @@ class Screen:
 
 
 async def pair(stream_token, agent_key):
-    agent = await connect_agent(agent_key)
-    person = await connect_user(stream_token)
-    sid = await init_session(person)
-    await recv_until(agent, lambda m: m.get("method") == "session.opened")
+    agent, person, sid = await agent_and_person(stream_token, agent_key)
     return agent, Screen(person), sid
 
 
