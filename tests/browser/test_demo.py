@@ -41,9 +41,11 @@ class Demo:
             [sys.executable, "manage.py", "a2ui_demo", "--port", str(port), "--no-migrate"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, text=True, start_new_session=True,
-            # A background job (``&``, setsid, nohup) starts with SIGINT ignored.
-            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background
-            else None,
+            # A background job (``&``, setsid, nohup) starts with SIGINT ignored; a demo in a
+            # terminal with SIGINT at its default, whatever this test run inherited (it may
+            # itself be a background job: `setsid make test < /dev/null &`).
+            preexec_fn=lambda: signal.signal(
+                signal.SIGINT, signal.SIG_IGN if background else signal.SIG_DFL),
         )
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
