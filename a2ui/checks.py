@@ -238,3 +238,68 @@ def database_warnings(databases):
                      "one empty statement each time a connection is taken).",
                 id="a2ui.W020"))
     return warnings
+
+
+@register(Tags.database)
+def check_default_agent(app_configs, databases=None, **kwargs):
+    """Which agent the web client talks to (a2ui.W030, W031): with several active agents and
+    no ``A2UI['DEFAULT_AGENT']``, a page that names none cannot open a session. Reads the
+    database: runs with ``migrate`` and ``check --database default``."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from a2ui.conf import a2ui_settings
+    from a2ui.models import Agent
+
+    try:
+        active = list(Agent.objects.filter(is_active=True).values_list("name", flat=True)[:6])
+    except DatabaseError:  # not migrated yet: migrate's own checks come first
+        return []
+    name = a2ui_settings.DEFAULT_AGENT
+    if name and name not in active and not Agent.objects.filter(name=name,
+                                                                 is_active=True).exists():
+        return [Warning(
+            f"A2UI['DEFAULT_AGENT'] is {name!r}, which is no active agent: the web client "
+            "cannot open a session for a page that names no agent.",
+            hint="Create the agent (manage.py a2ui_agent create NAME), activate it in the "
+                 "admin, or change A2UI['DEFAULT_AGENT'].", id="a2ui.W031")]
+    if not name and len(active) > 1:
+        listed = ", ".join(repr(n) for n in active[:5]) + (", ..." if len(active) > 5 else "")
+        return [Warning(
+            f"There are several active agents ({listed}) and no A2UI['DEFAULT_AGENT']: the web "
+            "client at /a2ui/ cannot tell which one a person talks to.",
+            hint="Set A2UI['DEFAULT_AGENT'] (or the A2UI_DEFAULT_AGENT environment variable) to "
+                 "one of them, or name the agent on the page: /a2ui/?agent=NAME.",
+            id="a2ui.W030")]
+    return []
+
+
+@register(Tags.database, deploy=True)
+def check_shared_state(app_configs, **kwargs):
+    """What several server processes must share (a2ui.W040, W041; ``check --deploy``)."""
+    warnings = []
+    for alias, db in settings.DATABASES.items():
+        if db.get("ENGINE") == "django.db.backends.sqlite3":
+            warnings.append(Warning(
+                f"DATABASES[{alias!r}] is SQLite: one writer at a time, on one machine. Under "
+                "several Daphne processes or machines, writes wait on each other and fail with "
+                "'database is locked'.",
+                hint="Use PostgreSQL in production (DATABASE_URL in the example project; "
+                     "docs/operations.md).", id="a2ui.W040"))
+    layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get("default") or {}
+    if layer.get("BACKEND") == "channels.layers.InMemoryChannelLayer":
+        warnings.append(Warning(
+            "The channel layer is in-memory: each process has its own, so an agent on one "
+            "process never reaches a person on another, and nothing survives a restart.",
+            hint="Use channels_redis (REDIS_URL in the example project; docs/operations.md).",
+            id="a2ui.W041"))
+    from a2ui.conf import a2ui_settings
+
+    if not a2ui_settings.REDIS_URL:
+        warnings.append(Warning(
+            "A2UI['REDIS_URL'] is not set: rate limits, caps on sessions and sockets, and what "
+            "a process tells the others are kept in each process apart.",
+            hint="Set REDIS_URL (docs/settings.md, docs/operations.md).",
+            id="a2ui.W042"))
+    return warnings

@@ -247,3 +247,6 @@ LOGGING = {
         "django": {"level": "WARNING"},
     },
 }
+
+# The example project's deploy checks (a development SECRET_KEY): manage.py check --deploy.
+from a2ui_project import checks  # noqa: E402,F401

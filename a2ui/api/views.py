@@ -1,5 +1,7 @@
 """REST views. Thin: validate the request shape, call the service layer, shape the answer."""
 
+import logging
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -16,10 +18,17 @@ from a2ui.services import agentapi, audit, delivery, pending, sessions
 from a2ui.services import surfaces as surface_service
 from a2ui.services.agents import find_agent
 
+log = logging.getLogger("a2ui")
+
 
 def _key(request):
     """The request's ``Idempotency-Key`` header (docs/agents.md, "Retrying pushes") or None."""
     return idempotency.read(request.headers.get(idempotency.HEADER), idempotency.HEADER)
+
+
+#: What a person is shown when the site has no agent to give them (the detail is logged).
+NO_AGENT_FOR_PEOPLE = ("No assistant is available on this page yet. Please try again later; "
+                       "the site's operators have been told.")
 
 
 class StreamTokenView(A2UIAPIView):
@@ -37,10 +46,13 @@ class StreamTokenView(A2UIAPIView):
         agent_id = body.validated_data.get("agent_id")
         agent = find_agent(agent_id) if agent_id else tokens.default_agent()
         if agent is None:
-            raise ValidationError(
-                {"agent_id": ["Unknown or inactive agent." if agent_id else
-                              "No default agent: pass agent_id or set A2UI['DEFAULT_AGENT']."]}
-            )
+            if agent_id:
+                raise ValidationError({"agent_id": ["Unknown or inactive agent."]})
+            # The person is told what they can do; the site's operators, what to set.
+            log.warning("a2ui: %s could not open a session: no default agent (several or no "
+                        "active agents and no A2UI['DEFAULT_AGENT']; manage.py check "
+                        "--database default names them)", request.user.get_username())
+            raise ValidationError({"agent_id": [NO_AGENT_FOR_PEOPLE]})
         issued = tokens.issue_stream_token(request.user, agent, body.validated_data["token_type"])
         audit.record(
             "token.issue", actor=request.user, agent=agent, target=issued.record,

@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 import a2ui.urls  # noqa: F401  (the views are built under the project's settings, as in a server)
 from a2ui.apps import default_channel_layers
 from a2ui.checks import check_host_project, check_login_url
+from a2ui.tokens import create_agent
 
 APPS = [
     "django.contrib.auth", "django.contrib.contenttypes", "django.contrib.sessions",
@@ -130,3 +131,58 @@ def test_the_service_unavailable_middleware_is_asked_for(settings):
     settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE
                            if m != "a2ui.middleware.ServiceUnavailableMiddleware"]
     assert [w.id for w in check_database_connections(None)] == ["a2ui.W021"]
+
+
+@pytest.mark.django_db
+def test_several_agents_without_a_default_are_named(settings):
+    from a2ui.checks import check_default_agent
+
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "DEFAULT_AGENT": None}
+    assert check_default_agent(None, databases=["default"]) == []  # none: nothing to choose
+    create_agent("support")
+    assert check_default_agent(None, databases=["default"]) == []  # one: it is the default
+    create_agent("sales")
+    [warning] = check_default_agent(None, databases=["default"])
+    assert warning.id == "a2ui.W030" and "'sales'" in warning.msg and "'support'" in warning.msg
+    assert check_default_agent(None) == []  # without --database the check reads nothing
+    settings.A2UI = {**settings.A2UI, "DEFAULT_AGENT": "support"}
+    assert check_default_agent(None, databases=["default"]) == []
+    settings.A2UI = {**settings.A2UI, "DEFAULT_AGENT": "gone"}
+    assert [w.id for w in check_default_agent(None, databases=["default"])] == ["a2ui.W031"]
+
+
+@pytest.mark.django_db
+def test_a_person_is_not_shown_a_developers_words(user, caplog):
+
+    create_agent("support")
+    create_agent("sales")
+    client = APIClient()
+    client.force_authenticate(user)
+    response = client.post("/api/v4/stream-token", {"token_type": "stream_a2ui"},
+                           format="json")
+    assert response.status_code == 400
+    text = " ".join(response.json()["agent_id"])
+    assert "No assistant is available" in text and "DEFAULT_AGENT" not in text
+    assert any("DEFAULT_AGENT" in r.getMessage() for r in caplog.records)  # for the operators
+
+
+def test_deploy_checks_name_what_several_processes_cannot_share(settings):
+    from a2ui.checks import check_shared_state
+
+    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "REDIS_URL": None}
+    assert [w.id for w in check_shared_state(None)] == ["a2ui.W040", "a2ui.W041", "a2ui.W042"]
+    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "x"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+    settings.A2UI = {**settings.A2UI, "REDIS_URL": "redis://127.0.0.1:6379/0"}
+    assert check_shared_state(None) == []
+
+
+def test_the_example_project_asks_for_a_secret_key_under_deploy(monkeypatch):
+    from a2ui_project.checks import check_secret_key
+
+    monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
+    assert [w.id for w in check_secret_key(None)] == ["a2ui_project.W001"]
+    monkeypatch.setenv("DJANGO_SECRET_KEY", "x" * 60)
+    assert check_secret_key(None) == []

@@ -91,7 +91,7 @@ export class Connection {
     // Any other 4xx (400: no default agent, bad request) will not change by retrying: show the
     // server's reason and stop. 5xx and network errors are retried with backoff.
     if (resp.status >= 400 && resp.status < 500 && resp.status !== 408 && resp.status !== 429) {
-      throw new FatalError(`Could not open a session (${resp.status}): ${await errorReason(resp)}`);
+      throw new FatalError(`Could not open a session. ${await errorReason(resp)}`);
     }
     if (!resp.ok) throw new Error(`Token request failed (${resp.status}).`);
     const body = await resp.json();
