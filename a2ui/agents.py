@@ -335,7 +335,9 @@ class AgentEvents:
     def __init__(self, agent, session_id=None, *, events=agentroute.ONE):
         if events not in agentroute.MODES:
             raise ValueError("events must be 'one' or 'all'")
-        self.group = groups.agent_group(_agent_id(agent))
+        self.agent_id = _agent_id(agent)
+        self.group = groups.agent_group(self.agent_id)
+        self.backlog = []  # the sessions it is told of on start (sessions.aannouncements)
         self.session_id = str(session_id) if session_id is not None else None
         self.mode = events
         self.layer = get_channel_layer()
@@ -348,6 +350,13 @@ class AgentEvents:
             self.channel = await self.layer.new_channel()
             await agentroute.ajoin(self.channel, self.mode)
             await self.layer.group_add(self.group, self.channel)
+            if self.methods is None or "session.resumed" in self.methods:
+                # As a socket is: the live sessions nobody else of the agent holds, first.
+                self.backlog = [
+                    {"method": "session.resumed", "params": p}
+                    for p in await sessions.aannouncements(self.agent_id, self.channel,
+                                                           self.mode)
+                    if self.session_id is None or p["session_id"] == self.session_id]
         return self
 
     async def stop(self):
@@ -367,6 +376,8 @@ class AgentEvents:
 
     async def __anext__(self):
         await self.start()
+        if self.backlog:
+            return self.item(self.backlog.pop(0))
         while True:
             event = await self.layer.receive(self.channel)
             if event.get("type") != "a2ui.agent_event":

@@ -92,6 +92,11 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         waiting = await pending.aundelivered_count(self.agent.id)
         if waiting:  # answers given while no socket of the agent could take them
             await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
+        # The live sessions no other socket of the agent holds: this one's now (an agent
+        # started after its people opened their pages finds them).
+        for params in await sessions.aannouncements(self.agent.id, self.channel_name,
+                                                     self.events):
+            await self.send_obj(jsonrpc.notification("session.resumed", params))
 
     cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
 

@@ -231,6 +231,41 @@ def live_sessions(agent):
 alive_sessions = database_sync_to_async(live_sessions)
 
 
+#: The most live sessions a connecting agent socket is told of (the newest first); the rest
+#: are listed by ``a2ui.sessions``.
+ANNOUNCE_LIMIT = 100
+
+
+def _announcements(agent_id):
+    from a2ui.services import consent
+
+    rows = (A2UISessionLog.objects.filter(agent_id=agent_id, state__in=LIVE)
+            .select_related("user").order_by("-created_at")[:ANNOUNCE_LIMIT])
+    missing = {}
+    out = []
+    for s in rows:
+        if s.user_id not in missing:
+            missing[s.user_id] = consent.missing_types(s.user_id) if s.user_id else []
+        out.append({"session_id": str(s.session_id),
+                    "user": s.user.get_username() if s.user else None,
+                    "client_info": s.client_info, "capabilities": s.capabilities,
+                    "consents_missing": list(missing[s.user_id])})
+    return out[::-1]  # oldest first, as they opened
+
+
+async def aannouncements(agent_id, channel, mode):
+    """The live sessions of the agent a socket (or listener) ``channel`` that just connected is
+    told of, as ``session.resumed`` params (oldest first): those no other open socket of the
+    agent holds, which ``channel`` now holds (``agentroute``), so that an agent started after
+    its people opened their pages, or restarted, finds its work, and a second process of the
+    agent is not told of the first's sessions. An observer (``events="all"``) is told of all."""
+    from a2ui.services import agentroute
+
+    found = await database_sync_to_async(_announcements)(agent_id)
+    return [params for params in found if await agentroute.atake(
+        channel, mode, {"method": "session.resumed", "params": params})]
+
+
 def person_sessions(user_id, agent_id):
     """The live sessions of a person with an agent (what a stream token of theirs may see)."""
     return [

@@ -19,6 +19,7 @@ from a2ui.services import housekeeping
 from tests.wsutil import (
     agent_and_person,
     connect_agent,
+    recv,
     recv_until,
     send,
 )
@@ -74,6 +75,8 @@ async def test_answer_given_while_the_agent_is_away_reaches_it_once(stream_token
     back = await connect_agent(agent_key)
     hint = await recv_until(back, lambda m: True)  # the first thing a new socket hears
     assert hint == {"jsonrpc": "2.0", "method": "a2ui.pending", "params": {"outcomes": 1}}
+    told = await recv(back)  # then the live session nobody holds (the asker went)
+    assert told["method"] == "session.resumed" and told["params"]["session_id"] == sid
     reply = await call(back, "a2ui.pending", {}, "p1")
     [item] = reply["result"]["requests"]
     assert item["session_id"] == sid and item["request_id"] == "r1"
@@ -84,7 +87,9 @@ async def test_answer_given_while_the_agent_is_away_reaches_it_once(stream_token
     assert again["result"] == {"requests": []}  # exactly once
     await back.disconnect()
     third = await connect_agent(agent_key)
-    assert await third.receive_nothing(0.3)  # nothing waits any more: no hint
+    told = await recv(third)  # nothing waits any more: no hint, only the session
+    assert told["method"] == "session.resumed" and told["params"]["session_id"] == sid
+    assert await third.receive_nothing(0.3)
     await third.disconnect()
     await user.disconnect()
 

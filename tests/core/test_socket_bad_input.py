@@ -63,5 +63,7 @@ async def test_agent_socket_survives_garbage(agent_key, stream_token):
     user = await connect_user(stream_token)
     sid = await init_session(user)
     agent = await connect_agent(agent_key)
+    told = await recv(agent)  # it is told of the live session first
+    assert told["method"] == "session.resumed" and told["params"]["session_id"] == sid
     await _survives(agent, _frames(sid), {"jsonrpc": "2.0", "id": "ok",
                                           "method": "a2ui.sessions", "params": {}})

@@ -22,7 +22,7 @@ from a2ui.mcp import negotiation, sessionapp, tools, uris
 from a2ui.models import PendingRequest, StreamToken
 from tests.mcp.asgiclient import StreamingASGI, build_app, sdk_session
 from tests.surfaces.helpers import booking
-from tests.wsutil import connect_agent, connect_user, init_session, recv, send
+from tests.wsutil import connect_agent, connect_user, init_session, recv_until, send
 
 #: The tests that talk to /mcp (the sans-I/O ones need no database).
 with_db = pytest.mark.django_db(transaction=True)
@@ -189,7 +189,7 @@ async def test_show_session_and_an_answer_that_reaches_the_agent_once(
                                                             "request_id": "q1", "value": "Rome"})
             assert other.is_error and other.structured_content["status"] == "answered"
 
-            answered = await recv(bot)
+            answered = await recv_until(bot, lambda m: m.get("id") == 1)
             assert answered == {"jsonrpc": "2.0", "id": 1, "result": "Oslo"}, answered
             assert await bot.receive_nothing(timeout=0.3)  # one answer, nothing after it
             after = (await host.call_tool("session_view", {"session_id": sid})).structured_content
@@ -312,7 +312,7 @@ async def test_a_native_a2ui_host_sees_and_answers_what_the_agent_rendered_and_a
                 "session_id": sid, "name": "respond", "surfaceId": "a2ui-request-q1",
                 "sourceComponentId": button, "context": {"value": "Oslo"}})
             assert not answered.is_error, answered
-            assert await asyncio.wait_for(recv(bot), 5) == {
+            assert await recv_until(bot, lambda m: m.get("id") == 1, timeout=5) == {
                 "jsonrpc": "2.0", "id": 1, "result": "Oslo"}
             # an HTML app host is shown the same session as markup, not as surfaces
         async with sdk_session(host_app, mcp_token, extensions=HTML_HOST) as host:
