@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 N = 150  # events per thread
 
-WRITER = """
+WRITER = f"""
 import os, sys, threading, time
 import django
 django.setup()
@@ -27,7 +27,7 @@ while time.time() < start:
     time.sleep(0.005)
 
 def write(thread):
-    for i in range({n}):
+    for i in range({N}):
         audit.record("test.write", target=("writer", f"{{name}}-{{thread}}"),
                      details={{"i": i, "pid": os.getpid()}})
     close_old_connections()
@@ -36,7 +36,7 @@ threads = [threading.Thread(target=write, args=(t,)) for t in range(2)]
 for t in threads: t.start()
 for t in threads: t.join()
 print("done", name)
-""".format(n=N)
+"""
 
 
 def test_two_processes_writing_keep_one_valid_chain(live_services):
