@@ -193,3 +193,33 @@ def redact(queryset):
             actor_label=chain.REDACTED["actor"], target_id=chain.REDACTED["target_id"],
             details=chain.REDACTED["details"], actor=None, redacted_at=timezone.now())
     return done
+
+
+# -- audited entry points (the command and the admin) ----------------------------------------
+
+def run_verify(*, actor=None, site_name=None, checkpoints=()):
+    """Verify the chain (and each ``(label, checkpoint dict)``); audited as ``audit.verify``."""
+    from a2ui.services import audit
+
+    result = verify(site_name)
+    for label, cp in checkpoints:
+        if not result.ok:
+            break
+        check_checkpoint(cp, result)
+        if not result.ok:
+            result.problems[-1] = f"{label}: {result.problems[-1]}"
+    audit.record("audit.verify", actor=actor, details={
+        "site": result.site, "ok": result.ok, "checked": result.checked,
+        "last_seq": result.last_seq, "checkpoints": len(checkpoints),
+        "problem": result.problems[0] if result.problems else None})
+    return result
+
+
+def write_checkpoint(*, actor=None, site_name=None):
+    """A signed checkpoint of the newest event; audited as ``audit.checkpoint``."""
+    from a2ui.services import audit
+
+    cp = checkpoint(site_name)
+    audit.record("audit.checkpoint", actor=actor, details={
+        "site": cp["site"], "seq": cp["seq"], "hash": cp["hash"]})
+    return cp

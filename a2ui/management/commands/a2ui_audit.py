@@ -6,7 +6,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from a2ui.services import audit, auditchain
+from a2ui.services import auditchain
 
 
 class Command(BaseCommand):
@@ -43,17 +43,8 @@ class Command(BaseCommand):
             except (OSError, ValueError) as exc:
                 raise CommandError(f"Cannot read checkpoint {name}: {exc}") from None
         started = time.perf_counter()
-        result = auditchain.verify(site)
-        for name, cp in checkpoints:
-            if result.ok:
-                auditchain.check_checkpoint(cp, result)
-                if not result.ok:
-                    result.problems[-1] = f"{name}: {result.problems[-1]}"
+        result = auditchain.run_verify(site_name=site, checkpoints=checkpoints)
         elapsed = time.perf_counter() - started
-        audit.record("audit.verify", details={
-            "site": result.site, "ok": result.ok, "checked": result.checked,
-            "last_seq": result.last_seq, "checkpoints": len(checkpoints),
-            "problem": result.problems[0] if result.problems else None})
         if not result.ok:
             raise CommandError(f"Audit chain {result.site!r} BROKEN: {result.problems[0]}")
         self.stdout.write(self.style.SUCCESS(
@@ -63,7 +54,7 @@ class Command(BaseCommand):
             f"in {elapsed:.2f} s."))
 
     def checkpoint(self, out, site):
-        cp = auditchain.checkpoint(site)
+        cp = auditchain.write_checkpoint(site_name=site)
         text = auditchain.dumps(cp) + "\n"
         if out:
             try:
@@ -71,9 +62,6 @@ class Command(BaseCommand):
                     fh.write(text)
             except OSError as exc:
                 raise CommandError(f"Cannot write {out}: {exc}") from None
+            self.stdout.write(f"Checkpoint of {cp['site']!r} at seq {cp['seq']} written to {out}.")
         else:
             self.stdout.write(text, ending="")
-        audit.record("audit.checkpoint", details={"site": cp["site"], "seq": cp["seq"],
-                                                  "hash": cp["hash"]})
-        if out:
-            self.stdout.write(f"Checkpoint of {cp['site']!r} at seq {cp['seq']} written to {out}.")
