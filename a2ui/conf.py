@@ -44,7 +44,9 @@ DEFAULTS = {
     # only active agent if there is exactly one.
     "DEFAULT_AGENT": os.environ.get("A2UI_DEFAULT_AGENT") or None,
     # Consent types a session needs before the agent may request input or receive user data.
-    "REQUIRED_CONSENTS": [],
+    # A2UI_REQUIRED_CONSENTS in the environment: comma-separated (manage.py a2ui_demo sets it).
+    "REQUIRED_CONSENTS": [t.strip() for t in os.environ.get("A2UI_REQUIRED_CONSENTS", "")
+                          .split(",") if t.strip()],
     "CONSENT_DESCRIPTIONS": {
         "data_collection": "The agent may collect the information you enter.",
         "ui_interaction": "The agent may show you interactive screens and read your answers.",
