@@ -8,7 +8,8 @@ What is held about a person (``user``):
 * their consent records;
 * their stream tokens' metadata (id, type, agent, dates; a token itself is never stored);
 * the audit events about them: theirs (as actor), of their sessions, tokens and consent
-  records, and those naming them as target;
+  records, those naming them as target, and those whose details name them (``user``,
+  ``user_id``);
 * the agents they own (names only) and their account's identity fields.
 
 Erasure first revokes their stream tokens in force and closes their live sessions (through
@@ -91,7 +92,9 @@ def audit_events(user, session_ids=None, jtis=None, consent_ids=None):
          | Q(target_type="a2uisessionlog", target_id__in=[str(s) for s in session_ids])
          | Q(target_type="streamtoken", target_id__in=[str(j) for j in jtis])
          | Q(target_type="a2uiconsentrecord", target_id__in=[str(c) for c in consent_ids])
-         | Q(target_type="user", target_id=str(user.pk)))
+         | Q(target_type="user", target_id=str(user.pk))
+         # events of records gone since (a purged consent, a deleted token) name them so
+         | Q(details__user=user.get_username()) | Q(details__user_id=user.pk))
     return AuditEvent.objects.filter(q).exclude(action__in=KEPT_ACTIONS)
 
 

@@ -50,6 +50,9 @@ def make_person(name, agent, secret):
                  details={"consent_type": "data_collection", "note": secret})
     audit.record("session.open", actor=user, agent=agent, target=session,
                  session_id=session.session_id, details={"client": secret})
+    # an operator's revocation of a consent record purged since names the person in details
+    audit.record("consent.revoke", target=("a2uiconsentrecord", 999999),
+                 details={"user": name, "note": secret})
     return user, session
 
 
