@@ -241,3 +241,16 @@ def test_existing_rows_are_backfilled_by_the_migration():
     assert list(AuditEvent.objects.order_by("seq").values_list("seq", "details")) == [
         (1, {"a": 1}), (2, {})]
     assert AuditChainHead.objects.get(site="default").seq == 2
+
+
+@pytest.mark.parametrize("bad", [{"AUDIT_SITE": ""}, {"AUDIT_SITE": "x" * 65},
+                                 {"AUDIT_SITE": 3}, {"AUDIT_CHECKPOINT_KEY": "short"},
+                                 {"AUDIT_CHECKPOINT_KEY": 12345678901234567}])
+def test_bad_audit_settings_are_a_system_check_error(bad):
+    from a2ui.checks import check_a2ui_settings
+
+    with override_settings(A2UI={**settings.A2UI, **bad}):
+        assert [e.id for e in check_a2ui_settings(None)] == ["a2ui.E027"]
+    with override_settings(A2UI={**settings.A2UI, "AUDIT_SITE": "eu-1",
+                                 "AUDIT_CHECKPOINT_KEY": b"k" * 32}):
+        assert check_a2ui_settings(None) == []
