@@ -91,6 +91,21 @@ def _check_edge(user):
     return errors
 
 
+def _check_audit(user):
+    """The audit chain's site name and checkpoint key (a2ui.E027)."""
+    errors = []
+    site = user.get("AUDIT_SITE", DEFAULTS["AUDIT_SITE"])
+    if not isinstance(site, str) or not site or len(site) > 64 or "\x00" in site:
+        errors.append(Error(f"A2UI['AUDIT_SITE'] must be a name of 1 to 64 characters, got "
+                            f"{site!r}.", hint="See docs/settings.md.", id="a2ui.E027"))
+    key = user.get("AUDIT_CHECKPOINT_KEY", DEFAULTS["AUDIT_CHECKPOINT_KEY"])
+    if key is not None and (not isinstance(key, str | bytes) or len(key) < 16):
+        errors.append(Error("A2UI['AUDIT_CHECKPOINT_KEY'] must be None (derived from "
+                            "SECRET_KEY) or a str or bytes of at least 16 characters.",
+                            hint="See docs/settings.md.", id="a2ui.E027"))
+    return errors
+
+
 @register(Tags.compatibility)
 def check_a2ui_settings(app_configs, **kwargs):
     user = getattr(settings, "A2UI", {}) or {}
@@ -111,6 +126,7 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_flush(user)
     errors += _check_catalogs(user)
     errors += _check_edge(user)
+    errors += _check_audit(user)
     if user.get("MCP_CONFORMANCE_FIXTURES") and not settings.DEBUG:
         errors.append(Error(
             "A2UI['MCP_CONFORMANCE_FIXTURES'] is on with DEBUG off: the MCP conformance "

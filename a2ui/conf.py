@@ -44,7 +44,9 @@ DEFAULTS = {
     # only active agent if there is exactly one.
     "DEFAULT_AGENT": os.environ.get("A2UI_DEFAULT_AGENT") or None,
     # Consent types a session needs before the agent may request input or receive user data.
-    "REQUIRED_CONSENTS": [],
+    # A2UI_REQUIRED_CONSENTS in the environment: comma-separated (manage.py a2ui_demo sets it).
+    "REQUIRED_CONSENTS": [t.strip() for t in os.environ.get("A2UI_REQUIRED_CONSENTS", "")
+                          .split(",") if t.strip()],
     "CONSENT_DESCRIPTIONS": {
         "data_collection": "The agent may collect the information you enter.",
         "ui_interaction": "The agent may show you interactive screens and read your answers.",
@@ -55,6 +57,11 @@ DEFAULTS = {
     "RETENTION_DAYS": 90,
     "PURGE_CONSENTS": False,
     "PURGE_AUDIT": False,
+    # The audit trail's hash chain (a2ui.services.auditchain, docs/compliance.md): the name of
+    # this deployment's chain, and the key that signs checkpoints and purge anchors (bytes or
+    # str; None: derived from SECRET_KEY, so rotating SECRET_KEY invalidates old checkpoints).
+    "AUDIT_SITE": os.environ.get("A2UI_AUDIT_SITE") or "default",
+    "AUDIT_CHECKPOINT_KEY": os.environ.get("A2UI_AUDIT_CHECKPOINT_KEY") or None,
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,

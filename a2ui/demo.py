@@ -7,7 +7,7 @@ it doubles as an example of how to write one.
 import asyncio
 import logging
 
-from a2ui.rpc.errors import ProtocolError
+from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.sdk import AgentClient
 
 log = logging.getLogger("a2ui.demo")
@@ -118,10 +118,17 @@ def booked_surface(name, surface_id="demo-booked"):
     ]
 
 
+#: The consent type the demo asks for (``manage.py a2ui_demo`` makes it required): the person
+#: is prompted when the session starts, the agent's questions wait until it is granted, and a
+#: revocation (``POST /api/v4/consents/revoke``, or the admin's consent list) stops them again.
+DEMO_CONSENT = "data_collection"
+
+
 class DemoAgent:
     def __init__(self, client):
         self.client = client
         self.running = {}
+        self.consented = {}  # session id -> asyncio.Event, set while the consent is in force
 
     def attach(self):
         self.client.on("session.opened", self.on_session)
@@ -130,6 +137,36 @@ class DemoAgent:
         self.client.on("user.cancel", self.on_cancel)
         self.client.on("user.respond", self.on_form)
         self.client.on("a2ui.v09", self.on_v09)
+        self.client.on("consent.changed", self.on_consent)
+
+    def _consent(self, sid):
+        return self.consented.setdefault(sid, asyncio.Event())
+
+    async def on_consent(self, params):
+        event = self._consent(params["session_id"])
+        if params.get("granted"):
+            event.set()
+        else:
+            event.clear()
+            await self.client.toast(params["session_id"], "Consent revoked", level="warning",
+                                    message="I will not ask you anything until you consent "
+                                            "again.", duration_ms=5000)
+
+    async def ask(self, sid, call):
+        """``call()`` (a request_input or confirm); while the person's consent is missing
+        (-32010, and they are prompted for it), wait for it and ask again."""
+        while True:
+            try:
+                return await call()
+            except ProtocolError as exc:
+                if exc.code != ErrorCode.CONSENT_REQUIRED:
+                    raise
+                event = self._consent(sid)
+                event.clear()
+                await self.client.toast(sid, "Waiting for your consent", level="info",
+                                        message="Allow the data collection to go on.",
+                                        duration_ms=4000)
+                await event.wait()
 
     async def on_session(self, params):
         sid = params["session_id"]
@@ -137,6 +174,7 @@ class DemoAgent:
             self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
 
     async def on_closed(self, params):
+        self.consented.pop(params["session_id"], None)
         task = self.running.pop(params["session_id"], None)
         if task is not None:
             task.cancel()
@@ -192,12 +230,13 @@ class DemoAgent:
                 await c.surfaces(sid, booking_surface())
             except ProtocolError as exc:
                 log.warning("v0.9 surface refused: %s", exc)
-            topic = await c.request_input(sid, "text", "What would you like to search for?",
-                                          validation={"required": True})
+            topic = await self.ask(sid, lambda: c.request_input(
+                sid, "text", "What would you like to search for?",
+                validation={"required": True}))
             await c.render(sid, "card", {"title": "You asked for", "description": str(topic)})
-            decision = await c.confirm(sid, "Confirm Purchase",
-                                       description="This will charge $50.00 to your account.",
-                                       severity="warning", timeout_seconds=30)
+            decision = await self.ask(sid, lambda: c.confirm(
+                sid, "Confirm Purchase", description="This will charge $50.00 to your account.",
+                severity="warning", timeout_seconds=30))
             await c.toast(sid, "Purchase approved" if decision.get("approved") else
                           "Purchase declined", level="success" if decision.get("approved")
                           else "warning", duration_ms=5000)

@@ -154,6 +154,7 @@ class A2UISessionLog(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "A2UI session"
+        permissions = [("view_replay", "Can replay what the person saw in a session")]
         indexes = [models.Index(fields=["agent", "state"])]
         constraints = [
             # One live session per person, agent and AG-UI thread id (a2ui.agui1.threads): of
@@ -416,11 +417,29 @@ class AuditEvent(models.Model):
     )
     details = models.JSONField(default=dict, blank=True)
     at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The hash chain (a2ui.core.auditchain, a2ui.services.auditchain): set on insert.
+    site = models.CharField(max_length=64, default="", editable=False)
+    seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
+    prev_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    content_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
+    chain_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    redacted_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When the actor label, target id and details were erased (the digest stays).",
+    )
 
     objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-at", "-id"]
+        # Not unique: the head row's lock already makes seq unique for every writer, and a row
+        # slipped in by hand must be named by verification, not make every later insert fail.
+        indexes = [models.Index(fields=["site", "seq"], name="a2ui_audit_chain_seq")]
+        permissions = [
+            ("verify_auditevent", "Can verify the audit trail and write checkpoints"),
+            ("export_person", "Can export everything held about one person"),
+            ("erase_person", "Can erase everything held about one person"),
+        ]
 
     def __str__(self):
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action}"
@@ -428,7 +447,38 @@ class AuditEvent(models.Model):
     def save(self, *args, **kwargs):
         if self.pk is not None and not self._state.adding:
             raise PermissionDenied("Audit events are append-only.")
-        super().save(*args, **kwargs)
+        from a2ui.services.auditchain import chained_insert  # the service imports this module
+
+        chained_insert(self, lambda: super(AuditEvent, self).save(*args, **kwargs))
 
     def delete(self, *args, **kwargs):
         raise PermissionDenied("Audit events are append-only.")
+
+
+class AuditChainHead(models.Model):
+    """The newest link of a site's audit chain. Every audit insert updates this one row first,
+    inside its transaction: the row lock orders writers of every process (commit order)."""
+
+    site = models.CharField(max_length=64, primary_key=True)
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64)
+
+    def __str__(self):
+        return f"{self.site} @ {self.seq}"
+
+
+class AuditAnchor(models.Model):
+    """A signed statement written by a retention purge: the chain of ``site`` had ``hash`` at
+    ``seq``, the last event it deleted. Verification starts after it."""
+
+    site = models.CharField(max_length=64)
+    seq = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64)
+    checkpoint = models.JSONField(help_text="The signed checkpoint (a2ui.core.auditchain).")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["site", "-seq"]
+
+    def __str__(self):
+        return f"anchor {self.site} @ {self.seq}"

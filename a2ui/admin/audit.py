@@ -21,6 +21,7 @@ from a2ui.admin.common import (
     revoke_consents,
     short_id,
 )
+from a2ui.admin.compliance import ComplianceViewsMixin
 from a2ui.models import A2UIConsentRecord, AuditEvent
 from a2ui.services import revocation
 
@@ -66,7 +67,7 @@ CSV_COLUMNS = ["at", "actor", "actor_id", "action", "target_type", "target_id", 
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(QueryTextMixin, admin.ModelAdmin):
+class AuditEventAdmin(ComplianceViewsMixin, QueryTextMixin, admin.ModelAdmin):
     list_display = ("at", "actor_label", "action", "target", "short_session_id", "agent")
     list_filter = ("action", "agent", ActorFilter, SessionFilter, FromDateFilter, ToDateFilter,
                    "at")
@@ -99,6 +100,7 @@ class AuditEventAdmin(QueryTextMixin, admin.ModelAdmin):
         return [
             path("export.csv", self.admin_site.admin_view(self.export_csv),
                  name="a2ui_auditevent_export"),
+            *self.compliance_urls(),
             *super().get_urls(),
         ]
 

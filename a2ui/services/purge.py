@@ -10,7 +10,8 @@ What goes, for data older than the cutoff (``now - days``):
 * consent records no longer in force (revoked or refused before the cutoff), only when
   ``A2UI['PURGE_CONSENTS']``; records in force are the basis of current processing and stay;
 * audit events, only when ``A2UI['PURGE_AUDIT']``, through the one raw delete the append-only
-  AuditEvent allows.
+  AuditEvent allows, after a signed ``AuditAnchor`` at the last event of each run of the hash
+  chain deleted, so that the chain still verifies from the first event kept.
 
 Consent records that stay lose their link to a deleted session (``session`` becomes null); audit
 events keep the session's id. Every real run leaves a ``retention.purge`` AuditEvent.
@@ -33,7 +34,7 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
-from a2ui.services import audit
+from a2ui.services import audit, auditchain
 
 BATCH = 500
 
@@ -113,14 +114,38 @@ def purge(days=None, *, dry_run=False, anonymize=False, now=None):
     _delete_in_batches(tokens)
     if a2ui_settings.PURGE_CONSENTS:
         _delete_in_batches(_old_consents(cutoff))
+    anchor = None
     if a2ui_settings.PURGE_AUDIT:
-        audit_qs._raw_delete(audit_qs.db)  # the one sanctioned removal of audit events
-    audit.record(
-        "retention.purge",
-        details={"cutoff": cutoff.isoformat(), "days": days, "anonymize": anonymize,
-                 "counts": counts},
-    )
+        counts["audit events"], anchor = _purge_audit(cutoff)
+    details = {"cutoff": cutoff.isoformat(), "days": days, "anonymize": anonymize,
+               "counts": counts}
+    if anchor is not None:
+        details["audit_anchor"] = {"seq": anchor.seq, "hash": anchor.hash}
+    audit.record("retention.purge", details=details)
     return report
+
+
+def _purge_audit(cutoff):
+    """Delete the audit events before ``cutoff`` (the one sanctioned removal), after writing a
+    signed ``AuditAnchor`` at the last event of each run of the chain deleted (usually one run,
+    the oldest events), so that verification carries on over the gap to the next event kept.
+    Returns (events deleted, the newest anchor or None)."""
+    name = auditchain.site()
+    anchor = None
+    with transaction.atomic():
+        doomed = AuditEvent.objects.filter(at__lt=cutoff)
+        run_ends, previous = [], None
+        for seq, hash_ in (doomed.filter(site=name, seq__isnull=False).order_by("seq")
+                           .values_list("seq", "chain_hash").iterator(chunk_size=BATCH * 10)):
+            if previous is not None and seq != previous[0] + 1:
+                run_ends.append(previous)
+            previous = (seq, hash_)
+        if previous is not None:
+            run_ends.append(previous)
+        for seq, hash_ in run_ends:
+            anchor = auditchain.write_anchor(name, seq, hash_)
+        deleted = doomed._raw_delete(doomed.db)
+    return deleted, anchor
 
 
 def _delete_in_batches(queryset):

@@ -115,10 +115,17 @@ ACTION_PERMISSIONS = [
     ("revoke_streamtoken", StreamToken, "Can revoke stream tokens"),
     ("revoke_agent", Agent, "Can revoke agents"),
     ("revoke_a2uiconsentrecord", A2UIConsentRecord, "Can revoke consents on a user's behalf"),
+    ("view_replay", A2UISessionLog, "Can replay what the person saw in a session"),
+    ("verify_auditevent", AuditEvent, "Can verify the audit trail and write checkpoints"),
+    ("export_person", AuditEvent, "Can export everything held about one person"),
 ]
 
+#: Held by no group: erasing a person's data needs this second permission, given on purpose.
+ERASE_PERMISSION = ("erase_person", AuditEvent, "Can erase everything held about one person")
+
 #: What the group holds: view sessions, consents and the audit trail (and the tokens and agents
-#: its revoke actions act on), and the four action permissions. Nothing else.
+#: its revoke actions act on), the four action permissions, replay, verifying the audit trail
+#: and exporting a person's data. Not erasing it (``erase_person``). Nothing else.
 COMPLIANCE_PERMISSIONS = [
     ("view_a2uisessionlog", A2UISessionLog),
     ("view_a2uiconsentrecord", A2UIConsentRecord),
@@ -140,6 +147,10 @@ def ensure_compliance_group():
     names = {codename: name for codename, _, name in ACTION_PERMISSIONS}
     perms = []
     with transaction.atomic():
+        codename, model, name = ERASE_PERMISSION
+        Permission.objects.get_or_create(
+            content_type=ContentType.objects.get_for_model(model), codename=codename,
+            defaults={"name": name})
         for codename, model in COMPLIANCE_PERMISSIONS:
             ct = ContentType.objects.get_for_model(model)
             default_name = f"Can view {model._meta.verbose_name}"

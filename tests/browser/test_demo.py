@@ -171,6 +171,14 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
             ["research", "trading", "analytics"])
         expect(main.locator("a2ui-surface")).to_contain_text("Book a table")
 
+        # The demo asks for a consent: its questions wait until the person allows it.
+        consent = page.get_by_role("dialog", name="Your consent is needed")
+        expect(consent).to_contain_text("The agent may collect the information you enter.")
+        expect(consent).to_contain_text("data_collection")
+        expect(page.get_by_role("dialog", name="What would you like to search for?")
+               ).to_have_count(0)
+        consent.get_by_role("button", name="Allow").click()
+
         dialog = page.get_by_role("dialog", name="What would you like to search for?")
         box = dialog.get_by_role("textbox")
         expect(box).to_be_focused()
@@ -185,6 +193,18 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
         expect(main.locator(".a2ui-toast", has_text="Purchase approved")).to_be_visible()
         expect(main.locator('[data-component-id="demo-steps"] .a2ui-step-completed')).to_have_count(3)
         screenshot(page, "demo", full_page=True)
+
+        # The person's consents, and their revocation, which the agent is told of at once.
+        consents = page.request.get(f"{base}/api/v4/consents").json()
+        assert [(c["consent_type"], c["in_force"]) for c in consents["consents"]] == [
+            ("data_collection", True)]
+        assert consents["required"][0]["granted"] is True
+        csrf = next(c["value"] for c in context.cookies() if c["name"] == "csrftoken")
+        revoked = page.request.post(f"{base}/api/v4/consents/revoke",
+                                    data={"consent_type": "data_collection"},
+                                    headers={"X-CSRFToken": csrf, "Referer": f"{base}/a2ui/"})
+        assert revoked.status == 200, revoked.text()
+        expect(main.locator(".a2ui-toast", has_text="Consent revoked")).to_be_visible()
         assert not [line for line in console if line.startswith("error")], console
     finally:
         context.close()

@@ -48,7 +48,9 @@ def test_group_holds_exactly_its_permissions(compliance_group):
         "a2ui.view_a2uisessionlog", "a2ui.view_a2uiconsentrecord", "a2ui.view_auditevent",
         "a2ui.view_streamtoken", "a2ui.view_agent", "a2ui.terminate_a2uisessionlog",
         "a2ui.revoke_streamtoken", "a2ui.revoke_agent", "a2ui.revoke_a2uiconsentrecord",
+        "a2ui.view_replay", "a2ui.verify_auditevent", "a2ui.export_person",
     }
+    assert "a2ui.erase_person" not in perms  # a second permission, given on purpose
 
 
 def test_command_creates_and_resets_the_group(user, capsys):
@@ -56,10 +58,10 @@ def test_command_creates_and_resets_the_group(user, capsys):
 
     call_command("a2ui_compliance_group")
     group = Group.objects.get(name="a2ui compliance")
-    assert group.permissions.count() == 9
+    assert group.permissions.count() == 12
     group.permissions.add(Permission.objects.get(codename="delete_agent"))
     call_command("a2ui_compliance_group", "--add-user", "alice")
-    assert group.permissions.count() == 9  # reset to exactly its permissions
+    assert group.permissions.count() == 12  # reset to exactly its permissions
     user.refresh_from_db()
     assert user.is_staff and user.groups.filter(pk=group.pk).exists()
     assert "Updated group" in capsys.readouterr().out

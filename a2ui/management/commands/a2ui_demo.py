@@ -25,7 +25,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from a2ui import tokens
-from a2ui.demo import run_agent
+from a2ui.demo import DEMO_CONSENT, run_agent
 from a2ui.models import Agent
 
 DEMO_USER = "demo"
@@ -80,7 +80,9 @@ class Command(BaseCommand):
                 return
             daphne = subprocess.Popen(
                 serve_command("-b", host, "-p", str(port)),
-                env=serve_env(A2UI_DEFAULT_AGENT=DEMO_AGENT), stdin=subprocess.DEVNULL,
+                env=serve_env(A2UI_DEFAULT_AGENT=DEMO_AGENT,
+                              A2UI_REQUIRED_CONSENTS=DEMO_CONSENT),
+                stdin=subprocess.DEVNULL,
             )
             if not self._wait_for_port(host, port, daphne):
                 return
@@ -90,6 +92,9 @@ class Command(BaseCommand):
             self.stdout.write(f"  Log in    {DEMO_USER} / {DEMO_PASSWORD}")
             self.stdout.write(f"  Admin     {base}/admin/ (same login)")
             self.stdout.write(f"  API docs  {base}/api/docs/")
+            self.stdout.write(f"  Consent   {DEMO_CONSENT!r} is asked for; yours: "
+                              f"{base}/api/v4/consents, revoke: POST "
+                              f"{base}/api/v4/consents/revoke, or in the admin's consent list")
             self.stdout.write("  Ctrl-C (or SIGTERM) stops everything.\n")
             asyncio.run(self._agent(f"ws://{host}:{port}/ws/v4/a2ui/agent", key, daphne))
             if not self._stopping.is_set():

@@ -1,0 +1,99 @@
+"""Admin pages of compliance staff, under the audit trail: verify the hash chain and download a
+signed checkpoint (``a2ui.verify_auditevent``), and a person's data: export
+(``a2ui.export_person``), erasure dry run (either) and erasure (``a2ui.erase_person``, which
+the "a2ui compliance" group does not hold). Thin: ``a2ui.services.auditchain`` and
+``a2ui.services.person`` do the work, and audit each run."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseNotAllowed
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils import timezone
+
+from a2ui.services import auditchain, person
+
+VERIFY = "a2ui.verify_auditevent"
+EXPORT = "a2ui.export_person"
+ERASE = "a2ui.erase_person"
+
+
+class ComplianceViewsMixin:
+    """Mixed into the AuditEvent admin: its extra URLs and views."""
+
+    def compliance_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("verify/", wrap(self.verify_view), name="a2ui_auditevent_verify"),
+            path("checkpoint.json", wrap(self.checkpoint_view),
+                 name="a2ui_auditevent_checkpoint"),
+            path("person/", wrap(self.person_view), name="a2ui_auditevent_person"),
+        ]
+
+    def _context(self, request, title, **extra):
+        return {**self.admin_site.each_context(request), "opts": self.model._meta,
+                "title": title, **extra}
+
+    def verify_view(self, request):
+        if not request.user.has_perm(VERIFY):
+            raise PermissionDenied
+        result = None
+        if request.method == "POST":
+            result = auditchain.run_verify(actor=request.user)
+        elif request.method != "GET":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        return TemplateResponse(request, "admin/a2ui/auditevent/verify.html", self._context(
+            request, "Verify the audit trail", result=result))
+
+    def checkpoint_view(self, request):
+        if not request.user.has_perm(VERIFY):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        cp = auditchain.write_checkpoint(actor=request.user)
+        response = HttpResponse(auditchain.dumps(cp) + "\n",
+                                content_type="application/json; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="a2ui-audit-checkpoint-{cp["site"]}-{cp["seq"]}.json"')
+        return response
+
+    def person_view(self, request):
+        user = request.user
+        may_export, may_erase = user.has_perm(EXPORT), user.has_perm(ERASE)
+        if not (may_export or may_erase):
+            raise PermissionDenied
+        context = self._context(request, "A person's data", may_export=may_export,
+                                may_erase=may_erase, report=None, identifier="")
+        if request.method == "GET":
+            return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context)
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        identifier = request.POST.get("user", "")
+        action = request.POST.get("action", "")
+        context["identifier"] = identifier[:150]
+        needed = {"export": may_export, "dry_run": True, "erase": may_erase}
+        if action not in needed:
+            messages.error(request, "Choose export, dry run or erase.")
+            return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context,
+                                    status=400)
+        if not needed[action]:
+            raise PermissionDenied
+        try:
+            target = person.find_user(identifier)
+        except person.PersonError as exc:
+            messages.error(request, str(exc))
+            return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context,
+                                    status=400)
+        if action == "export":
+            text = person.dumps(person.export(target, actor=user)) + "\n"
+            response = HttpResponse(text, content_type="application/json; charset=utf-8")
+            stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+            response["Content-Disposition"] = (
+                f'attachment; filename="a2ui-person-{target.pk}-{stamp}.json"')
+            return response
+        if action == "erase" and request.POST.get("confirm") != "yes":
+            messages.error(request, "Tick the confirmation to erase (or run a dry run first).")
+            return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context,
+                                    status=400)
+        context["report"] = person.erase(target, actor=user, dry_run=action == "dry_run")
+        return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context)
