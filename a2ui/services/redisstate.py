@@ -23,7 +23,7 @@ import time
 import weakref
 
 from a2ui.conf import a2ui_settings
-from a2ui.services import redisline
+from a2ui.services import redisline, redisurl
 from a2ui.services.shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
 #: A command (or a wait for a pooled connection) that takes longer fails.
@@ -73,10 +73,10 @@ class _LoopConnections:
             from redis.asyncio.retry import Retry
             from redis.backoff import ExponentialBackoff
 
-            pool = aioredis.BlockingConnectionPool.from_url(
+            pool = redisurl.async_pool(  # Sentinel URLs too: a new connection asks for the primary
                 self.url,
                 decode_responses=True,
-                max_connections=a2ui_settings.REDIS_MAX_CONNECTIONS,
+                blocking_max_connections=a2ui_settings.REDIS_MAX_CONNECTIONS,
                 timeout=REDIS_TIMEOUT_SECONDS,  # a burst queues this long for a connection
                 socket_timeout=REDIS_TIMEOUT_SECONDS,
                 socket_connect_timeout=REDIS_TIMEOUT_SECONDS,
