@@ -195,7 +195,10 @@ class _Protocol(asyncio.Protocol):
 class Line:
     """A lazily (re)connected pipelined connection bound to the running event loop."""
 
-    def __init__(self, url, timeout=15.0):
+    def __init__(self, url, timeout=15.0, on_connect=None):
+        #: ``await on_connect(send)`` on each new connection before any batch goes out on it;
+        #: ``await send(*commands)`` runs commands on it (``redisstate``: the history check).
+        self.on_connect = on_connect
         self.sentinel = None
         if redisurl.is_sentinel(url):
             target = self.sentinel = redisurl.parse_sentinel(url)
@@ -307,6 +310,9 @@ class Line:
                 replies = await protocol.send(pack(*setup), len(setup))
                 if self.sentinel and replies[-1][0] != "master":
                     raise NotPrimary(f"{host}:{port} is a {replies[-1][0]}, not the primary")
+            if self.on_connect is not None:
+                await self.on_connect(lambda *commands: protocol.send(pack(*commands),
+                                                                      len(commands)))
         except BaseException:
             protocol.transport.close()
             raise
