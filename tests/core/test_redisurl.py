@@ -129,3 +129,13 @@ async def test_no_sentinel_answering_is_a_connection_error():
     line = redisline.Line(f"redis+sentinel://127.0.0.1:{dead.port}/m")
     with pytest.raises(ConnectionError, match="no sentinel named the primary 'm'"):
         await line.execute(("PING",))
+
+
+def test_a_malformed_redis_url_is_a_system_check_error(settings):
+    from a2ui.checks import check_a2ui_settings
+
+    settings.A2UI = {"REDIS_URL": "redis+sentinel://h:26379"}
+    errors = [e for e in check_a2ui_settings(None) if e.id == "a2ui.E009"]
+    assert len(errors) == 1 and "names its service" in errors[0].msg
+    settings.A2UI = {"REDIS_URL": "redis+sentinel://h:26379/mymaster/0"}
+    assert [e for e in check_a2ui_settings(None) if e.id == "a2ui.E009"] == []
