@@ -6,6 +6,7 @@ import pytest
 from a2ui.apps import default_channel_layers, pubsub_prefix
 from a2ui.services import redisline, redisurl
 from tests.core.test_redisline import ScriptedRedis, counter
+from tests.redisserver import own_redis  # noqa: F401  (fixture)
 
 
 def test_a_sentinel_url_names_its_sentinels_service_database_and_credentials():
@@ -139,3 +140,27 @@ def test_a_malformed_redis_url_is_a_system_check_error(settings):
     assert len(errors) == 1 and "names its service" in errors[0].msg
     settings.A2UI = {"REDIS_URL": "redis+sentinel://h:26379/mymaster/0"}
     assert [e for e in check_a2ui_settings(None) if e.id == "a2ui.E009"] == []
+
+
+async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis):
+    """A promoted replica (or a server restarted from a snapshot) has another replication id:
+    every sequence counter takes a new epoch before the hot path uses the server; the same
+    history again changes nothing."""
+    from a2ui.services import redisstate
+
+    own_redis.command("HSET", "a2ui:ss:a", "n", 7, "e", "old", "s", 2, "f", 1)
+    own_redis.command("HSET", "a2ui:ss:b", "n", 3, "e", "old", "s", 1)
+    own_redis.command("SET", "a2ui:history", "another-primary")
+    line = redisline.Line(own_redis.url(), on_connect=redisstate.check_history)
+    try:
+        a, b = [dict(zip(flat[::2], flat[1::2], strict=True)) for flat in await line.execute(
+            ("HGETALL", "a2ui:ss:a"), ("HGETALL", "a2ui:ss:b"))]
+        epoch = a["e"]
+        assert epoch != "old" and b["e"] == epoch
+        assert a == {"n": "7", "e": epoch, "s": "0"} and b == {"n": "3", "e": epoch, "s": "0"}
+        info = own_redis.command("INFO", "replication")
+        assert own_redis.command("GET", "a2ui:history").decode() == info["master_replid"]
+        line.close()  # a new connection to the same history: nothing changes
+        assert (await line.execute(("HGET", "a2ui:ss:a", "e"))) == [epoch]
+    finally:
+        line.close()
