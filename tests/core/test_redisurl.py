@@ -142,7 +142,7 @@ def test_a_malformed_redis_url_is_a_system_check_error(settings):
     assert [e for e in check_a2ui_settings(None) if e.id == "a2ui.E009"] == []
 
 
-async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis):
+async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis):  # noqa: F811
     """A promoted replica (or a server restarted from a snapshot) has another replication id:
     every sequence counter takes a new epoch before the hot path uses the server; the same
     history again changes nothing."""
