@@ -2,8 +2,9 @@
 lost.
 
 A Sentinel set of the test's own (tests/sentinelset.py: a primary, a replica, three sentinels),
-two Daphne processes configured with its ``redis+sentinel://`` URL. The agent, on A, pushes to
-two sessions: one watched by JSON-RPC sockets on A and B, one by AG-UI sockets on A and B. The
+two Daphne processes configured with its ``redis+sentinel://`` URL. The agent runs twice, a
+socket on each process: the one on A pushes to a session watched by JSON-RPC sockets on A and B,
+the one on B to a session watched by AG-UI sockets on A and B. The
 primary is SIGKILLed while the agent pushes; the sentinels promote the replica. Then:
 
 * every render the agent was told was delivered is on every socket's screen (the components it
@@ -65,10 +66,10 @@ class Screen:
 
 
 class Agent:
-    def __init__(self, client):
+    def __init__(self, client, delivered, refused):
         self.client = client
-        self.delivered = {}  # session id -> [component id]
-        self.refused = []
+        self.delivered = delivered  # session id -> [component id], shared by the agent's sockets
+        self.refused = refused
         self.n = 0
 
     async def render(self, sid, component_id):
@@ -146,14 +147,16 @@ async def test_a_sentinel_failover_loses_nothing_delivered(sentinel_servers, use
     screens = [Screen(j1, "rpc@B"), Screen(j2, "rpc@A"), Screen(g1, "agui@B"),
                Screen(g2, "agui@A")]
     session_of = {s: (rpc_sid if s.name.startswith("rpc") else agui_sid) for s in screens}
-    agent_ = Agent(bot)
+    delivered, refused = {}, []
+    bot_b = await open_agent(b, agent_key)
+    pusher = {rpc_sid: Agent(bot, delivered, refused), agui_sid: Agent(bot_b, delivered, refused)}
 
     def want(screen):
-        return set(agent_.delivered.get(session_of[screen], ()))
+        return set(delivered.get(session_of[screen], ()))
 
     for i in range(4):
-        assert await agent_.render(rpc_sid, f"rpc-before-{i}")
-        assert await agent_.render(agui_sid, f"agui-before-{i}")
+        assert await pusher[rpc_sid].render(rpc_sid, f"rpc-before-{i}")
+        assert await pusher[agui_sid].render(agui_sid, f"agui-before-{i}")
     await converged(screens, want, time.monotonic())
 
     # The replica lacks the primary's last writes (replication is asynchronous): made so here,
@@ -167,8 +170,8 @@ async def test_a_sentinel_failover_loses_nothing_delivered(sentinel_servers, use
     promotion = asyncio.ensure_future(asyncio.to_thread(sentinels.wait_promoted))
     during = 0
     while not promotion.done():  # the agent keeps pushing through the failover
-        await agent_.render(rpc_sid, f"rpc-during-{during}")
-        await agent_.render(agui_sid, f"agui-during-{during}")
+        await asyncio.gather(pusher[rpc_sid].render(rpc_sid, f"rpc-during-{during}"),
+                             pusher[agui_sid].render(agui_sid, f"agui-during-{during}"))
         during += 1
         await asyncio.sleep(0.1)
     promoted = await promotion
@@ -176,19 +179,20 @@ async def test_a_sentinel_failover_loses_nothing_delivered(sentinel_servers, use
     accepted, refused_after = None, []
     for i in range(10):
         for sid, prefix in ((rpc_sid, "rpc"), (agui_sid, "agui")):
-            ok = await agent_.render(sid, f"{prefix}-after-{i}")
+            ok = await pusher[sid].render(sid, f"{prefix}-after-{i}")
             if ok and accepted is None:
                 accepted = time.monotonic() - promoted
             elif not ok and accepted is not None:
                 refused_after.append(f"{prefix}-after-{i}")
-    assert accepted is not None and accepted <= RECOVER_SECONDS, (accepted, agent_.refused)
-    assert refused_after == [], agent_.refused  # once one push went through, every one does
+    assert accepted is not None and accepted <= RECOVER_SECONDS, (accepted, refused)
+    assert refused_after == [], refused  # once one push went through, every one does
     took = await converged(screens, want, time.monotonic())
-    assert all(any(c.startswith(p) for c in agent_.delivered[sid]) for sid, p in (
+    assert all(any(c.startswith(p) for c in delivered[sid]) for sid, p in (
         (rpc_sid, "rpc-after"), (agui_sid, "agui-after")))
     print(f"\nfailover: {during} rounds during, first push accepted {accepted:.3f} s after the "
           f"promotion was visible, converged {took:.3f} s after the last push, "
-          f"refused {len(agent_.refused)}")
+          f"refused {len(refused)}")
     for screen in screens:
         await screen.close()
     await bot.close()
+    await bot_b.close()
