@@ -11,13 +11,17 @@ def redis_layer_host(redis_url):
     server-side block: an idle consumer's receive would time out, so read longer. Redis may
     restart or fail over: a command written to a connection that turns out dead is sent once
     more on a new one (the pool's connections have no retry otherwise), and the PubSub layer's
-    subscription reconnects and subscribes again in place.
+    subscription reconnects and subscribes again in place. A ``redis+sentinel://`` URL gives a
+    Sentinel host (``a2ui.services.redisurl``): each new connection asks the sentinels for
+    the primary, so the retry after a failover reaches the promoted one.
     """
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
 
-    return {"address": redis_url, "socket_timeout": 15,
-            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 1)}
+    from a2ui.services.redisurl import layer_host
+
+    return layer_host(redis_url, socket_timeout=15,
+                      retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1))
 
 
 def default_channel_layers(redis_url):
@@ -36,11 +40,10 @@ def pubsub_prefix(redis_url):
     scoped by database number, so two sites (or test runs) on one Redis server with different
     databases would otherwise hear each other's group sends. Database 0 keeps channels-redis's
     own prefix, ``asgi``; database N is ``asgi.dbN``."""
-    from urllib.parse import parse_qs, urlsplit
+    from a2ui.services.redisurl import database
 
-    parts = urlsplit(redis_url)
-    db = parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
-    return "asgi" if db in ("", "0") else f"asgi.db{db}"
+    db = database(redis_url)
+    return "asgi" if db == 0 else f"asgi.db{db}"
 
 
 class A2UIConfig(AppConfig):

@@ -106,6 +106,21 @@ def _check_audit(user):
     return errors
 
 
+def _check_redis_url():
+    from a2ui.conf import a2ui_settings
+    from a2ui.services import redisurl
+
+    url = a2ui_settings.REDIS_URL
+    if not url:
+        return []
+    try:
+        redisurl.check(url)
+    except ValueError as exc:
+        return [Error(f"A2UI['REDIS_URL'] is not usable: {exc}",
+                      hint="See docs/settings.md, \"Redis URLs\".", id="a2ui.E009")]
+    return []
+
+
 @register(Tags.compatibility)
 def check_a2ui_settings(app_configs, **kwargs):
     user = getattr(settings, "A2UI", {}) or {}
@@ -127,6 +142,7 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_catalogs(user)
     errors += _check_edge(user)
     errors += _check_audit(user)
+    errors += _check_redis_url()
     if user.get("MCP_CONFORMANCE_FIXTURES") and not settings.DEBUG:
         errors.append(Error(
             "A2UI['MCP_CONFORMANCE_FIXTURES'] is on with DEBUG off: the MCP conformance "

@@ -146,6 +146,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if (REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw")
+        and "+sentinel://" not in REDIS_URL
         and not os.environ.get("A2UI_TEST_WORKER_REDIS")):
     # The test suite under pytest-xdist (`make test`): each worker flushes and counts in a Redis
     # database of its own, the URL's plus the worker's number, as pytest-django gives it a
@@ -177,8 +178,11 @@ if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
+            # A list: Django splits a string on commas (a Sentinel URL lists its sentinels).
+            "LOCATION": [REDIS_URL],
             "KEY_PREFIX": "a2ui",
+            # Sentinel URLs (redis+sentinel://) as well as one server's (a2ui.services.redisurl)
+            "OPTIONS": {"pool_class": "a2ui.services.redisurl.CachePool"},
         }
     }
 else:

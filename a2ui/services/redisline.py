@@ -12,8 +12,16 @@ so each batch is a ``(count, replies, future)`` entry in a FIFO. A batch is reso
 all its replies are read, so an error reply never puts the stream out of step. A connection
 that stops answering for ``timeout`` seconds is aborted: its waiters fail and the next batch
 connects again. A batch whose connection dies under it is sent once more on a new one. URLs: ``redis://`` and ``rediss://`` with optional user, password, database
-(path or ``?db=``) and ``?ssl_cert_reqs=none|optional|required``; anything else (``unix://``,
-other options) raises ValueError and the caller uses redis-py, which understands them all.
+(path or ``?db=``) and ``?ssl_cert_reqs=none|optional|required``, and ``redis+sentinel://``
+(``a2ui.services.redisurl``); anything else (``unix://``, other options) raises ValueError and
+the caller uses redis-py, which understands them all.
+
+Sentinel: each new connection first asks the sentinels, in turn, for the primary's address
+(``SENTINEL GET-MASTER-ADDR-BY-NAME``; the one that answered is asked first next time) and
+checks with ``ROLE`` that the server it reached is a primary. A connection that dies, or whose
+server answers ``READONLY`` (a primary demoted under it), is dropped; its batch is sent once more
+on a connection to the primary the sentinels name then. ``bench/bench_redisline.py`` measures
+this client against redis-py with hiredis for the same commands.
 """
 
 import asyncio
@@ -23,6 +31,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import hiredis
 
+from a2ui.services import redisurl
+
 
 class ReplyError(Exception):
     """Redis answered a command with an error."""
@@ -30,6 +40,14 @@ class ReplyError(Exception):
 
 class Unanswered(ConnectionError):
     """Redis did not answer in time (not retried: the caller has waited long enough)."""
+
+
+class NotPrimary(ConnectionError):
+    """The server reached is not (or no longer) the primary: ask the sentinels again."""
+
+
+def readonly(exc):
+    return isinstance(exc, ReplyError) and str(exc).startswith("READONLY")
 
 
 def pack(*commands):
@@ -51,6 +69,8 @@ CERT_REQS = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": s
 
 def parse_url(url):
     """``(host, port, ssl_verify_mode or None, username, password, db)`` of a Redis URL."""
+    if redisurl.is_sentinel(url):
+        raise ValueError("a Sentinel URL has no single server: redisurl.parse_sentinel")
     parts = urlsplit(url)
     if parts.scheme not in ("redis", "rediss") or not parts.hostname:
         raise ValueError(f"unsupported Redis URL for the hot path: {parts.scheme}://")
@@ -139,6 +159,9 @@ class _Protocol(asyncio.Protocol):
                     errors = [r for r in entry[1] if isinstance(r, ReplyError)]
                     if errors:
                         entry[2].set_exception(errors[0])
+                        if any(readonly(e) for e in errors):  # a demoted primary: drop it
+                            self.lost = NotPrimary("the server answered READONLY")
+                            self.transport.close()
                     else:
                         entry[2].set_result(entry[1])
 
@@ -172,8 +195,20 @@ class _Protocol(asyncio.Protocol):
 class Line:
     """A lazily (re)connected pipelined connection bound to the running event loop."""
 
-    def __init__(self, url, timeout=15.0):
-        self.host, self.port, self.verify_mode, self.username, self.password, self.db = parse_url(url)
+    def __init__(self, url, timeout=15.0, on_connect=None):
+        #: ``await on_connect(send)`` on each new connection before any batch goes out on it;
+        #: ``await send(*commands)`` runs commands on it (``redisstate``: the history check).
+        self.on_connect = on_connect
+        self.sentinel = None
+        if redisurl.is_sentinel(url):
+            target = self.sentinel = redisurl.parse_sentinel(url)
+            self.sentinels = list(target.sentinels)
+            self.host = self.port = None
+            self.verify_mode = redisurl.CERT_REQS[target.ssl_cert_reqs] if target.tls else None
+            self.username, self.password, self.db = target.username, target.password, target.db
+        else:
+            (self.host, self.port, self.verify_mode, self.username, self.password,
+             self.db) = parse_url(url)
         self.timeout = timeout
         self._protocol = None
         self._connecting = None
@@ -198,6 +233,12 @@ class Line:
         except ConnectionError:
             protocol = await self._connect()
             return await protocol.send(data, len(commands))
+        except ReplyError as exc:
+            if not readonly(exc):
+                raise
+            # Not run (a replica refuses writes): send once more to the primary named now.
+            protocol = await self._connect()
+            return await protocol.send(data, len(commands))
 
     async def _connect(self):
         if self._connecting is None:
@@ -209,11 +250,50 @@ class Line:
             if self._connecting is connecting and connecting.done():
                 self._connecting = None
 
+    async def _discover(self):
+        """The primary's ``(host, port)`` as the first sentinel that knows it says."""
+        target = self.sentinel
+        setup = []
+        if target.sentinel_password is not None:
+            setup.append(("AUTH", target.sentinel_username, target.sentinel_password)
+                         if target.sentinel_username else ("AUTH", target.sentinel_password))
+        query = pack(*setup, ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", target.service))
+        errors = []
+        for index, (host, port) in enumerate(list(self.sentinels)):
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(host, port), min(self.timeout, 2.0))
+                try:
+                    writer.write(query)
+                    parser = hiredis.Reader(encoding="utf-8", replyError=ReplyError)
+                    replies = []
+                    while len(replies) < len(setup) + 1:
+                        chunk = await asyncio.wait_for(reader.read(4096), min(self.timeout, 2.0))
+                        if not chunk:
+                            raise ConnectionError("the sentinel closed the connection")
+                        parser.feed(chunk)
+                        while (reply := parser.gets()) is not False:
+                            replies.append(reply)
+                finally:
+                    writer.close()
+                address = replies[-1]
+                if isinstance(address, ReplyError) or not address:
+                    errors.append(f"{host}:{port}: {address or 'no primary named'}")
+                    continue
+                if index:  # ask the one that answered first next time
+                    self.sentinels.insert(0, self.sentinels.pop(index))
+                return address[0], int(address[1])
+            except (TimeoutError, OSError, ReplyError) as exc:
+                errors.append(f"{host}:{port}: {type(exc).__name__} {exc}")
+        raise ConnectionError(f"no sentinel named the primary {target.service!r}: "
+                              + "; ".join(errors))
+
     async def _open(self):
         loop = asyncio.get_running_loop()
         context = ssl_context(self.verify_mode)
+        host, port = (await self._discover()) if self.sentinel else (self.host, self.port)
         _, protocol = await asyncio.wait_for(
-            loop.create_connection(lambda: _Protocol(loop, self.timeout), self.host, self.port,
+            loop.create_connection(lambda: _Protocol(loop, self.timeout), host, port,
                                    ssl=context),
             self.timeout,
         )
@@ -223,9 +303,16 @@ class Line:
                          else ("AUTH", self.password))
         if self.db:
             setup.append(("SELECT", self.db))
+        if self.sentinel:  # the sentinels may still name a primary that was demoted
+            setup.append(("ROLE",))
         try:
             if setup:
-                await protocol.send(pack(*setup), len(setup))
+                replies = await protocol.send(pack(*setup), len(setup))
+                if self.sentinel and replies[-1][0] != "master":
+                    raise NotPrimary(f"{host}:{port} is a {replies[-1][0]}, not the primary")
+            if self.on_connect is not None:
+                await self.on_connect(lambda *commands: protocol.send(pack(*commands),
+                                                                      len(commands)))
         except BaseException:
             protocol.transport.close()
             raise

@@ -23,7 +23,7 @@ import time
 import weakref
 
 from a2ui.conf import a2ui_settings
-from a2ui.services import redisline
+from a2ui.services import redisline, redisurl
 from a2ui.services.shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
 #: A command (or a wait for a pooled connection) that takes longer fails.
@@ -51,6 +51,52 @@ return s
 """
 
 
+#: The replication id of the server whose data set the keys belong to (``check_history``).
+HISTORY_KEY = "a2ui:history"
+
+# KEYS: stream hashes; ARGV[1]: the new epoch. Each existing one takes it, its socket count
+# starts again under it and is no longer trusted for direct delivery (no 'f').
+REEPOCH_SCRIPT = """
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then
+    redis.call('HSET', key, 'e', ARGV[1], 's', 0)
+    redis.call('HDEL', key, 'f')
+  end
+end
+return #KEYS
+"""
+
+
+async def check_history(send):
+    """On each new hot-path connection: has the server's data set a different history than the
+    one the keys were written under? Then every sequence counter takes a new epoch.
+
+    A replica promoted by a failover (or a server restarted from a snapshot) has the keys, but
+    maybe not the primary's last writes: a counter may be *behind* numbers already issued, under
+    the same epoch, and the next pushes would reuse them (a socket would take them for numbers
+    it has seen). The server's replication id (``INFO replication``: ``master_replid``) changes
+    exactly then; ``a2ui:history`` remembers the one the keys were written under. When they
+    differ, every ``a2ui:ss:*`` counter takes a new epoch before this connection sends
+    anything, so each socket resyncs from the database (``seqwatch``, ``SessionSocket``). Done
+    by each process that connects (idempotent but for the epoch's value); then the id is
+    recorded. Costs two commands per new connection, none per message.
+    """
+    info = (await send(("INFO", "replication")))[0]
+    replid = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                   if line.startswith("master_replid:")), None) if isinstance(info, str) else None
+    if replid is None or (await send(("GET", HISTORY_KEY)))[0] == replid:
+        return False
+    cursor, epoch = "0", new_epoch()
+    while True:
+        cursor, keys = (await send(("SCAN", cursor, "MATCH", "a2ui:ss:*", "COUNT", 1000)))[0]
+        if keys:
+            await send(("EVAL", REEPOCH_SCRIPT, len(keys), *keys, epoch))
+        if cursor == "0":
+            break
+    await send(("SET", HISTORY_KEY, replid))
+    return True
+
+
 def stream_key(session_hex):
     return f"a2ui:ss:{session_hex}"
 
@@ -61,7 +107,7 @@ class _LoopConnections:
     def __init__(self, url):
         self.url = url
         try:
-            self.line = redisline.Line(url, REDIS_TIMEOUT_SECONDS)
+            self.line = redisline.Line(url, REDIS_TIMEOUT_SECONDS, on_connect=check_history)
         except ValueError:  # e.g. unix:// sockets: redis-py handles those
             self.line = None
         self._client = None
@@ -73,10 +119,10 @@ class _LoopConnections:
             from redis.asyncio.retry import Retry
             from redis.backoff import ExponentialBackoff
 
-            pool = aioredis.BlockingConnectionPool.from_url(
+            pool = redisurl.async_pool(  # Sentinel URLs too: a new connection asks for the primary
                 self.url,
                 decode_responses=True,
-                max_connections=a2ui_settings.REDIS_MAX_CONNECTIONS,
+                blocking_max_connections=a2ui_settings.REDIS_MAX_CONNECTIONS,
                 timeout=REDIS_TIMEOUT_SECONDS,  # a burst queues this long for a connection
                 socket_timeout=REDIS_TIMEOUT_SECONDS,
                 socket_connect_timeout=REDIS_TIMEOUT_SECONDS,

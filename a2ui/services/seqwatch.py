@@ -6,6 +6,10 @@ have none after them:
 * Redis lost the session's counter (a restart, a failover, FLUSHDB, an evicted key). It comes
   back with a new epoch (``a2ui.services.shared``), and whatever was published around the loss
   may never have reached this process's subscription.
+* Redis failed over to a replica that lacked the primary's last writes (replication is
+  asynchronous): the counter keeps its epoch but is *behind* what sockets have already seen,
+  and the next pushes reuse numbers. A socket whose newest number is above the counter's is
+  resynced at once (its gap detection would otherwise stay blind until the counter passes it).
 * A published push was lost in flight (the channel layer is at-most-once; a subscription that
   is reconnecting after a Redis restart misses what is published meanwhile).
 
@@ -89,7 +93,7 @@ async def check(suspects, resyncing):
             if consumer in resyncing:
                 continue
             missing, checks = suspects.get(consumer, (0, 0))
-            if epoch != consumer.epoch or (
+            if epoch != consumer.epoch or seq < consumer.last_seq or (
                     consumer.last_seq < missing and checks >= GRACE_CHECKS
                     and not _busy(consumer)):
                 resyncing[consumer] = loop.create_task(consumer.take_direct(stream.resync_message()))
