@@ -213,8 +213,8 @@ def check_login_url(app_configs, **kwargs):
         return [Error(
             f"LOGIN_URL ({settings.LOGIN_URL!r}) is not a URL of this project: the web client "
             "at /a2ui/ would redirect signed-out people to a 404.",
-            hint='Set LOGIN_URL, e.g. LOGIN_URL = "admin:login", or include '
-                 '"django.contrib.auth.urls" in your URLconf.',
+            hint='Set LOGIN_URL = "a2ui_web:login" (the app\'s login page for people), or '
+                 'point it at your site\'s own login view.',
             id="a2ui.E013")]
     return []
 

@@ -1,7 +1,9 @@
 """The web client page: the people's side of A2UI in a browser."""
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView, LogoutView
 from django.shortcuts import render
+from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 
@@ -17,3 +19,12 @@ PAGE_TITLE = "A2UI"
 def client_page(request):
     """Status bar, the three regions (main, sidebar, overlay) and toasts; main.js does the rest."""
     return render(request, "a2ui/client_page.html", {"page_title": PAGE_TITLE})
+
+
+#: The people's login page: Django's LoginView (any active user, not only staff), the app's
+#: template, back to the page the person asked for (``next``) or the client.
+login_view = never_cache(csp_protected(LoginView.as_view(
+    template_name="a2ui/login.html", redirect_authenticated_user=True,
+    next_page=reverse_lazy("a2ui_web:client"), extra_context={"site_title": PAGE_TITLE})))
+#: Log out (POST), back to the login page.
+logout_view = LogoutView.as_view(next_page=reverse_lazy("a2ui_web:login"))

@@ -32,6 +32,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "pw-host-admin-1"
+
+
+def _readme_person():
+    """(username, password) of the person the README's steps create."""
+    text = (ROOT / "README.md").read_text()
+    found = re.search(r"create_user\('([^']+)', password='([^']+)'\)", text)
+    assert found, "the README's steps create a person"
+    return found.group(1), found.group(2)
+
+
+PERSON = _readme_person()
 STEP_TIMEOUT = 600  # pip may resolve the dependencies from the index on a cold cache
 
 
@@ -113,6 +124,10 @@ def host(tmp_path_factory):
     where = _run(["python", "-c", "import a2ui; print(a2ui.__file__)"], cwd=project, env=env)
     assert str(tmp / "venv") in where
     assert "no issues" in _run(["python", "manage.py", "check"], cwd=project, env=env)
+    shell = _run(["python", "manage.py", "shell", "-c", "from django.contrib.auth.models import "
+                  f"User; u = User.objects.get(username={PERSON[0]!r}); print(u.is_staff)"],
+                 cwd=project, env=env)
+    assert shell.strip().splitlines()[-1] == "False", shell  # the README's person: not staff
 
     port = _free_port()
     log = open(tmp / "daphne.log", "w+")  # noqa: SIM115 (closed below)
@@ -139,7 +154,7 @@ def host(tmp_path_factory):
 
 
 def test_readme_steps_give_a_working_site(host, browser):
-    agent = AgentThread(host, host.key)
+    agent = None
     context = browser.new_context(base_url=host.url, viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
@@ -148,14 +163,19 @@ def test_readme_steps_give_a_working_site(host, browser):
         failed, requested = [], []
         page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
         page.on("request", lambda r: requested.append(r.url))
-        page.goto("/a2ui/")  # signed out: LOGIN_URL is the admin's login page
-        page.get_by_label("Username").fill("admin")
-        page.get_by_label("Password").fill(PASSWORD)
+        page.goto("/a2ui/")  # signed out: LOGIN_URL is the app's login page for people
+        assert "/a2ui/login/" in page.url, page.url
+        person, password = PERSON
+        page.get_by_label("Username").fill(person)  # not staff: the README's person
+        page.get_by_label("Password").fill(password)
         page.get_by_role("button", name="Log in").click()
         client = page.locator("[data-a2ui-client]")
         expect(client).to_have_attribute("data-connection", "connected", timeout=15_000)
         sid = page.evaluate("sessionStorage.getItem('a2ui.session_id')")
-        agent.wait_note("session.opened", lambda p: p.get("session_id") == sid)
+        # The agent starts after the page opened: it is told of the session all the same.
+        agent = AgentThread(host, host.key)
+        agent.wait_note("session.resumed", lambda p: p.get("session_id") == sid)
+        assert agent.wait_note("session.resumed")["user"] == person
 
         agent.call("render", sid, "card", {"title": "Hello from the agent",
                                            "description": "Installed from a wheel."})
@@ -189,4 +209,5 @@ def test_readme_steps_give_a_working_site(host, browser):
         raise
     finally:
         context.close()
-        agent.close()
+        if agent is not None:
+            agent.close()

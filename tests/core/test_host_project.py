@@ -186,3 +186,26 @@ def test_the_example_project_asks_for_a_secret_key_under_deploy(monkeypatch):
     assert [w.id for w in check_secret_key(None)] == ["a2ui_project.W001"]
     monkeypatch.setenv("DJANGO_SECRET_KEY", "x" * 60)
     assert check_secret_key(None) == []
+
+
+@pytest.mark.django_db
+@override_settings(LOGIN_URL="a2ui_web:login")
+def test_the_apps_login_admits_people_who_are_not_staff(client):
+    get_user_model().objects.create_user("ada", password="ada-pw-1234")  # not staff
+    page = client.get("/a2ui/")
+    assert page.status_code == 302 and page["Location"].startswith("/a2ui/login/")
+    form = client.get(page["Location"])
+    assert form.status_code == 200 and b'name="username"' in form.content
+    assert "Content-Security-Policy" in form  # the client page's policy
+    wrong = client.post("/a2ui/login/", {"username": "ada", "password": "nope"})
+    assert wrong.status_code == 200 and b"a2ui-login-error" in wrong.content
+    done = client.post("/a2ui/login/", {"username": "ada", "password": "ada-pw-1234",
+                                        "next": "/a2ui/?agent=x"})
+    assert done.status_code == 302 and done["Location"] == "/a2ui/?agent=x"
+    assert client.get("/a2ui/").status_code == 200
+    away = client.post("/a2ui/login/", {"username": "ada", "password": "ada-pw-1234",
+                                        "next": "https://evil.example/"})
+    assert away["Location"] == "/a2ui/"  # no open redirect: back to the client
+    out = client.post("/a2ui/logout/")
+    assert out.status_code == 302 and out["Location"] == "/a2ui/login/"
+    assert client.get("/a2ui/").status_code == 302
