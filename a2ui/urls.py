@@ -24,10 +24,20 @@ urlpatterns = [
 ]
 
 if apps.is_installed("drf_spectacular"):
+    from django.conf import settings
     from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+    from a2ui.api import schema  # noqa: F401 (the agent-key scheme: registered on import)
+
+    # The endpoints DRF does not see (a2ui.api.schema.add_plain_views), beside the project's
+    # own hooks (drf-spectacular's default: the enum postprocessing).
+    hooks = list((getattr(settings, "SPECTACULAR_SETTINGS", None) or {}).get(
+        "POSTPROCESSING_HOOKS", ["drf_spectacular.hooks.postprocess_schema_enums"]))
+    if "a2ui.api.schema.add_plain_views" not in hooks:
+        hooks.append("a2ui.api.schema.add_plain_views")
     urlpatterns += [
-        path("api/schema/", SpectacularAPIView.as_view(), name="a2ui-schema"),
+        path("api/schema/", SpectacularAPIView.as_view(
+            custom_settings={"POSTPROCESSING_HOOKS": hooks}), name="a2ui-schema"),
         path("api/docs/", SpectacularSwaggerView.as_view(url_name="a2ui-schema"),
              name="a2ui-api-docs"),
     ]

@@ -229,6 +229,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The endpoints drf-spectacular does not see (the AG-UI run, SSE streams, /mcp, probes),
+    # for `manage.py spectacular` too (the app's /api/schema/ adds them itself).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "a2ui.api.schema.add_plain_views"],
 }
 
 A2UI = {

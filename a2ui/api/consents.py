@@ -90,7 +90,8 @@ class ConsentRevokeTypeView(A2UIAPIView):
 
     permission_classes = [IsPerson]
 
-    @extend_schema(request=RevokeTypeSerializer, responses={200: dict, 409: dict})
+    @extend_schema(operation_id="consents_revoke_type", request=RevokeTypeSerializer,
+                   responses={200: dict, 409: dict})
     def post(self, request):
         body = RevokeTypeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
