@@ -201,6 +201,42 @@ class Result:
         self.lost = lost
 
 
+async def open_session(url, timeout=60):
+    """One user socket and its ``a2ui.init``, sent as soon as the socket is open.
+
+    The server closes a socket that has not sent ``a2ui.init`` within its handshake deadline
+    (30 s, close code 4000): opening every socket first and initializing them afterwards loses
+    the first ones on a busy machine. Connect and init are one step here.
+    """
+    from websockets.asyncio.client import connect
+
+    ws = await connect(url, max_size=2**21, compression=None, open_timeout=timeout,
+                       ping_interval=None)
+    await ws.send(json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
+        "params": {"client_info": {"name": "bench", "version": "1"}}}))
+    reply = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+    return ws, reply["result"]["session_id"]
+
+
+async def open_sessions(urls, concurrency=CONNECT_CONCURRENCY, batch=200):
+    """User sockets with initialized sessions: in batches of ``batch``, ``concurrency`` at once.
+
+    A batch is open and initialized before the next starts, so no socket waits for its init
+    behind thousands of handshakes.
+    """
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(url):
+        async with sem:
+            return await open_session(url)
+
+    pairs = []
+    for start in range(0, len(urls), batch):
+        pairs += await asyncio.gather(*(one(u) for u in urls[start:start + batch]))
+    return [ws for ws, _ in pairs], [sid for _, sid in pairs]
+
+
 # Load: echo ------------------------------------------------------------------------------------
 
 
@@ -273,18 +309,7 @@ class PushRig:
                                  headers={"Authorization": f"Bearer {agent_key}"})
         urls = [f"ws://{HOST}:{servers[i % len(servers)].port}/ws/v4/a2ui?token={t}"
                 for i, t in enumerate(token_list)]
-        users = await open_many(urls)
-        sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
-
-        async def init(ws):
-            async with sem:
-                await ws.send(json.dumps({
-                    "jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
-                    "params": {"client_info": {"name": "bench", "version": "1"}}}))
-                reply = json.loads(await asyncio.wait_for(ws.recv(), 60))
-                return reply["result"]["session_id"]
-
-        sids = await asyncio.gather(*(init(ws) for ws in users))
+        users, sids = await open_sessions(urls)
         rig = cls(users, sids, agents)
         rig.readers = [asyncio.ensure_future(rig._read_user(i)) for i in range(len(users))]
         rig.readers += [asyncio.ensure_future(rig._drain(ws)) for ws in agents]
