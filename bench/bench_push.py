@@ -201,6 +201,26 @@ class Result:
         self.lost = lost
 
 
+async def connect_retrying(url, timeout=60, attempts=6):
+    """A WebSocket whose handshake is retried, with backoff, when the server drops it.
+
+    Daphne closes a connection whose application has not accepted it within its connect
+    timeout (5 s): on a busy machine some of a thousand handshakes are dropped that way, before
+    any state is made on the server. Other failures are raised.
+    """
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidMessage
+
+    for attempt in range(attempts):
+        try:
+            return await connect(url, max_size=2**21, compression=None, open_timeout=timeout,
+                                 ping_interval=None)
+        except (InvalidMessage, ConnectionResetError, TimeoutError):
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.2 * 2**attempt)
+
+
 async def open_session(url, timeout=60):
     """One user socket and its ``a2ui.init``, sent as soon as the socket is open.
 
@@ -208,10 +228,7 @@ async def open_session(url, timeout=60):
     (30 s, close code 4000): opening every socket first and initializing them afterwards loses
     the first ones on a busy machine. Connect and init are one step here.
     """
-    from websockets.asyncio.client import connect
-
-    ws = await connect(url, max_size=2**21, compression=None, open_timeout=timeout,
-                       ping_interval=None)
+    ws = await connect_retrying(url, timeout)
     await ws.send(json.dumps({
         "jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
         "params": {"client_info": {"name": "bench", "version": "1"}}}))
@@ -219,7 +236,7 @@ async def open_session(url, timeout=60):
     return ws, reply["result"]["session_id"]
 
 
-async def open_sessions(urls, concurrency=CONNECT_CONCURRENCY, batch=200):
+async def open_sessions(urls, concurrency=20, batch=200):
     """User sockets with initialized sessions: in batches of ``batch``, ``concurrency`` at once.
 
     A batch is open and initialized before the next starts, so no socket waits for its init
