@@ -321,12 +321,13 @@ class PushRig:
 
     @classmethod
     async def open(cls, servers, token_list, agent_key, n_agents):
-        # Agents on the first server, users spread over all of them.
-        agents = await open_many([f"ws://{HOST}:{servers[0].port}/ws/v4/a2ui/agent"] * n_agents,
-                                 headers={"Authorization": f"Bearer {agent_key}"})
+        # Users spread over all servers, then agents on the first (opened last: an agent
+        # socket idle through a thousand slow handshakes may be closed before the load).
         urls = [f"ws://{HOST}:{servers[i % len(servers)].port}/ws/v4/a2ui?token={t}"
                 for i, t in enumerate(token_list)]
         users, sids = await open_sessions(urls)
+        agents = await open_many([f"ws://{HOST}:{servers[0].port}/ws/v4/a2ui/agent"] * n_agents,
+                                 headers={"Authorization": f"Bearer {agent_key}"})
         rig = cls(users, sids, agents)
         rig.readers = [asyncio.ensure_future(rig._read_user(i)) for i in range(len(users))]
         rig.readers += [asyncio.ensure_future(rig._drain(ws)) for ws in agents]
