@@ -241,27 +241,37 @@ def main():
     prepare_database(args.database_url, env)
     n_idle = (args.sockets + WARM) * len(args.protocols)
     agent_key, toks = make_fixtures(n_idle + args.push_sessions)
-    port = free_port()
-    server = Proc("a2ui", [sys.executable, "manage.py", "a2ui_serve", "-v", "0", "-b", HOST,
-                           "-p", str(port), "a2ui_project.asgi.application"], env, port)
-    rows, push = [], None
-    try:
+    def start_server():
+        port = free_port()
+        server = Proc("a2ui", [sys.executable, "manage.py", "a2ui_serve", "-v", "0", "-b", HOST,
+                               "-p", str(port), "a2ui_project.asgi.application"], env, port)
         server.wait_ready()
         print(f"server :{port} pid {server.proc.pid}, RLIMIT_NOFILE {limit}, "
               f"{os.cpu_count()} CPUs", flush=True)
+        return server
+
+    # A fresh process per protocol: memory freed by one protocol's closed sessions would be
+    # reused by the next and hide its cost.
+    rows, push, server = [], None, None
+    try:
         per = args.sockets + WARM
         for k, protocol in enumerate(args.protocols):
+            server = start_server()
             mine = toks[k * per:(k + 1) * per]
             row = asyncio.run(measure(server, protocol, mine, args.settle))
             rows.append(row)
             print(f"  {protocol}: {row['sockets']} idle sockets opened in "
                   f"{row['open_seconds']:.1f} s; RSS {row['before_kb'] / 1024:.1f} -> "
                   f"{row['at_kb'] / 1024:.1f} -> {row['after_kb'] / 1024:.1f} MB", flush=True)
+            server.stop()
+            server = None
         if args.pushes:
+            server = start_server()
             push = asyncio.run(measure_push(server, toks[n_idle:], agent_key, args.pushes,
                                             redis_url))
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
         own_redis.stop()
     print()
     print("| protocol | idle sockets | KB per idle socket | RSS after close / before |")
