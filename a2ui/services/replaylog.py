@@ -1,0 +1,49 @@
+"""What replay needs, kept: a session's visible events (``a2ui.core.replay.KINDS``).
+
+``arecord`` stores one event as its clients get it (``stream.emit`` calls it for the kinds
+replay folds, after the event has its sequence number; a failure to store is logged, never
+the push's failure). The rows belong to the session and are deleted with it, so the
+retention that purges sessions purges them (docs/compliance.md, "Replay").
+
+``events(session)`` gives them back oldest first, with the session's consent choices merged in
+by time (``consent.recorded``), for ``a2ui.core.replay``.
+"""
+
+import logging
+
+from django.utils import timezone
+
+from a2ui.core import replay
+from a2ui.models import A2UIConsentRecord, SessionEvent
+from a2ui.services import dbthreads
+
+log = logging.getLogger("a2ui.services")
+
+
+def record(session_id, seq, kind, data):
+    SessionEvent.objects.create(session_id=session_id, seq=seq or 0, kind=str(kind), data=data,
+                                at=timezone.now())
+
+
+async def arecord(session_id, seq, kind, data):
+    """Store one event for replay; True when stored."""
+    if kind not in replay.KINDS:
+        return False
+    try:
+        await dbthreads.run(record, session_id, seq, kind, data)
+    except Exception as exc:  # replay loses a moment; the push goes on
+        log.warning("a2ui: event %s of session %s not kept for replay (%s: %s)", kind,
+                    session_id, type(exc).__name__, exc)
+        return False
+    return True
+
+
+def events(session):
+    """``[(at, kind, data)]`` of ``session`` oldest first: its kept events and consent choices."""
+    rows = [(e.at, 0, e.id, e.kind, e.data)
+            for e in SessionEvent.objects.filter(session=session).order_by("id")]
+    for rec in A2UIConsentRecord.objects.filter(session=session).order_by("granted_at", "pk"):
+        rows.append((rec.granted_at, 1, rec.pk, replay.CONSENT_RECORDED,
+                     {"consent_type": rec.consent_type, "granted": rec.granted}))
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    return [(at, kind, data) for at, _, _, kind, data in rows]
