@@ -6,7 +6,7 @@ kinds, as ``a2ui.services.replaylog`` keeps them, oldest first) with the session
 surface and the activity as they stood, plus the consent prompt open at that moment.
 ``messages(screen)`` gives the JSON-RPC notifications that draw that screen in the web client
 (what a resuming socket is sent: ``ui.render`` per component, ``ui.confirm`` /
-``ui.request_input`` per open request, one ``a2ui.v09`` snapshot, one ``ui.activity``
+``ui.request_input`` per open request, one ``a2ui.v09`` snapshot (when there are surfaces), one ``ui.activity``
 snapshot, ``a2ui.consent_required``), so the admin's replay frame draws it with the client's
 own renderer and no connection.
 
@@ -90,7 +90,8 @@ def messages(screen):
                                  r["params"]))
     surfaces = [m for surface in screen.state.surfaces.values()
                 for m in surface.snapshot_messages()]
-    out.append(_notification("a2ui.v09", {"messages": surfaces, "snapshot": True}))
+    if surfaces:  # the client loads its v0.9 renderer on the first a2ui.v09 message only
+        out.append(_notification("a2ui.v09", {"messages": surfaces, "snapshot": True}))
     if any(snap["activity"].values()):
         out.append(_notification("ui.activity", {"kind": "snapshot", "data": snap["activity"]}))
     if screen.consent:

@@ -47,3 +47,36 @@ def events(session):
                      {"consent_type": rec.consent_type, "granted": rec.granted}))
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
     return [(at, kind, data) for at, _, _, kind, data in rows]
+
+
+def screen(session, at, registry=None, limits=None):
+    """``(moments, at, messages)``: the session's replay moments, ``at`` clamped to them, and
+    the web client's notifications that draw the screen at moment ``at``."""
+    from a2ui.services import activity as activity_service
+    from a2ui.services import surfaces as surface_service
+
+    kept = [(kind, data) for _, kind, data in events(session)]
+    moments = replay.moments(kept)
+    at = len(kept) if at is None else max(0, min(int(at), len(kept)))
+    shown = replay.replay(kept, at, registry or surface_service.catalog_registry(),
+                          limits or activity_service.limits())
+    return moments, at, replay.messages(shown)
+
+
+def moment_links(session, entries):
+    """Set ``entry.extra["replay_at"]`` on the timeline's answer and consent entries: the
+    moment whose screen stood when the answer or choice was given (before it took effect)."""
+    kept = events(session)
+    closed = {data.get("request_id"): i for i, (_, kind, data) in enumerate(kept)
+              if kind == "request.closed"}
+    chosen = [(at, data.get("consent_type"), i) for i, (at, kind, data) in enumerate(kept)
+              if kind == replay.CONSENT_RECORDED]
+    for entry in entries:
+        if entry.kind == "answer" and entry.extra.get("request_id") in closed:
+            entry.extra["replay_at"] = closed[entry.extra["request_id"]]
+        elif entry.kind == "consent":
+            found = [i for at, ctype, i in chosen
+                     if at == entry.at and ctype == entry.extra.get("consent_type")]
+            entry.extra["replay_at"] = found[0] if found else sum(
+                1 for at, _, _ in kept if at <= entry.at)
+    return entries
