@@ -16,5 +16,6 @@ const messages = source ? JSON.parse(source.textContent) : [];
 const app = new App(root);
 app.connection = NO_CONNECTION;
 app.showState('closed', 'replay');
+app.sessionStarted({ resumed: false }); // an empty screen, as a new session's
 for (const message of Array.isArray(messages) ? messages : []) app.dispatch(message);
 root.dataset.replayed = String(messages.length);
