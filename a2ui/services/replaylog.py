@@ -9,8 +9,10 @@ retention that purges sessions purges them (docs/compliance.md, "Replay").
 by time (``consent.recorded``), for ``a2ui.core.replay``.
 """
 
+import json
 import logging
 
+from django.db import connection
 from django.utils import timezone
 
 from a2ui.core import replay
@@ -20,9 +22,19 @@ from a2ui.services import dbthreads
 log = logging.getLogger("a2ui.services")
 
 
+def _insert_sql():
+    q = connection.ops.quote_name
+    names = ", ".join(q(SessionEvent._meta.get_field(f).column)
+                      for f in ("session", "seq", "kind", "data", "at"))
+    return f"INSERT INTO {q(SessionEvent._meta.db_table)} ({names}) VALUES (%s, %s, %s, %s, %s)"
+
+
 def record(session_id, seq, kind, data):
-    SessionEvent.objects.create(session_id=session_id, seq=seq or 0, kind=str(kind), data=data,
-                                at=timezone.now())
+    """One row, by one INSERT (the ORM's create costs twice the CPU on the push path)."""
+    sid = session_id.hex if connection.vendor == "sqlite" else session_id
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(), [sid, seq or 0, str(kind), json.dumps(data),
+                                       timezone.now()])
 
 
 async def arecord(session_id, seq, kind, data):
