@@ -55,6 +55,10 @@ DEFAULTS = {
     "RETENTION_DAYS": 90,
     "PURGE_CONSENTS": False,
     "PURGE_AUDIT": False,
+    # Keep each event a person sees (components, requests, v0.9 surfaces, activity, consent
+    # prompts) with its session for the admin's replay (docs/compliance.md, "Replay"); the rows
+    # go with the session. False: nothing is kept and replay shows no moments.
+    "REPLAY_KEEP_EVENTS": True,
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,

@@ -15,6 +15,7 @@ import logging
 from django.db import connection
 from django.utils import timezone
 
+from a2ui.conf import a2ui_settings
 from a2ui.core import replay
 from a2ui.models import A2UIConsentRecord, SessionEvent
 from a2ui.services import dbthreads
@@ -38,8 +39,9 @@ def record(session_id, seq, kind, data):
 
 
 async def arecord(session_id, seq, kind, data):
-    """Store one event for replay; True when stored."""
-    if kind not in replay.KINDS:
+    """Store one event for replay (unless ``A2UI['REPLAY_KEEP_EVENTS']`` is False); True when
+    stored."""
+    if kind not in replay.KINDS or not a2ui_settings.REPLAY_KEEP_EVENTS:
         return False
     try:
         await dbthreads.run(record, session_id, seq, kind, data)

@@ -98,3 +98,9 @@ async def test_the_events_go_with_the_session(session):
     assert await database_sync_to_async(SessionEvent.objects.count)() == 1
     await database_sync_to_async(A2UISessionLog.objects.filter(pk=session.pk).delete)()
     assert await database_sync_to_async(SessionEvent.objects.count)() == 0
+
+
+async def test_nothing_is_kept_when_turned_off(session):
+    with override_settings(A2UI={**settings.A2UI, "REPLAY_KEEP_EVENTS": False}):
+        await run(session, render("c"))
+    assert await kept(session) == []
