@@ -62,6 +62,10 @@ DEFAULTS = {
     # str; None: derived from SECRET_KEY, so rotating SECRET_KEY invalidates old checkpoints).
     "AUDIT_SITE": os.environ.get("A2UI_AUDIT_SITE") or "default",
     "AUDIT_CHECKPOINT_KEY": os.environ.get("A2UI_AUDIT_CHECKPOINT_KEY") or None,
+    # Keep each event a person sees (components, requests, v0.9 surfaces, activity, consent
+    # prompts) with its session for the admin's replay (docs/compliance.md, "Replay"); the rows
+    # go with the session. False: nothing is kept and replay shows no moments.
+    "REPLAY_KEEP_EVENTS": True,
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,

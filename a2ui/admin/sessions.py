@@ -2,6 +2,11 @@
 
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from a2ui.admin.common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
 from a2ui.models import (
@@ -11,7 +16,36 @@ from a2ui.models import (
     RenderedComponent,
     Surface,
 )
-from a2ui.services import clients, timeline
+from a2ui.services import audit, clients, replaylog, timeline
+from a2ui.web import csp
+
+#: The replay frame's policy: the client's own scripts (and its import map, by nonce), no
+#: connection of any kind, no form, no plugin; images only from the site or data: URLs (a
+#: remote image would tell its host who is replaying). The iframe is sandboxed as well
+#: (``allow-scripts`` only: an opaque origin, no access to the admin page or its cookies).
+REPLAY_POLICY = ("default-src 'none'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
+                 "img-src 'self' data:; font-src 'self'; media-src 'self'; connect-src 'none'; "
+                 "object-src 'none'; base-uri 'none'; form-action 'none'; "
+                 "frame-ancestors 'self'")
+
+
+def replay_permission():
+    """The permission that lets staff replay a session's screens."""
+    from django.contrib.auth.models import Permission
+
+    if Permission.objects.filter(content_type__app_label="a2ui", codename="view_replay").exists():
+        return "a2ui.view_replay"
+    return "a2ui.view_a2uisessionlog"
+
+
+def _moment(request):
+    value = request.GET.get("at")
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -84,13 +118,72 @@ class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     def has_terminate_permission(self, request):
         return request.user.has_perm("a2ui.terminate_a2uisessionlog")
 
+    def has_replay_permission(self, request):
+        return request.user.is_active and request.user.is_staff and request.user.has_perm(
+            replay_permission())
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         obj = self.get_object(request, unquote(object_id))
         if obj is not None and self.has_view_permission(request, obj):
             entries, summary = timeline.build(obj)
+            can_replay = self.has_replay_permission(request)
+            if can_replay:
+                replaylog.moment_links(obj, entries)
             extra_context = {**(extra_context or {}), "timeline": entries,
-                             "timeline_summary": summary}
+                             "timeline_summary": summary, "can_replay": can_replay}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/replay/", wrap(self.replay_view),
+                 name="a2ui_a2uisessionlog_replay"),
+            path("<path:object_id>/replay/frame/", wrap(self.replay_frame_view),
+                 name="a2ui_a2uisessionlog_replay_frame"),
+        ] + super().get_urls()
+
+    def _replay_session(self, request, object_id):
+        if not self.has_replay_permission(request):
+            raise PermissionDenied
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            raise Http404("No such session.")
+        return obj
+
+    def replay_view(self, request, object_id):
+        """The session's screens, moment by moment, each drawn in a sandboxed frame."""
+        obj = self._replay_session(request, object_id)
+        moments, at, _ = replaylog.screen(obj, _moment(request))
+        # Who looked at what a person saw is itself on the trail (issue 27, least privilege).
+        audit.record("session.replay", actor=request.user, session_id=obj.pk,
+                     details={"at": at})
+        frame = reverse("admin:a2ui_a2uisessionlog_replay_frame", args=[obj.pk])
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Replay of session {obj.pk}",
+            "opts": self.model._meta,
+            "original": obj,
+            "moments": moments,
+            "at": at,
+            "last": len(moments) - 1,
+            "current": moments[at],
+            "frame_url": f"{frame}?at={at}",
+        }
+        return TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay.html", context)
+
+    @xframe_options_sameorigin
+    def replay_frame_view(self, request, object_id):
+        """The screen at one moment: the web client's renderer fed the snapshot; no socket."""
+        obj = self._replay_session(request, object_id)
+        _, at, messages = replaylog.screen(obj, _moment(request))
+        nonce = csp.get_nonce(request)
+        response = TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay_frame.html",
+                                    {"messages": messages, "at": at, "nonce": nonce})
+        response["Content-Security-Policy"] = REPLAY_POLICY.format(nonce=nonce)
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Referrer-Policy"] = "same-origin"
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 @admin.register(RenderedComponent)

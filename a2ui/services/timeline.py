@@ -68,11 +68,13 @@ def build(session):
                                                                                  "revoked_by"):
         verb = "granted" if rec.granted else "refused"
         entries.append(Entry(rec.granted_at, "consent", f"Consent {verb}: {rec.consent_type}",
-                             actor=rec.user.get_username() if rec.user else ""))
+                             actor=rec.user.get_username() if rec.user else "",
+                             extra={"consent_type": rec.consent_type}))
         if rec.revoked_at:
             by = rec.revoked_by.get_username() if rec.revoked_by else ""
             entries.append(Entry(rec.revoked_at, "consent",
-                                 f"Consent revoked: {rec.consent_type}", actor=by))
+                                 f"Consent revoked: {rec.consent_type}", actor=by,
+                                 extra={"revoked": True}))
     for req in PendingRequest.objects.filter(session=session).order_by("created_at"):
         entries.append(Entry(req.created_at, "request", _request_title(req),
                              detail=f"request_id {req.request_id}", actor="agent"))
@@ -84,7 +86,7 @@ def build(session):
                 title = f"Request {req.status.replace('_', ' ')}"
                 detail = ""
             entries.append(Entry(req.resolved_at, "answer", f"{title} ({req.request_id})",
-                                 detail=detail))
+                                 detail=detail, extra={"request_id": req.request_id}))
     if session.closed_at:
         closer = (
             AuditEvent.objects.filter(
