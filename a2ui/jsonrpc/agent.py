@@ -32,7 +32,7 @@ import asyncio
 from django.utils import timezone
 
 from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
-from a2ui.core import agentmethods
+from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.rpc import jsonrpc
@@ -48,6 +48,7 @@ from a2ui.services import (
     pushes,
     runs,
     sessions,
+    tracing,
 )
 
 
@@ -123,8 +124,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if msg.method in runs.AGENT_METHODS:
             return await runs.acall(self.agent.id, msg.method, msg.params)
         params, key = idempotency.pop(msg.params)
+        meta = None
+        if isinstance(params, dict) and "_meta" in params:  # JSON-RPC _meta: trace context
+            params = dict(params)
+            meta = params.pop("_meta")
         session_id, params = entry.validate(params)
-        return await self._deliver(msg, entry, session_id, params, key)
+        if not tracing.enabled():
+            return await self._deliver(msg, entry, session_id, params, key)
+        parent, state = tracecontext.from_meta(meta)
+        if parent is None:  # the WebSocket handshake's traceparent header
+            parent, state = tracecontext.from_headers(self.scope.get("headers") or ())
+        with tracing.span("a2ui.agent.call", parent, state, method=msg.method):
+            return await self._deliver(msg, entry, session_id, params, key)
 
     async def _deliver(self, msg, entry, session_id, params, key=None):
         if entry.awaits:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 
 from a2ui.core import events
-from a2ui.services import direct, groups, shared
+from a2ui.services import direct, groups, shared, tracing
 from a2ui.services.clients import Sent, count
 
 log = logging.getLogger("a2ui.services")
@@ -31,7 +31,9 @@ async def emit(sid, kind, data, clients=False):
 
 
 async def send(sid, seq, sockets, message):
-    """Straight to this process's consumers when they are all the session has, else the group."""
+    """Straight to this process's consumers when they are all the session has, else the group.
+    The current trace context rides along in the message (``tracing.inject``; none when off)."""
+    tracing.inject(message)
     if sockets is not None and await direct.deliver(sid.hex, sockets, message):
         return
     direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it
