@@ -6,10 +6,13 @@ import os
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-memory = InMemorySpanExporter()
+memory = None
 
 
 def in_memory():
+    """A new in-memory exporter (one a provider shut down stays stopped), kept as ``memory``."""
+    global memory
+    memory = InMemorySpanExporter()
     return memory
 
 
