@@ -173,3 +173,28 @@ async def test_a_python_api_push_joins_the_callers_current_span(spans, session, 
     push = _named(spans, "a2ui.push")
     assert push.parent.span_id == work.get_span_context().span_id
     assert push.context.trace_id == work.get_span_context().trace_id
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_agent_socket_push_reaches_the_persons_socket_in_one_trace(
+        spans, stream_token, agent_key):
+    from tests.wsutil import agent_and_person, recv_until, send
+
+    trace = "5bf92f3577b34da6a3ce929d0e0e4737"
+    bot, person, sid = await agent_and_person(stream_token, agent_key)
+    try:
+        await send(bot, {"jsonrpc": "2.0", "id": "r1", "method": "ui.render", "params": {
+            "session_id": sid, "component_id": "c1", "component_type": "card",
+            "data": {"title": "t"}, "_meta": {"traceparent": f"00-{trace}-1111111111111111-01"}}})
+        assert "result" in await recv_until(bot, lambda m: m.get("id") == "r1")
+        await recv_until(person, lambda m: m.get("method") == "ui.render")
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
+    call, push = _named(spans, "a2ui.agent.call"), _named(spans, "a2ui.push")
+    deliver = _named(spans, "a2ui.deliver")
+    assert f"{call.context.trace_id:032x}" == trace
+    assert f"{call.parent.span_id:016x}" == "1111111111111111"
+    assert push.parent.span_id == call.context.span_id
+    assert deliver.parent.span_id == push.context.span_id
+    assert deliver.context.trace_id == push.context.trace_id
