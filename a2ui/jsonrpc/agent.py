@@ -51,6 +51,9 @@ from a2ui.services import (
     tracing,
 )
 
+#: Requests of one agent socket whose trace context it keeps for the answer's span.
+MAX_REQUEST_TRACES = 1000
+
 
 class A2UIAgentConsumer(JsonRpcConsumer):
     agent = None
@@ -82,6 +85,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return
         self.agent = auth.agent
         self.timers = {}
+        self.request_traces = {}  # (session, request_id) -> the request's traceparent
         group = groups.agent_key_group(self.agent)
         await self.channel_layer.group_add(group, self.channel_name)
         self.groups.append(group)
@@ -146,6 +150,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
             self._arm_timer(request)
+            traced = tracing.current()  # None with tracing off
+            if traced is not None and len(self.request_traces) < MAX_REQUEST_TRACES:
+                self.request_traces[(str(request.session_id), request.request_id)] = traced
             return NO_RESPONSE
         result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
         if entry.shape == "result":
@@ -184,6 +191,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     # From the channel layer ------------------------------------------------------------------
 
     async def a2ui_answer(self, event):
+        """The outcome of a request; in an ``a2ui.answer`` span, child of the request's call,
+        when it was traced."""
+        parent = self.request_traces.pop(
+            (event["session_id"], event["request_id"]), None) if self.request_traces else None
+        if parent is None:
+            await self._answer(event)
+            return
+        with tracing.span("a2ui.answer", parent, status=event["status"],
+                          session=event["session_id"], request=event["request_id"]):
+            await self._answer(event)
+
+    async def _answer(self, event):
         # MOVED leaves the timer: the request's new waiter may be this socket (a retry under
         # another JSON-RPC id), armed already; an old socket's timer times it out at the same
         # deadline as the new one's.

@@ -198,3 +198,31 @@ async def test_an_agent_socket_push_reaches_the_persons_socket_in_one_trace(
     assert push.parent.span_id == call.context.span_id
     assert deliver.parent.span_id == push.context.span_id
     assert deliver.context.trace_id == push.context.trace_id
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_persons_answer_reaches_the_agent_in_the_requests_trace(
+        spans, stream_token, agent_key):
+    from tests.wsutil import agent_and_person, recv_until, send
+
+    trace = "6bf92f3577b34da6a3ce929d0e0e4738"
+    bot, person, sid = await agent_and_person(stream_token, agent_key)
+    try:
+        await send(bot, {"jsonrpc": "2.0", "id": "ask", "method": "ui.request_input", "params": {
+            "session_id": sid, "request_id": "r1", "input_type": "text", "prompt": "Name?",
+            "_meta": {"traceparent": f"00-{trace}-2222222222222222-01"}}})
+        await recv_until(person, lambda m: m.get("method") == "ui.request_input")
+        await send(person, {"jsonrpc": "2.0", "id": "ans", "method": "user.respond",
+                            "params": {"request_id": "r1", "value": "Ada"}})
+        reply = await recv_until(bot, lambda m: m.get("id") == "ask")
+        assert reply["result"] == "Ada"
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
+    call, push = _named(spans, "a2ui.agent.call"), _named(spans, "a2ui.push")
+    answer = _named(spans, "a2ui.answer")
+    assert f"{call.parent.span_id:016x}" == "2222222222222222"
+    assert push.parent.span_id == call.context.span_id
+    assert answer.parent.span_id == call.context.span_id
+    assert answer.context.trace_id == call.context.trace_id
+    assert answer.attributes["a2ui.status"] == "answered"
