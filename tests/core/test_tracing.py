@@ -226,3 +226,17 @@ async def test_the_persons_answer_reaches_the_agent_in_the_requests_trace(
     assert answer.parent.span_id == call.context.span_id
     assert answer.context.trace_id == call.context.trace_id
     assert answer.attributes["a2ui.status"] == "answered"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rest_agui_push_is_a_child_of_the_callers_traceparent(spans, session, agent_key):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_key}", HTTP_TRACEPARENT=PARENT)
+    response = client.post(f"/api/v4/sessions/{session.session_id}/agui", {"event": {
+        "type": "TEXT_MESSAGE", "sender": "bot", "content": "Hi", "role": "agent"}},
+        format="json")
+    assert response.status_code == 202, response.content
+    rest, push = _named(spans, "a2ui.rest.push"), _named(spans, "a2ui.push")
+    assert f"{rest.parent.span_id:016x}" == "00f067aa0ba902b7"
+    assert rest.attributes["a2ui.method"] == "agui.event"
+    assert push.parent.span_id == rest.context.span_id
