@@ -66,6 +66,17 @@ DEFAULTS = {
     # prompts) with its session for the admin's replay (docs/compliance.md, "Replay"); the rows
     # go with the session. False: nothing is kept and replay shows no moments.
     "REPLAY_KEEP_EVENTS": True,
+    # OpenTelemetry traces (the ``otel`` extra; a2ui.services.tracing, docs/operations.md).
+    # False: nothing of OpenTelemetry is imported. A2UI_TRACING=1 in the environment turns it on.
+    "TRACING": os.environ.get("A2UI_TRACING", "").strip().lower() in ("1", "true", "yes", "on"),
+    # None: spans go to the process's global tracer provider (configured by the site, e.g.
+    # ``opentelemetry-instrument``). An import string: a factory returning a SpanExporter, for
+    # a tracer provider of the app's own (A2UI_TRACING_EXPORTER in the environment).
+    "TRACING_EXPORTER": os.environ.get("A2UI_TRACING_EXPORTER") or None,
+    # With TRACING_EXPORTER: export each span when it ends (True) instead of in batches.
+    # A2UI_TRACING_SIMPLE_PROCESSOR=1 in the environment sets it.
+    "TRACING_SIMPLE_PROCESSOR": os.environ.get("A2UI_TRACING_SIMPLE_PROCESSOR", "").strip()
+    .lower() in ("1", "true", "yes", "on"),
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
