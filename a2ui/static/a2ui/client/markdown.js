@@ -130,18 +130,24 @@ function build(tokens, root, depth = 0) {
   return root;
 }
 
-/** A DocumentFragment for Markdown source (HTML-safe text from the server). */
-export function renderMarkdown(source) {
-  return renderMarkdownText(text(source));
+/**
+ * A DocumentFragment for Markdown source (HTML-safe text from the server). Before markdown-it
+ * has loaded, the fragment holds the source as text and `late()` is called once it has been
+ * replaced by the rendered Markdown (to highlight its code blocks, say).
+ */
+export function renderMarkdown(source, late = null) {
+  return renderMarkdownText(text(source), late);
 }
 
 /** A DocumentFragment for Markdown source already decoded to plain text (never decoded again). */
-export function renderMarkdownText(source) {
+export function renderMarkdownText(source, late = null) {
   if (md) return build(md.parse(source, {}), document.createDocumentFragment());
   // Not loaded yet: the source as text (never parsed as HTML), replaced once markdown-it is.
   const pending = h('span', { class: 'a2ui-md-pending' }, source);
   loadMarkdown().then(() => {
-    if (pending.parentNode) pending.replaceWith(renderMarkdownText(source));
+    if (!pending.parentNode) return;
+    pending.replaceWith(renderMarkdownText(source));
+    late?.();
   }, () => {});
   const fragment = document.createDocumentFragment();
   fragment.append(pending);
