@@ -198,13 +198,16 @@ class DemoAgent:
             decision = await c.confirm(sid, "Confirm Purchase",
                                        description="This will charge $50.00 to your account.",
                                        severity="warning", timeout_seconds=30)
-            await c.toast(sid, "Purchase approved" if decision.get("approved") else
-                          "Purchase declined", level="success" if decision.get("approved")
-                          else "warning", duration_ms=5000)
+            approved = bool(decision.get("approved"))
+            await c.toast(sid, "Purchase approved" if approved else "Purchase declined",
+                          level="success" if approved else "warning", duration_ms=5000)
+            # A declined purchase produces no report: the last step says so, not "completed".
+            report = ({"label": "Report Generation", "status": "completed"} if approved else
+                      {"label": "Report Generation", "status": "error",
+                       "description": "Not generated: the purchase was declined."})
             await c.update(sid, steps_id, {"steps": [
                 {"label": "Data Collection", "status": "completed"},
-                {"label": "Analysis", "status": "completed"},
-                {"label": "Report Generation", "status": "completed"}], "current_step": 2})
+                {"label": "Analysis", "status": "completed"}, report], "current_step": 2})
         except ProtocolError as exc:
             log.info("session %s: %s", sid, exc)
         except (ConnectionError, asyncio.CancelledError):

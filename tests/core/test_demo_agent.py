@@ -1,4 +1,5 @@
-"""The demo agent's form result card names the fields by their labels, not their keys."""
+"""The demo agent: its form result card names the fields by their labels, not their keys; its
+walkthrough ends as the person decided."""
 
 from a2ui.demo import FORM_LABELS, DemoAgent
 
@@ -25,3 +26,42 @@ async def test_form_result_shows_field_labels():
     ]
     assert FORM_LABELS == {"query": "Search Query", "max_price": "Max Price (USD)",
                            "category": "Category"}
+
+
+class WalkClient:
+    """Answers the walkthrough's calls; the person declines (or approves) the purchase."""
+
+    def __init__(self, approved):
+        self.approved = approved
+        self.updates = []
+
+    async def render(self, session_id, kind, data, **kwargs):
+        return kwargs.get("component_id") or f"c-{kind}"
+
+    async def update(self, session_id, component_id, data, **kwargs):
+        self.updates.append((component_id, data))
+
+    async def request_input(self, *args, **kwargs):
+        return "solar panels"
+
+    async def confirm(self, *args, **kwargs):
+        return {"approved": self.approved}
+
+    async def toast(self, *args, **kwargs):
+        pass
+
+    async def progress(self, *args, **kwargs):
+        pass
+
+    async def surfaces(self, *args, **kwargs):
+        pass
+
+
+async def test_a_declined_purchase_does_not_complete_the_report_step():
+    for approved, status in ((False, "error"), (True, "completed")):
+        client = WalkClient(approved)
+        await DemoAgent(client).walkthrough("s1")
+        component_id, last = client.updates[-1]
+        assert component_id == "demo-steps"
+        assert last["steps"][-1]["label"] == "Report Generation"
+        assert last["steps"][-1]["status"] == status, approved
