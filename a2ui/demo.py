@@ -125,7 +125,7 @@ class DemoAgent:
 
     def attach(self):
         self.client.on("session.opened", self.on_session)
-        self.client.on("session.resumed", self.on_session)
+        self.client.on("session.resumed", self.on_resumed)
         self.client.on("session.closed", self.on_closed)
         self.client.on("user.cancel", self.on_cancel)
         self.client.on("user.respond", self.on_form)
@@ -134,6 +134,17 @@ class DemoAgent:
     async def on_session(self, params):
         sid = params["session_id"]
         if sid not in self.running:
+            self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
+
+    async def on_resumed(self, params):
+        """The person came back (a reload): walk them through again once the last walk ended.
+
+        A session lives until an hour without activity (SESSION_INACTIVITY_TIMEOUT_SECONDS), so
+        walking each session only once walked a person who reloads only once an hour. The
+        components have fixed ids: a second walk replaces the first one's, it adds none."""
+        sid = params["session_id"]
+        task = self.running.get(sid)
+        if task is None or task.done():
             self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
 
     async def on_closed(self, params):
@@ -171,8 +182,8 @@ class DemoAgent:
                           message="Watch the components arrive.", duration_ms=4000)
             steps_id = await c.render(sid, "steps", {"steps": STEPS, "current_step": 0},
                                       component_id="demo-steps", metadata={"priority": "high"})
-            for kind, data, metadata in COMPONENTS:
-                await c.render(sid, kind, data, metadata=metadata)
+            for i, (kind, data, metadata) in enumerate(COMPONENTS):
+                await c.render(sid, kind, data, metadata=metadata, component_id=f"demo-{i}")
                 await asyncio.sleep(0.2)
             for value in range(0, 101, 20):
                 await c.progress(sid, "demo-task", "determinate", value=value, total=100,
@@ -194,7 +205,8 @@ class DemoAgent:
                 log.warning("v0.9 surface refused: %s", exc)
             topic = await c.request_input(sid, "text", "What would you like to search for?",
                                           validation={"required": True})
-            await c.render(sid, "card", {"title": "You asked for", "description": str(topic)})
+            await c.render(sid, "card", {"title": "You asked for", "description": str(topic)},
+                           component_id="demo-topic")
             decision = await c.confirm(sid, "Confirm Purchase",
                                        description="This will charge $50.00 to your account.",
                                        severity="warning", timeout_seconds=30)

@@ -34,8 +34,10 @@ class WalkClient:
     def __init__(self, approved):
         self.approved = approved
         self.updates = []
+        self.rendered = []
 
     async def render(self, session_id, kind, data, **kwargs):
+        self.rendered.append(kwargs.get("component_id"))
         return kwargs.get("component_id") or f"c-{kind}"
 
     async def update(self, session_id, component_id, data, **kwargs):
@@ -65,3 +67,18 @@ async def test_a_declined_purchase_does_not_complete_the_report_step():
         assert component_id == "demo-steps"
         assert last["steps"][-1]["label"] == "Report Generation"
         assert last["steps"][-1]["status"] == status, approved
+
+
+async def test_a_person_who_comes_back_is_walked_through_again_in_place():
+    client = WalkClient(True)
+    agent = DemoAgent(client)
+    await agent.on_session({"session_id": "s1"})
+    await agent.on_resumed({"session_id": "s1"})  # a reload during the walk: no second walk
+    await agent.running["s1"]
+    first = list(client.rendered)
+    assert None not in first and len(first) == len(set(first))  # fixed ids, each once
+    await agent.on_resumed({"session_id": "s1"})  # a reload after it: walked again
+    await agent.running["s1"]
+    assert client.rendered == first + first  # the same components, replaced in place
+    await agent.on_session({"session_id": "s1"})  # listed when the agent reconnects: not again
+    assert agent.running["s1"].done() and client.rendered == first + first
