@@ -6,9 +6,16 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
-from a2ui.admin.common import NoDeleteMixin, QueryTextMixin, short_id, terminate_sessions
+from a2ui.admin.common import (
+    NoDeleteMixin,
+    QueryTextMixin,
+    TimesWithSecondsMixin,
+    short_id,
+    terminate_sessions,
+)
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -60,6 +67,26 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+def _readable(value, depth=0):
+    """A JSON value as nested definition lists (keys bold), lists comma-separated; escaped."""
+    if isinstance(value, dict):
+        if not value:
+            return "-"
+        return format_html("<dl class=\"a2ui-json\">{}</dl>", format_html_join(
+            "", "<dt>{}</dt><dd>{}</dd>",
+            ((key, _readable(item, depth + 1)) for key, item in value.items())))
+    if isinstance(value, list):
+        if not value:
+            return "-"
+        if all(not isinstance(item, dict | list) for item in value):
+            return ", ".join(str(item) for item in value)
+        return format_html("<ul>{}</ul>", format_html_join(
+            "", "<li>{}</li>", ((_readable(item, depth + 1),) for item in value)))
+    if value is True or value is False:
+        return "yes" if value else "no"
+    return "-" if value is None or value == "" else str(value)
+
+
 class RenderedComponentInline(ReadOnlyInline):
     model = RenderedComponent
     fields = ("position", "component_id", "component_type", "expires_at", "updated_at")
@@ -79,14 +106,18 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(A2UISessionLog)
-class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
+class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     # Fits a 1280 px screen beside the admin's sidebars; the rest is on the session's page.
-    list_display = ("short_session_id", "state", "agent", "user", "last_activity",
+    list_display = ("short_session_id", "status", "agent", "user", "last_activity",
                     "message_count")
     list_filter = ("state", "agent", "created_at")
     search_fields = ("session_id", "user__username", "agent__name", "close_reason")
     date_hierarchy = "created_at"
-    readonly_fields = [f.name for f in A2UISessionLog._meta.fields] + ["can_show"]
+    # client_info and capabilities as readable lists instead of raw JSON (the *_shown fields).
+    exclude = ("client_info", "capabilities")
+    readonly_fields = [f.name for f in A2UISessionLog._meta.fields
+                       if f.name not in ("client_info", "capabilities")] + [
+        "status", "client_info_shown", "capabilities_shown", "can_show"]
     inlines = [RenderedComponentInline, PendingRequestInline, ConsentInline]
     actions = [terminate_sessions]
 
@@ -96,6 +127,21 @@ class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     @admin.display(description="session", ordering="session_id")
     def short_session_id(self, obj):
         return short_id(obj.session_id)
+
+    @admin.display(description="status", ordering="state")
+    def status(self, obj):
+        """Its state, and for a live session whose socket went away, that it is detached."""
+        if obj.is_live and obj.detached_at is not None:
+            return "Detached (resumable)"  # since detached_at, on the session's page
+        return obj.get_state_display()
+
+    @admin.display(description="client")
+    def client_info_shown(self, obj):
+        return _readable(obj.client_info)
+
+    @admin.display(description="capabilities")
+    def capabilities_shown(self, obj):
+        return _readable(obj.capabilities)
 
     @admin.display(description="what it can show now")
     def can_show(self, obj):
@@ -186,10 +232,17 @@ class A2UISessionLogAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
         return response
 
 
+class ShortSessionMixin:
+    @admin.display(description="session", ordering="session__session_id")
+    def short_session(self, obj):
+        return short_id(obj.session.session_id)
+
+
 @admin.register(RenderedComponent)
-class RenderedComponentAdmin(QueryTextMixin, admin.ModelAdmin):
-    list_display = ("component_id", "component_type", "session", "position", "expires_at",
-                    "updated_at")
+class RenderedComponentAdmin(ShortSessionMixin, TimesWithSecondsMixin, QueryTextMixin, admin.ModelAdmin):
+    # Fits a 1280 px screen (the session as its short id; position and expiry on the page).
+    list_display = ("component_id", "component_type", "short_session", "updated_at")
+    list_select_related = ("session",)
     list_filter = ("component_type",)
     search_fields = ("component_id", "session__session_id")
     readonly_fields = [f.name for f in RenderedComponent._meta.fields]
@@ -202,9 +255,10 @@ class RenderedComponentAdmin(QueryTextMixin, admin.ModelAdmin):
 
 
 @admin.register(PendingRequest)
-class PendingRequestAdmin(QueryTextMixin, admin.ModelAdmin):
-    list_display = ("request_id", "kind", "status", "session", "deadline", "resolved_at",
-                    "delivered_at")
+class PendingRequestAdmin(ShortSessionMixin, TimesWithSecondsMixin, QueryTextMixin, admin.ModelAdmin):
+    # Fits a 1280 px screen (delivery on the page).
+    list_display = ("request_id", "kind", "status", "short_session", "deadline", "resolved_at")
+    list_select_related = ("session",)
     list_filter = ("kind", "status")
     search_fields = ("request_id", "session__session_id")
     readonly_fields = [f.name for f in PendingRequest._meta.fields]
@@ -217,8 +271,10 @@ class PendingRequestAdmin(QueryTextMixin, admin.ModelAdmin):
 
 
 @admin.register(Surface)
-class SurfaceAdmin(QueryTextMixin, admin.ModelAdmin):
-    list_display = ("surface_id", "catalog_id", "session", "updated_at")
+class SurfaceAdmin(ShortSessionMixin, TimesWithSecondsMixin, QueryTextMixin, admin.ModelAdmin):
+    # Fits a 1280 px screen (the catalog, a long URL, on the page).
+    list_display = ("surface_id", "short_session", "updated_at")
+    list_select_related = ("session",)
     search_fields = ("surface_id", "session__session_id")
     readonly_fields = [f.name for f in Surface._meta.fields]
 

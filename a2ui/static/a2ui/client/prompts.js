@@ -169,7 +169,9 @@ export class Prompts {
     const countdown = h('span', { class: 'a2ui-countdown-text' });
     const meter = h('progress', { class: 'a2ui-countdown-bar', max: String(Math.max(timeout, 1)), value: String(timeout), 'aria-hidden': 'true' });
     const reason = h('input', { type: 'text', id: `${id}-reason`, maxlength: '500', autocomplete: 'off' });
-    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}` }, 'Approve');
+    // Focus goes to the primary action (Reject when critical), not the optional Reason field: on a
+    // phone focusing a text field opens the keyboard over the question.
+    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}`, autofocus: severity !== 'critical' }, 'Approve');
     const reject = h('button', { type: 'button', class: 'a2ui-btn', autofocus: severity === 'critical' }, 'Reject');
     const el = dialog('confirm', `${id}-title`, `a2ui-severity-${severity}`);
     el.setAttribute('aria-describedby', `${id}-desc`);
