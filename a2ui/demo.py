@@ -190,6 +190,15 @@ class DemoAgent:
         if task is not None:
             task.cancel()
 
+    async def stop_walkthroughs(self):
+        """The socket is going: cancel each session's walkthrough and wait for it, so that none
+        is left to fail unobserved (a reconnected socket starts them again, as session.resumed)."""
+        tasks = list(self.running.values())
+        self.running.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def on_cancel(self, params):
         await self.client.toast(params["session_id"], "Task cancelled", level="warning",
                                 message=f"Stopped {params.get('task_id')}.")
@@ -277,9 +286,14 @@ async def run_agent(url, key, stop):
                 delay = 0.5
                 for session in await client.sessions():
                     await agent.on_session(session)
-                done = asyncio.ensure_future(stop.wait())
-                await asyncio.wait([done, asyncio.ensure_future(client.closed.wait())],
-                                   return_when=asyncio.FIRST_COMPLETED)
+                waits = [asyncio.ensure_future(stop.wait()),
+                         asyncio.ensure_future(client.closed.wait())]
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for wait in waits:
+                        wait.cancel()
+                    await agent.stop_walkthroughs()
         except (OSError, ConnectionError) as exc:
             log.info("demo agent: %s; retrying", exc)
         except Exception as exc:  # the websockets handshake errors, among others
