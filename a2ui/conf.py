@@ -66,6 +66,8 @@ DEFAULTS = {
     # prompts) with its session for the admin's replay (docs/compliance.md, "Replay"); the rows
     # go with the session. False: nothing is kept and replay shows no moments.
     "REPLAY_KEEP_EVENTS": True,
+    # How often a process writes the events it kept (one statement a batch, off the push path).
+    "REPLAY_FLUSH_SECONDS": 0.25,
     # OpenTelemetry traces (the ``otel`` extra; a2ui.services.tracing, docs/operations.md).
     # False: nothing of OpenTelemetry is imported. A2UI_TRACING=1 in the environment turns it on.
     "TRACING": os.environ.get("A2UI_TRACING", "").strip().lower() in ("1", "true", "yes", "on"),

@@ -57,6 +57,9 @@ def test_the_frame_is_isolated(admin_client, story):
 
 
 def test_each_moment_shows_what_stood(admin_client, story):
+    from a2ui.services import replaylog
+
+    replaylog.buffer.flush_sync()
     kinds = list(SessionEvent.objects.filter(session=story).values_list("kind", flat=True))
     assert kinds == ["component.rendered", "request.opened", "request.closed"]
     methods = [[m["method"] for m in frame_messages(page(admin_client, story, "frame/", n))]

@@ -68,6 +68,7 @@ async def test_random_sessions_replay_to_the_snapshot_at_every_step(session, see
 async def test_the_check_fails_when_an_event_is_lost(session):
     await run(session, render("c1"))
     await run(session, render("c2"))
+    await database_sync_to_async(replaylog.buffer.flush_sync)()
     await database_sync_to_async(
         SessionEvent.objects.filter(session=session, data__component_id="c2").delete)()
     with pytest.raises(AssertionError):
@@ -95,6 +96,7 @@ async def test_a_consent_prompt_and_the_choice_are_moments(session):
 
 async def test_the_events_go_with_the_session(session):
     await run(session, render("c"))
+    await database_sync_to_async(replaylog.buffer.flush_sync)()
     assert await database_sync_to_async(SessionEvent.objects.count)() == 1
     await database_sync_to_async(A2UISessionLog.objects.filter(pk=session.pk).delete)()
     assert await database_sync_to_async(SessionEvent.objects.count)() == 0
@@ -104,3 +106,19 @@ async def test_nothing_is_kept_when_turned_off(session):
     with override_settings(A2UI={**settings.A2UI, "REPLAY_KEEP_EVENTS": False}):
         await run(session, render("c"))
     assert await kept(session) == []
+
+
+async def test_events_are_kept_off_the_push_path_and_written_in_batches(session):
+    """A push adds to the process's buffer (no database call of its own); the flusher writes
+    within REPLAY_FLUSH_SECONDS; a session deleted before the write loses only its rows."""
+    await database_sync_to_async(replaylog.buffer.flush_sync)()
+    with override_settings(A2UI={**settings.A2UI, "REPLAY_FLUSH_SECONDS": 30}):
+        await run(session, render("c1"))
+        await run(session, render("c2"))
+        assert await database_sync_to_async(SessionEvent.objects.count)() == 0  # not yet
+        await database_sync_to_async(replaylog.buffer.flush_sync)()
+        assert await database_sync_to_async(SessionEvent.objects.count)() == 2
+        await run(session, render("c3"))
+        await database_sync_to_async(A2UISessionLog.objects.filter(pk=session.pk).delete)()
+        await database_sync_to_async(replaylog.buffer.flush_sync)()  # no error: dropped
+        assert await database_sync_to_async(SessionEvent.objects.count)() == 0
