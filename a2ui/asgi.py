@@ -60,7 +60,8 @@ def http_application():
 def _static_files_handler():
     """Django's ASGIStaticFilesHandler, answering a path that climbs out of the static roots
     (``/static/../../etc/passwd``) 400 as Django's own handler would: Django's lets the
-    SuspiciousFileOperation escape, a 500 with a traceback in the server log."""
+    SuspiciousFileOperation escape, a 500 with a traceback in the server log. Its files carry
+    ``Access-Control-Allow-Origin: *`` (whitenoise's default too)."""
     from asgiref.sync import sync_to_async
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from django.core.exceptions import SuspiciousOperation
@@ -69,10 +70,14 @@ def _static_files_handler():
     class StaticFiles(ASGIStaticFilesHandler):
         async def get_response_async(self, request):
             try:
-                return await super().get_response_async(request)
+                response = await super().get_response_async(request)
             except SuspiciousOperation as exc:
                 return await sync_to_async(response_for_exception, thread_sensitive=False)(
                     request, exc)
+            # Public files, readable from any origin: the admin's sandboxed replay frame (an
+            # opaque origin) loads the client's modules, which browsers fetch with CORS.
+            response.setdefault("Access-Control-Allow-Origin", "*")
+            return response
 
     return StaticFiles
 

@@ -62,6 +62,23 @@ DEFAULTS = {
     # str; None: derived from SECRET_KEY, so rotating SECRET_KEY invalidates old checkpoints).
     "AUDIT_SITE": os.environ.get("A2UI_AUDIT_SITE") or "default",
     "AUDIT_CHECKPOINT_KEY": os.environ.get("A2UI_AUDIT_CHECKPOINT_KEY") or None,
+    # Keep each event a person sees (components, requests, v0.9 surfaces, activity, consent
+    # prompts) with its session for the admin's replay (docs/compliance.md, "Replay"); the rows
+    # go with the session. False: nothing is kept and replay shows no moments.
+    "REPLAY_KEEP_EVENTS": True,
+    # How often a process writes the events it kept (one statement a batch, off the push path).
+    "REPLAY_FLUSH_SECONDS": 0.25,
+    # OpenTelemetry traces (the ``otel`` extra; a2ui.services.tracing, docs/operations.md).
+    # False: nothing of OpenTelemetry is imported. A2UI_TRACING=1 in the environment turns it on.
+    "TRACING": os.environ.get("A2UI_TRACING", "").strip().lower() in ("1", "true", "yes", "on"),
+    # None: spans go to the process's global tracer provider (configured by the site, e.g.
+    # ``opentelemetry-instrument``). An import string: a factory returning a SpanExporter, for
+    # a tracer provider of the app's own (A2UI_TRACING_EXPORTER in the environment).
+    "TRACING_EXPORTER": os.environ.get("A2UI_TRACING_EXPORTER") or None,
+    # With TRACING_EXPORTER: export each span when it ends (True) instead of in batches.
+    # A2UI_TRACING_SIMPLE_PROCESSOR=1 in the environment sets it.
+    "TRACING_SIMPLE_PROCESSOR": os.environ.get("A2UI_TRACING_SIMPLE_PROCESSOR", "").strip()
+    .lower() in ("1", "true", "yes", "on"),
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,

@@ -132,7 +132,7 @@ class DemoAgent:
 
     def attach(self):
         self.client.on("session.opened", self.on_session)
-        self.client.on("session.resumed", self.on_session)
+        self.client.on("session.resumed", self.on_resumed)
         self.client.on("session.closed", self.on_closed)
         self.client.on("user.cancel", self.on_cancel)
         self.client.on("user.respond", self.on_form)
@@ -173,11 +173,31 @@ class DemoAgent:
         if sid not in self.running:
             self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
 
+    async def on_resumed(self, params):
+        """The person came back (a reload): walk them through again once the last walk ended.
+
+        A session lives until an hour without activity (SESSION_INACTIVITY_TIMEOUT_SECONDS), so
+        walking each session only once walked a person who reloads only once an hour. The
+        components have fixed ids: a second walk replaces the first one's, it adds none."""
+        sid = params["session_id"]
+        task = self.running.get(sid)
+        if task is None or task.done():
+            self.running[sid] = asyncio.get_running_loop().create_task(self.walkthrough(sid))
+
     async def on_closed(self, params):
         self.consented.pop(params["session_id"], None)
         task = self.running.pop(params["session_id"], None)
         if task is not None:
             task.cancel()
+
+    async def stop_walkthroughs(self):
+        """The socket is going: cancel each session's walkthrough and wait for it, so that none
+        is left to fail unobserved (a reconnected socket starts them again, as session.resumed)."""
+        tasks = list(self.running.values())
+        self.running.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def on_cancel(self, params):
         await self.client.toast(params["session_id"], "Task cancelled", level="warning",
@@ -209,8 +229,8 @@ class DemoAgent:
                           message="Watch the components arrive.", duration_ms=4000)
             steps_id = await c.render(sid, "steps", {"steps": STEPS, "current_step": 0},
                                       component_id="demo-steps", metadata={"priority": "high"})
-            for kind, data, metadata in COMPONENTS:
-                await c.render(sid, kind, data, metadata=metadata)
+            for i, (kind, data, metadata) in enumerate(COMPONENTS):
+                await c.render(sid, kind, data, metadata=metadata, component_id=f"demo-{i}")
                 await asyncio.sleep(0.2)
             for value in range(0, 101, 20):
                 await c.progress(sid, "demo-task", "determinate", value=value, total=100,
@@ -233,17 +253,21 @@ class DemoAgent:
             topic = await self.ask(sid, lambda: c.request_input(
                 sid, "text", "What would you like to search for?",
                 validation={"required": True}))
-            await c.render(sid, "card", {"title": "You asked for", "description": str(topic)})
+            await c.render(sid, "card", {"title": "You asked for", "description": str(topic)},
+                           component_id="demo-topic")
             decision = await self.ask(sid, lambda: c.confirm(
                 sid, "Confirm Purchase", description="This will charge $50.00 to your account.",
                 severity="warning", timeout_seconds=30))
-            await c.toast(sid, "Purchase approved" if decision.get("approved") else
-                          "Purchase declined", level="success" if decision.get("approved")
-                          else "warning", duration_ms=5000)
+            approved = bool(decision.get("approved"))
+            await c.toast(sid, "Purchase approved" if approved else "Purchase declined",
+                          level="success" if approved else "warning", duration_ms=5000)
+            # A declined purchase produces no report: the last step says so, not "completed".
+            report = ({"label": "Report Generation", "status": "completed"} if approved else
+                      {"label": "Report Generation", "status": "error",
+                       "description": "Not generated: the purchase was declined."})
             await c.update(sid, steps_id, {"steps": [
                 {"label": "Data Collection", "status": "completed"},
-                {"label": "Analysis", "status": "completed"},
-                {"label": "Report Generation", "status": "completed"}], "current_step": 2})
+                {"label": "Analysis", "status": "completed"}, report], "current_step": 2})
         except ProtocolError as exc:
             log.info("session %s: %s", sid, exc)
         except (ConnectionError, asyncio.CancelledError):
@@ -262,9 +286,14 @@ async def run_agent(url, key, stop):
                 delay = 0.5
                 for session in await client.sessions():
                     await agent.on_session(session)
-                done = asyncio.ensure_future(stop.wait())
-                await asyncio.wait([done, asyncio.ensure_future(client.closed.wait())],
-                                   return_when=asyncio.FIRST_COMPLETED)
+                waits = [asyncio.ensure_future(stop.wait()),
+                         asyncio.ensure_future(client.closed.wait())]
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for wait in waits:
+                        wait.cancel()
+                    await agent.stop_walkthroughs()
         except (OSError, ConnectionError) as exc:
             log.info("demo agent: %s; retrying", exc)
         except Exception as exc:  # the websockets handshake errors, among others

@@ -175,6 +175,28 @@ class A2UISessionLog(models.Model):
         return self.state in self.LIVE_STATES
 
 
+class SessionEvent(models.Model):
+    """One event of a session as its clients got it (``a2ui.core.events``), kept for replay
+    (``a2ui.core.replay``): the components, requests, v0.9 surface batches and activity, in
+    the session's order. Deleted with its session (retention purges the session)."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        A2UISessionLog, on_delete=models.CASCADE, related_name="events"
+    )
+    seq = models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.services.shared).")
+    kind = models.CharField(max_length=40)
+    data = models.JSONField(default=dict)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "id"]
+        indexes = [models.Index(fields=["session", "id"])]
+
+    def __str__(self):
+        return f"{self.kind} #{self.seq}"
+
+
 class A2UIConsentRecord(models.Model):
     """A consent given or refused in a session (seed 000 section 8.4)."""
 

@@ -10,8 +10,8 @@ notifications from the server (session.opened, session.closed, user.cancel, cons
 user.respond for form components, a2ui.v09 actions, a person's chat ``user.message`` and
 ``user.action``: ``on_message`` / ``on_action``) go to handlers registered with ``on``.
 AG-UI activity (chat, tool calls, state deltas, plans, tree, roster, artifacts) goes out with
-``agui_event`` (``say`` for a chat message).
-Needs the ``websockets`` package.
+``agui_event`` (``say`` for a chat message). A call or notification on a socket that closed
+raises ``ConnectionError``. Needs the ``websockets`` package.
 
 After a reconnect (the process that held the old socket died while a request waited; the
 server then opens with an ``a2ui.pending`` ``{"outcomes": n}`` notification), call
@@ -145,9 +145,12 @@ class AgentClient:
         rpc_id = next(self._ids)
         future = asyncio.get_running_loop().create_future()
         self._waiting[rpc_id] = future
-        await self._ws.send(
-            json.dumps({"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params})
-        )
+        try:
+            await self._send(
+                {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params})
+        except ConnectionError:
+            self._waiting.pop(rpc_id, None)
+            raise
         reply = await future
         if "error" in reply:
             err = reply["error"]
@@ -155,7 +158,17 @@ class AgentClient:
         return reply.get("result")
 
     async def notify(self, method, params):
-        await self._ws.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def _send(self, message):
+        """Send one message; a socket that closed (cleanly or not) is a ``ConnectionError``,
+        like a request whose socket closed while it waited."""
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            await self._ws.send(json.dumps(message))
+        except ConnectionClosed as exc:
+            raise ConnectionError(f"agent socket closed: {exc}") from None
 
     # The seven ui.* methods ------------------------------------------------------------------
 

@@ -85,6 +85,9 @@ MIDDLEWARE = [
     # First: a view failed by an unreachable database or Redis answers a JSON 503.
     "a2ui.middleware.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # /static/ (when A2UI_SERVE_STATIC is off): hashed, compressed, cached for a year once
+    # collected (DJANGO_STATIC_COLLECTED), from the finders with short-lived caching otherwise.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -201,7 +204,21 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
+# Production: `manage.py collectstatic` writes hashed names (app.3f2a1c.js) and their .gz and .br
+# next to them; WhiteNoise serves those with `Cache-Control: max-age=31536000, immutable` and the
+# encoding the browser accepts. Without it (development) the files come from the finders,
+# uncompressed, revalidated after WHITENOISE_MAX_AGE (60 s).
+STATIC_COLLECTED = _env_flag("DJANGO_STATIC_COLLECTED")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "a2ui.web.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_COLLECTED else "django.contrib.staticfiles.storage.StaticFilesStorage",
+    },
+}
+WHITENOISE_USE_FINDERS = not STATIC_COLLECTED
+WHITENOISE_AUTOREFRESH = not STATIC_COLLECTED
 # The example site's own files: templates/ (TEMPLATES DIRS: its base layout, the client page
 # that extends it, the login page) and static/ (their stylesheet). The a2ui app needs neither.
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -237,7 +254,8 @@ SPECTACULAR_SETTINGS = {
 
 A2UI = {
     "REDIS_URL": REDIS_URL or None,
-    "SERVE_STATIC": _env_flag("A2UI_SERVE_STATIC", True),
+    # Daphne serves /static/ through the finders in development; once collected, WhiteNoise does.
+    "SERVE_STATIC": _env_flag("A2UI_SERVE_STATIC", not STATIC_COLLECTED),
 }
 
 # One handler, on the root logger: every record is written once. (A handler on "a2ui" or

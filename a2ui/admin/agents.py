@@ -7,6 +7,7 @@ from a2ui import tokens
 from a2ui.admin.common import (
     NoDeleteMixin,
     QueryTextMixin,
+    TimesWithSecondsMixin,
     TokenStateFilter,
     revoke_agents,
     revoke_tokens,
@@ -16,9 +17,9 @@ from a2ui.services import audit
 
 
 @admin.register(Agent)
-class AgentAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
-    list_display = ("name", "display_name", "owner", "is_active", "max_concurrent_sessions",
-                    "key_prefix", "created_at", "revoked_at")
+class AgentAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
+    # Fits a 1280 px screen (owner, session cap and revocation time on the agent's page).
+    list_display = ("name", "display_name", "is_active", "key_prefix", "created_at")
     list_filter = ("is_active",)
     search_fields = ("name", "display_name", "owner__username", "key_prefix")
     readonly_fields = ("is_active", "key_prefix", "created_at", "revoked_at")
@@ -41,7 +42,7 @@ class AgentAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(StreamToken)
-class StreamTokenAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
+class StreamTokenAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_display = ("jti", "user", "agent", "token_type", "state", "issued_at", "expires_at",
                     "revoked_at", "revoked_by")
     list_filter = (TokenStateFilter, "token_type", "agent")

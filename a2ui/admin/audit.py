@@ -17,6 +17,7 @@ from a2ui.admin.common import (
     NoDeleteMixin,
     QueryTextMixin,
     SessionFilter,
+    TimesWithSecondsMixin,
     ToDateFilter,
     revoke_consents,
     short_id,
@@ -27,7 +28,7 @@ from a2ui.services import revocation
 
 
 @admin.register(A2UIConsentRecord)
-class A2UIConsentRecordAdmin(QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
+class A2UIConsentRecordAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.ModelAdmin):
     list_display = ("consent_type", "user", "granted", "in_force", "granted_at", "revoked_at",
                     "revoked_by", "session")
     list_filter = ("consent_type", ConsentStateFilter, "granted")
@@ -67,7 +68,8 @@ CSV_COLUMNS = ["at", "actor", "actor_id", "action", "target_type", "target_id", 
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ComplianceViewsMixin, QueryTextMixin, admin.ModelAdmin):
+class AuditEventAdmin(ComplianceViewsMixin, TimesWithSecondsMixin, QueryTextMixin,
+                      admin.ModelAdmin):
     list_display = ("at", "actor_label", "action", "target", "short_session_id", "agent")
     list_filter = ("action", "agent", ActorFilter, SessionFilter, FromDateFilter, ToDateFilter,
                    "at")

@@ -6,8 +6,10 @@ import uuid
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.http import HttpResponseBadRequest
 from django.utils import timezone
+from django.utils.dateformat import format as date_format
 from django.utils.dateparse import parse_date, parse_datetime
 
 from a2ui.services import revocation
@@ -216,6 +218,34 @@ class NoDeleteMixin:
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+#: How a2ui's admin lists show a time: events seconds apart must read apart ("8:48 a.m." x10).
+TIME_FORMAT = "Y-m-d H:i:s"
+
+
+def _time_column(name, field):
+    @admin.display(description=field.verbose_name, ordering=name)
+    def column(obj):
+        value = getattr(obj, name)
+        if value is None:
+            return None  # the list's empty value
+        return date_format(timezone.localtime(value) if timezone.is_aware(value) else value,
+                           TIME_FORMAT)
+
+    column.__name__ = name  # keeps the column's CSS class (column-<name>, field-<name>)
+    return column
+
+
+class TimesWithSecondsMixin:
+    """The model's date-time columns of ``list_display`` shown with seconds (TIME_FORMAT)
+    instead of the locale's DATETIME_FORMAT, which has none."""
+
+    def get_list_display(self, request):
+        times = {f.name: f for f in self.model._meta.fields
+                 if isinstance(f, models.DateTimeField)}
+        return [_time_column(item, times[item]) if isinstance(item, str) and item in times
+                else item for item in super().get_list_display(request)]
 
 
 class QueryTextMixin:

@@ -11,10 +11,10 @@ from a2ui import tokens
 from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from a2ui.api.permissions import IsAgent, IsPerson
 from a2ui.api.serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
-from a2ui.core import agentmethods
+from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
-from a2ui.services import agentapi, audit, delivery, pending, sessions
+from a2ui.services import agentapi, audit, delivery, pending, sessions, tracing
 from a2ui.services import surfaces as surface_service
 from a2ui.services.agents import find_agent
 
@@ -104,9 +104,12 @@ class SessionPushView(A2UIAsyncAPIView):
                 "detail": "Send a JSON object: the method's params."})
         key = _key(request)
         _, params = entry.validate({**params, "session_id": str(session_id)})
+        parent, state = tracecontext.from_headers(request.headers)
         try:
-            result = await agentapi.apush(request.auth.id, session_id, entry.name, params,
-                                          key=key, where="")
+            with tracing.span("a2ui.rest.push", parent, state, method=entry.name,
+                              session=session_id):
+                result = await agentapi.apush(request.auth.id, session_id, entry.name, params,
+                                              key=key, where="")
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         if entry.shape != "result":

@@ -27,7 +27,17 @@ from a2ui.core import events
 from a2ui.core.closes import CloseCode
 from a2ui.core.lifecycle import Event, Lifecycle, State
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import caps, clients, consent, groups, outages, seqwatch, sessions, shared
+from a2ui.services import (
+    caps,
+    clients,
+    consent,
+    groups,
+    outages,
+    seqwatch,
+    sessions,
+    shared,
+    tracing,
+)
 from a2ui.services import direct as direct_delivery
 from a2ui.services.metrics import buffer
 
@@ -161,7 +171,13 @@ class SessionListener:
                 self.last_seq = max(self.last_seq, seq)
         kind = events.kind_of(message)
         if kind is not None and (self.kinds is None or kind in self.kinds):
-            await self.show(kind, message)
+            parent = message.get("traceparent")
+            if parent is None:  # not traced (always, with tracing off)
+                await self.show(kind, message)
+                return
+            with tracing.span("a2ui.deliver", parent, message.get("tracestate"), kind=str(kind),
+                              seq=seq, protocol=self.client_protocol):
+                await self.show(kind, message)
 
     async def resync(self):
         """Resend the session's state and take the counter's current epoch.

@@ -32,7 +32,7 @@ import asyncio
 from django.utils import timezone
 
 from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
-from a2ui.core import agentmethods
+from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.rpc import jsonrpc
@@ -48,7 +48,11 @@ from a2ui.services import (
     pushes,
     runs,
     sessions,
+    tracing,
 )
+
+#: Requests of one agent socket whose trace context it keeps for the answer's span.
+MAX_REQUEST_TRACES = 1000
 
 
 class A2UIAgentConsumer(JsonRpcConsumer):
@@ -81,6 +85,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return
         self.agent = auth.agent
         self.timers = {}
+        self.request_traces = {}  # (session, request_id) -> the request's traceparent
         group = groups.agent_key_group(self.agent)
         await self.channel_layer.group_add(group, self.channel_name)
         self.groups.append(group)
@@ -123,8 +128,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if msg.method in runs.AGENT_METHODS:
             return await runs.acall(self.agent.id, msg.method, msg.params)
         params, key = idempotency.pop(msg.params)
+        meta = None
+        if isinstance(params, dict) and "_meta" in params:  # JSON-RPC _meta: trace context
+            params = dict(params)
+            meta = params.pop("_meta")
         session_id, params = entry.validate(params)
-        return await self._deliver(msg, entry, session_id, params, key)
+        if not tracing.enabled():
+            return await self._deliver(msg, entry, session_id, params, key)
+        parent, state = tracecontext.from_meta(meta)
+        if parent is None:  # the WebSocket handshake's traceparent header
+            parent, state = tracecontext.from_headers(self.scope.get("headers") or ())
+        with tracing.span("a2ui.agent.call", parent, state, method=msg.method):
+            return await self._deliver(msg, entry, session_id, params, key)
 
     async def _deliver(self, msg, entry, session_id, params, key=None):
         if entry.awaits:
@@ -135,6 +150,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
             self._arm_timer(request)
+            traced = tracing.current()  # None with tracing off
+            if traced is not None and len(self.request_traces) < MAX_REQUEST_TRACES:
+                self.request_traces[(str(request.session_id), request.request_id)] = traced
             return NO_RESPONSE
         result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
         if entry.shape == "result":
@@ -173,6 +191,18 @@ class A2UIAgentConsumer(JsonRpcConsumer):
     # From the channel layer ------------------------------------------------------------------
 
     async def a2ui_answer(self, event):
+        """The outcome of a request; in an ``a2ui.answer`` span, child of the request's call,
+        when it was traced."""
+        parent = self.request_traces.pop(
+            (event["session_id"], event["request_id"]), None) if self.request_traces else None
+        if parent is None:
+            await self._answer(event)
+            return
+        with tracing.span("a2ui.answer", parent, status=event["status"],
+                          session=event["session_id"], request=event["request_id"]):
+            await self._answer(event)
+
+    async def _answer(self, event):
         # MOVED leaves the timer: the request's new waiter may be this socket (a retry under
         # another JSON-RPC id), armed already; an old socket's timer times it out at the same
         # deadline as the new one's.

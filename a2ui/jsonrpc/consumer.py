@@ -26,6 +26,7 @@ from a2ui.services import (
     groups,
     housekeeping,
     pending,
+    replaylog,
     sessions,
     shared,
 )
@@ -184,9 +185,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.announce(session, snapshot is not None, session.capabilities)
 
     async def prompt_consents(self):
-        await self.send(text_data=wire.encode(
-            Kind.CONSENT_REQUIRED, {"consent_types": consent.describe(self.missing_consents)}
-        ))
+        data = {"consent_types": consent.describe(self.missing_consents)}
+        await replaylog.arecord(self.session_id, 0, Kind.CONSENT_REQUIRED, data)
+        await self.send(text_data=wire.encode(Kind.CONSENT_REQUIRED, data))
 
     async def after_response(self):
         while self.pending_out:

@@ -10,10 +10,10 @@ from rest_framework.response import Response
 from a2ui.api.base import A2UIAsyncAPIView
 from a2ui.api.permissions import IsAgent
 from a2ui.api.views import _key
-from a2ui.core import agentmethods
+from a2ui.core import agentmethods, tracecontext
 from a2ui.core.errors import DomainError
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import agentapi, delivery, pushes
+from a2ui.services import agentapi, delivery, pushes, tracing
 
 
 class SessionMessagesView(A2UIAsyncAPIView):
@@ -39,7 +39,9 @@ class SessionMessagesView(A2UIAsyncAPIView):
             raise ValidationError({"detail": "At most 100 messages per request."})
         key = _key(request)
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
-        seqs = await pushes.apush_batch(request.auth.id, session_id, batch, key)
+        parent, state = tracecontext.from_headers(request.headers)
+        with tracing.span("a2ui.rest.messages", parent, state, session=session_id):
+            seqs = await pushes.apush_batch(request.auth.id, session_id, batch, key)
         delivered = [{"method": m, "seq": None if isinstance(seq, delivery.Pushed) else seq}
                      for (m, _), seq in zip(batch, seqs, strict=True)]
         return Response(delivery.flag({"delivered": delivered}, *seqs),

@@ -13,10 +13,11 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from a2ui.core import tracecontext
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools, uris
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import outages
+from a2ui.services import outages, tracing
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -105,7 +106,11 @@ async def call_tool(ctx, params):
         if params.name not in tools.agent_tools():
             raise MCPError(int(ErrorCode.INVALID_PARAMS), f"Unknown tool: {params.name}",
                            {"path": "name"})
-        return await _guard(agent.call(ctx, who, params.name, arguments))
+        # SEP-414: the caller's trace context in the request's _meta.
+        meta = ctx.params.get("_meta") if isinstance(ctx.params, dict) else None
+        parent, state = tracecontext.from_meta(meta)
+        with tracing.span("a2ui.mcp.tool", parent, state, tool=params.name):
+            return await _guard(agent.call(ctx, who, params.name, arguments))
     from a2ui.mcp import person
 
     if tools.person_tool(params.name) is None:

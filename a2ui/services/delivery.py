@@ -36,6 +36,7 @@ from a2ui.services import (
     sessions,
     shared,
     stream,
+    tracing,
 )
 from a2ui.services.metrics import buffer
 
@@ -84,6 +85,14 @@ def flag(out, *seqs):
 
 async def aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None,
                 prefix="", key=None):
+    """:func:`_aemit` in an ``a2ui.push`` span (``tracing``: a no-op when off)."""
+    with tracing.span("a2ui.push", kind=str(kind), session=session_id):
+        return await _aemit(agent_id, session_id, kind, data, reply_channel=reply_channel,
+                            rpc_id=rpc_id, prefix=prefix, key=key)
+
+
+async def _aemit(agent_id, session_id, kind, data, *, reply_channel="", rpc_id=None,
+                 prefix="", key=None):
     """Apply and deliver one agent event; return (seq, PendingRequest or None).
 
     ``request.opened`` events wait for the person: ``reply_channel`` gets the outcome (their
@@ -191,6 +200,12 @@ async def _deliver(sid, items):
 
 
 async def aemit_batch(agent_id, session_id, items, key=None):
+    """:func:`_aemit_batch` in an ``a2ui.push`` span (``tracing``: a no-op when off)."""
+    with tracing.span("a2ui.push", kind="batch", session=session_id, items=len(items)):
+        return await _aemit_batch(agent_id, session_id, items, key)
+
+
+async def _aemit_batch(agent_id, session_id, items, key=None):
     """Apply a batch of agent events all or nothing, then deliver them in order; return the
     sequence numbers.
 

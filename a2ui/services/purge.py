@@ -3,7 +3,8 @@
 What goes, for data older than the cutoff (``now - days``):
 
 * closed sessions (closed, timed out or rejected; never a live one) with what they showed and
-  awaited: rendered components, pending requests and answers, v0.9 surfaces. With
+  awaited: rendered components, pending requests and answers, v0.9 surfaces, and the events
+  kept for replay (``a2ui.services.replaylog``). With
   ``anonymize=True`` the session rows stay for statistics (state, counters, dates) but lose the
   person, the token, the client info and the close reason, and their content is deleted;
 * stream token records that expired before the cutoff;
@@ -31,6 +32,7 @@ from a2ui.models import (
     AuditEvent,
     PendingRequest,
     RenderedComponent,
+    SessionEvent,
     StreamToken,
     Surface,
 )
@@ -93,6 +95,7 @@ def purge(days=None, *, dry_run=False, anonymize=False, now=None):
     counts["rendered components"] = RenderedComponent.objects.filter(session__in=old_ids).count()
     counts["pending requests"] = PendingRequest.objects.filter(session__in=old_ids).count()
     counts["surfaces"] = Surface.objects.filter(session__in=old_ids).count()
+    counts["replay events"] = SessionEvent.objects.filter(session__in=old_ids).count()
     tokens = StreamToken.objects.filter(expires_at__lt=cutoff)
     counts["stream tokens"] = tokens.count()
     if a2ui_settings.PURGE_CONSENTS:
@@ -159,7 +162,7 @@ def _delete_in_batches(queryset):
 
 
 def _anonymize(sessions, old_ids):
-    for model in (RenderedComponent, PendingRequest, Surface):
+    for model in (RenderedComponent, PendingRequest, Surface, SessionEvent):
         _delete_in_batches(model.objects.filter(session__in=old_ids))
     while True:
         pks = list(sessions.values_list("pk", flat=True)[:BATCH])

@@ -11,8 +11,8 @@ a gap means a loss whatever the kind.
 import asyncio
 import logging
 
-from a2ui.core import events
-from a2ui.services import direct, groups, shared
+from a2ui.core import events, replay
+from a2ui.services import direct, groups, replaylog, shared, tracing
 from a2ui.services.clients import Sent, count
 
 log = logging.getLogger("a2ui.services")
@@ -31,7 +31,13 @@ async def emit(sid, kind, data, clients=False):
 
 
 async def send(sid, seq, sockets, message):
-    """Straight to this process's consumers when they are all the session has, else the group."""
+    """Straight to this process's consumers when they are all the session has, else the group.
+
+    An event of a kind replay folds is kept (``replaylog``); the current trace context rides
+    along in the message (``tracing.inject``; none when off)."""
+    if message.get("kind") in replay.KINDS:
+        await replaylog.arecord(sid, seq, message["kind"], message["data"])
+    tracing.inject(message)
     if sockets is not None and await direct.deliver(sid.hex, sockets, message):
         return
     direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it

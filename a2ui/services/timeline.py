@@ -44,6 +44,7 @@ def _request_title(req):
 
 def build(session):
     """The session's timeline entries, oldest first, and a messages summary dict."""
+    person = session.user.get_username() if session.user else ""
     entries = [
         Entry(
             session.created_at, "opened", "Session opened",
@@ -51,7 +52,7 @@ def build(session):
                 f"{k}: {v}" for k, v in (session.client_info or {}).items()
                 if isinstance(v, str | int | float)
             ),
-            actor=session.user.get_username() if session.user else "",
+            actor=person,
         )
     ]
     for ev in AuditEvent.objects.filter(session_id=session.session_id).order_by("at", "id"):
@@ -68,23 +69,25 @@ def build(session):
                                                                                  "revoked_by"):
         verb = "granted" if rec.granted else "refused"
         entries.append(Entry(rec.granted_at, "consent", f"Consent {verb}: {rec.consent_type}",
-                             actor=rec.user.get_username() if rec.user else ""))
+                             actor=rec.user.get_username() if rec.user else "",
+                             extra={"consent_type": rec.consent_type}))
         if rec.revoked_at:
             by = rec.revoked_by.get_username() if rec.revoked_by else ""
             entries.append(Entry(rec.revoked_at, "consent",
-                                 f"Consent revoked: {rec.consent_type}", actor=by))
+                                 f"Consent revoked: {rec.consent_type}", actor=by,
+                                 extra={"revoked": True}))
     for req in PendingRequest.objects.filter(session=session).order_by("created_at"):
         entries.append(Entry(req.created_at, "request", _request_title(req),
                              detail=f"request_id {req.request_id}", actor="agent"))
         if req.resolved_at:
             if req.status == PendingRequest.Status.ANSWERED:
-                title = "Answered"
-                detail = _preview(req.answer)
+                # The person of the session answered (the only one who can, on its socket).
+                title, detail, actor = "Answered", _preview(req.answer), person
             else:
-                title = f"Request {req.status.replace('_', ' ')}"
-                detail = ""
+                title, detail, actor = f"Request {req.status.replace('_', ' ')}", "", ""
             entries.append(Entry(req.resolved_at, "answer", f"{title} ({req.request_id})",
-                                 detail=detail))
+                                 detail=detail, actor=actor,
+                                 extra={"request_id": req.request_id}))
     if session.closed_at:
         closer = (
             AuditEvent.objects.filter(

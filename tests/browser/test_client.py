@@ -192,6 +192,9 @@ def test_confirm_approved_reaches_agent(page, agent):
     dialog = page.get_by_role("dialog", name=re.compile("Deploy version 2"))
     expect(dialog).to_contain_text("This replaces the running version.")
     expect(dialog).to_contain_text(re.compile(r"Rejects automatically in \d+ s"))
+    # The primary action has the focus, not the optional Reason field (no phone keyboard).
+    expect(dialog.get_by_role("button", name="Approve")).to_be_focused()
+    expect(dialog.get_by_label("Reason (optional)")).not_to_be_focused()
     screenshot(page, "confirm")
     dialog.get_by_label("Reason (optional)").fill("looks good")
     dialog.get_by_role("button", name="Approve").click()

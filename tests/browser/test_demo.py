@@ -96,6 +96,10 @@ class Demo:
         assert self.proc.wait(STOP_TIMEOUT) == status, self.output
         self.reader.join(STOP_TIMEOUT)
         assert self.lines[-1] == last_line, self.output
+        # A stop at any moment (even soon after the start) leaves no unretrieved task error
+        # (the agent's socket closing under it: ConnectionClosedOK) and no traceback.
+        for trace in ("Task exception was never retrieved", "ConnectionClosed", "Traceback"):
+            assert trace not in self.output, self.output
         assert gone(daphne_pid), f"Daphne ({daphne_pid}) outlived the demo command"
         assert not self.group_alive(), "a process of the demo's group outlived it"
 

@@ -58,7 +58,8 @@ def render_in_page(page, source):
     return page.evaluate(
         """async (source) => {
             const base = document.querySelector('script[type=module][src]').src;
-            const { renderMarkdown } = await import(new URL('markdown.js', base).href);
+            const { loadMarkdown, renderMarkdown } = await import(new URL('markdown.js', base).href);
+            await loadMarkdown();  // markdown-it is loaded on the first Markdown shown
             const box = document.createElement('div');
             box.append(renderMarkdown(source));
             return box.innerHTML;

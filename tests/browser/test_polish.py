@@ -104,6 +104,13 @@ def test_reply_appears_where_the_prompt_was_answered(page, agent, width):
     expect(later).to_be_visible()
     assert box(later)["top"] > last_filler["top"]
 
+    # A reload replays the session's components in order: the reply keeps its place.
+    page.reload()
+    expect(page.locator("[data-a2ui-client]")).to_have_attribute("data-connection", "connected")
+    expect(later).to_be_visible()
+    assert box(reply)["bottom"] < box(page.locator('[data-component-id="fill-7"]'))["top"]
+    assert box(later)["top"] > box(page.locator('[data-component-id="fill-7"]'))["top"]
+
 
 def test_form_result_appears_right_after_the_form(page, agent):
     sid = open_client(page)
@@ -121,6 +128,14 @@ def test_form_result_appears_right_after_the_form(page, agent):
     expect(result).to_be_visible()
     gap = box(result)["top"] - box(form)["bottom"]
     assert 0 <= gap <= 40, gap
+
+    # After a reload the result is still right after the form, not at the end of the page.
+    page.reload()
+    expect(page.locator("[data-a2ui-client]")).to_have_attribute("data-connection", "connected")
+    expect(result).to_be_visible()
+    order = page.evaluate("""() => [...document.querySelectorAll('[data-component-id]')]
+        .map((el) => el.dataset.componentId)""")
+    assert order.index("result") == order.index("form") + 1, order
 
 
 @pytest.mark.parametrize("width", WIDTHS)

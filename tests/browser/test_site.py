@@ -7,6 +7,7 @@
 * The admin's session and audit change lists fit 1280 px without horizontal scrolling.
 """
 
+import re
 import uuid
 
 import pytest
@@ -90,6 +91,19 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
         audit.record("session.closed", actor=admin_user, agent=agent, target=log,
                      session_id=log.session_id, details={"reason": "x" * 80})
     audit.record("component.rendered", agent=agent, session_id=uuid.uuid4())
+    from django.utils import timezone
+
+    from a2ui.models import PendingRequest, RenderedComponent, Surface
+
+    for i in range(3):
+        RenderedComponent.objects.create(session=log, component_id=f"a-long-component-id-{i}-x",
+                                         component_type="markdown", position=i)
+        PendingRequest.objects.create(session=log, request_id=f"a-long-request-id-{i}-xyz",
+                                      kind="confirm", deadline=timezone.now(),
+                                      status="answered", resolved_at=timezone.now())
+        Surface.objects.create(session=log, surface_id=f"a-long-surface-id-{i}",
+                               catalog_id="https://a2ui.org/specification/v0_9/"
+                                          "basic_catalog.json")
 
     page = anonymous(1280)
     page.goto("/admin/login/?next=/admin/")
@@ -97,7 +111,8 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
     page.locator("#id_password").fill("pw-admin-1")
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{page.watch.origin}/admin/")
-    for model in ("a2uisessionlog", "auditevent"):
+    for model in ("a2uisessionlog", "auditevent", "agent", "renderedcomponent",
+                  "pendingrequest", "surface"):
         page.goto(f"/admin/a2ui/{model}/")
         expect(page.locator("#result_list tbody tr").first).to_be_visible()
         widths = page.evaluate("""() => ({
@@ -108,4 +123,7 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
         screenshot(page, f"admin-{model}-1280")
         assert widths["page"] <= 1280, (model, widths)
         assert widths["results"] <= widths["shown"], (model, widths)  # no scrolling table
+        # Times with seconds (ten events in one minute read apart).
+        times = page.locator("#result_list tbody tr").first.inner_text()
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", times), (model, times)
         screenshot(page, f"admin-{model}-1280")

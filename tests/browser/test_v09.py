@@ -25,9 +25,10 @@ def test_v09_surface_renders_and_its_action_reaches_the_agent(page, agent):
     surface = page.locator('[data-surface-id="booking"] a2ui-surface')
     expect(surface).to_be_visible()
     expect(surface).to_contain_text("Book a table (A2UI v0.9)")
-    # @a2ui/lit 0.11's TextField does not tie its <label> to the <input> (docs/client.md).
-    expect(surface.locator("a2ui-basic-textfield label")).to_have_text("Your name")
-    name = surface.locator("a2ui-basic-textfield").get_by_role("textbox")
+    # The label is tied to its input (v09catalog.js): found by its accessible name.
+    name = surface.get_by_label("Your name")
+    expect(name).to_have_attribute("id", re.compile(r"^a2ui-v09-field-\d+$"))
+    expect(surface.get_by_role("textbox", name="Your name")).to_be_visible()
     name.fill("Ada")
     screenshot(page, "v09-surface")
     surface.get_by_role("button", name="Book").click()

@@ -147,6 +147,31 @@ def test_session_page_shows_its_timeline(officer, client_for, user, agent, super
         assert expected in text, expected
     kinds = [e.kind for e in body.context["timeline"]]
     assert kinds[0] == "opened" and kinds[-1] == "closed"
+    (answer,) = [e for e in body.context["timeline"] if e.title == "Answered (r1)"]
+    assert answer.actor == user.get_username()  # the person answered
+    (expired,) = [e for e in body.context["timeline"] if e.title == "Request timed out (k1)"]
+    assert expired.actor == ""
+
+
+def test_session_page_reads_well(officer, client_for, user, agent):
+    """A detached live session is not shown "Active"; client info and capabilities are lists,
+    not raw JSON; the list's times have seconds."""
+    at = timezone.now().replace(microsecond=0)
+    session = A2UISessionLog.objects.create(
+        user=user, agent=agent, state="active", detached_at=at, last_activity=at,
+        client_info={"name": "WebUI", "version": "1.2"},
+        capabilities={"components": ["text", "chart"], "v09": {"catalogs": ["basic"]}})
+    page = client_for(officer).get(f"/admin/a2ui/a2uisessionlog/{session.pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Detached (resumable)" in text
+    assert "<dt>name</dt><dd>WebUI</dd>" in text and "<dd>text, chart</dd>" in text
+    # Not the raw JSON Django shows for a JSONField (its repr, or as JSON).
+    assert "&#x27;name&#x27;: &#x27;WebUI&#x27;" not in text
+    assert "{&quot;name&quot;: &quot;WebUI&quot;" not in text
+    listing = client_for(officer).get("/admin/a2ui/a2uisessionlog/").content.decode()
+    assert "Detached (resumable)" in listing
+    assert timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S") in listing
 
 
 def test_unknown_session_page_is_not_a_500(officer, client_for):

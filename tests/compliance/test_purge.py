@@ -17,6 +17,7 @@ from a2ui.models import (
     AuditEvent,
     PendingRequest,
     RenderedComponent,
+    SessionEvent,
     StreamToken,
 )
 from a2ui.services import audit
@@ -38,11 +39,17 @@ def data(user, agent):
     RenderedComponent.objects.create(session=old, component_id="c", component_type="card")
     PendingRequest.objects.create(session=old, request_id="r", kind="input",
                                   deadline=long_ago, answer="secret", status="answered")
+    SessionEvent.objects.create(session=old, seq=1, kind="component.rendered", at=long_ago,
+                                data={"component_id": "c", "component_type": "card",
+                                      "data": {"title": "secret"}})
     # Old but still live: never purged.
     live = A2UISessionLog.objects.create(user=user, agent=agent, state="active",
                                          created_at=long_ago, last_activity=long_ago)
     recent = A2UISessionLog.objects.create(user=user, agent=agent, state="closed",
                                            closed_at=now, last_activity=now)
+    SessionEvent.objects.create(session=recent, seq=1, kind="component.rendered",
+                                data={"component_id": "n", "component_type": "card",
+                                      "data": {"title": "recent"}})
     in_force = A2UIConsentRecord.objects.create(
         user=user, session=old, consent_type="data_collection", granted=True,
         granted_at=long_ago)
@@ -84,6 +91,8 @@ def test_purge_deletes_old_session_data_and_keeps_consents_and_audit(data):
     assert A2UISessionLog.objects.filter(pk=data["live"].pk).exists()
     assert A2UISessionLog.objects.filter(pk=data["recent"].pk).exists()
     assert not RenderedComponent.objects.exists() and not PendingRequest.objects.exists()
+    assert list(SessionEvent.objects.values_list("session", flat=True)) == [data["recent"].pk]
+    assert "replay events: 1 were deleted" in out
     assert not StreamToken.objects.filter(pk=data["token"].pk).exists()
     kept = A2UIConsentRecord.objects.get(pk=data["in_force"].pk)
     assert kept.session is None and kept.is_active
@@ -93,7 +102,7 @@ def test_purge_deletes_old_session_data_and_keeps_consents_and_audit(data):
     report = AuditEvent.objects.get(action="retention.purge")
     assert report.actor_label == "system"
     assert report.details["counts"]["sessions"] == 1
-    assert run("--older-than", "30").count(": 0 were deleted") == 5  # idempotent
+    assert run("--older-than", "30").count(": 0 were deleted") == 6  # idempotent
 
 
 def test_purge_consents_and_audit_when_configured(data):
@@ -117,6 +126,7 @@ def test_anonymize_keeps_rows_without_the_person(data):
     assert old.close_reason == "" and old.state == "closed"
     assert not RenderedComponent.objects.filter(session=old).exists()
     assert not PendingRequest.objects.filter(session=old).exists()
+    assert not SessionEvent.objects.filter(session=old).exists()  # what the person saw, too
     assert "sessions: 0 were anonymized" in run("--older-than", "30", "--anonymize")
 
 

@@ -63,9 +63,16 @@ def test_bundle_is_a_handful_of_modules_without_eval():
 def test_every_bare_import_of_the_client_is_an_entry_of_the_bundle():
     bare = set()
     for path in CLIENT.glob("*.js"):
+        source = path.read_text()
         for spec in re.findall(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"'./][^"']*)["']""",
-                               path.read_text()):
+                               source):
             bare.add(spec)
+        # Loaded on demand through a constant (`import(CHART)`), which collectstatic's module
+        # rewriting leaves alone: the constant's value is the specifier.
+        for const in re.findall(r"\bimport\((\w+)\)", source):
+            value = re.search(rf"""\bconst {const} = ["']([^"']+)["']""", source)
+            assert value, (path.name, const)
+            bare.add(value.group(1))
     assert bare == {"@a2ui/lit/v0_9", "@a2ui/web_core/v0_9", "@lit/context", "lit", "markdown-it",
                     "a2ui-vendor/chart", "a2ui-vendor/highlight"}
     assert bare == set(MANIFEST["entries"])
@@ -123,13 +130,19 @@ def test_the_client_tag_emits_the_import_map_unless_told_not_to():
     assert '<script type="importmap"' not in render_client("import_map=False")
 
 
+#: collectstatic of the app's files only: the other apps' (Swagger UI's 30 MB above all) would
+#: take minutes to compress and test nothing of ours.
+ONLY_THE_APPS = ("-i", "drf_spectacular_sidecar", "-i", "admin", "-i", "rest_framework",
+                 "-i", "site")
+
+
 def test_collectstatic_with_manifest_storage_serves_the_map_and_its_chunks(settings, tmp_path):
     from django.core.management import call_command
 
     settings.STATIC_ROOT = tmp_path
     settings.STORAGES = {**settings.STORAGES, "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
-    call_command("collectstatic", "--noinput", verbosity=0)
+    call_command("collectstatic", "--noinput", *ONLY_THE_APPS, verbosity=0)
     imports = importmap.build_import_map()["imports"]
     for spec, url in imports.items():
         # Hashed names (cacheable forever), each file present in STATIC_ROOT...
@@ -139,3 +152,27 @@ def test_collectstatic_with_manifest_storage_serves_the_map_and_its_chunks(setti
         for rel in re.findall(r"""(?:\bfrom|\bimport)\s*["']\./([^"']+)["']""",
                               entry.read_text()):
             assert (entry.parent / rel).is_file(), (spec, rel)
+
+
+def test_collectstatic_with_the_apps_storage_hashes_every_module_of_the_first_page(
+        settings, tmp_path):
+    """a2ui.web.storage: the client's static imports point at hashed names (cacheable forever),
+    bare specifiers loaded on demand are left to the import map, every file has .br and .gz."""
+    from django.core.management import call_command
+
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+        "BACKEND": "a2ui.web.storage.CompressedManifestStaticFilesStorage"}}
+    call_command("collectstatic", "--noinput", *ONLY_THE_APPS, verbosity=0)
+    manifest = json.loads((tmp_path / "staticfiles.json").read_text())["paths"]
+    app = tmp_path / manifest["a2ui/client/app.js"]
+    imported = re.findall(r"""\bfrom\s*["']\./([^"']+)["']""", app.read_text())
+    assert imported and all(re.fullmatch(r"[\w-]+\.[0-9a-f]{12}\.js", name) for name in imported)
+    for name in imported:
+        assert (app.parent / name).is_file(), name
+    for module in ("chart", "highlight", "markdown", "v09"):
+        text = (tmp_path / manifest[f"a2ui/client/{module}.js"]).read_text()
+        assert "import(" in text and "a2ui/client/a2ui-vendor" not in text, module
+    for name in ("a2ui/client/app.js", "a2ui/vendor/markdown-it.js", "a2ui/client/a2ui.css"):
+        for suffix in (".br", ".gz"):
+            assert (tmp_path / (manifest[name] + suffix)).is_file(), (name, suffix)

@@ -22,7 +22,7 @@ function badge(status) {
 }
 
 function markdown(source) {
-  const el = h('div', { class: 'a2ui-markdown' }, renderMarkdownText(plain(source)));
+  const el = h('div', { class: 'a2ui-markdown' }, renderMarkdownText(plain(source), () => highlightBlocks(el)));
   highlightBlocks(el);
   return el;
 }

@@ -11,6 +11,10 @@ const STATE_LABELS = { idle: 'Idle', connecting: 'Connecting…', connected: 'Co
 // After the person answers (a prompt, a form), the next new main-region component within this
 // time is taken as the agent's reply and shown where they answered, not at the end of the page.
 const REPLY_WINDOW_MS = 15000;
+// Where replies were placed, per session (sessionStorage), so that a reload (which replays the
+// session's components in their order) puts each reply back where the person saw it.
+const REPLIES_KEY = 'a2ui.replies';
+const MAX_REPLIES = 100;
 const CLOSED_LABELS = { timed_out: 'timed out', answered: 'was answered', cancelled: 'was cancelled' };
 
 export class App {
@@ -158,6 +162,9 @@ export class App {
       slot.replaceWith(entry.el);
       entry.reply = true;
       this.dropReplySlot();
+      this.rememberReply(id, entry.el);
+    } else if (!existing && region === this.regions.main && this.placeReply(id, entry.el)) {
+      entry.reply = true;
     } else {
       existing?.el.remove();
       this.insertByPriority(region, entry.el);
@@ -197,6 +204,43 @@ export class App {
     const title = frame.querySelector('h2, h3, caption, figcaption, .a2ui-alert-title');
     if (title) frame.setAttribute('aria-label', title.textContent);
     return frame;
+  }
+
+  replies() {
+    try {
+      const stored = JSON.parse(sessionStorage.getItem(REPLIES_KEY) || 'null');
+      const session = sessionStorage.getItem('a2ui.session_id');
+      return isObject(stored) && stored.session === session && isObject(stored.places)
+        ? stored : { session, places: {} };
+    } catch { return { session: null, places: {} }; }
+  }
+
+  /** Record where reply `id` was placed: after a component, or in the prompt stack. */
+  rememberReply(id, el) {
+    let previous = el.previousElementSibling;
+    while (previous && !previous.dataset?.componentId) previous = previous.previousElementSibling;
+    const place = previous ? { after: previous.dataset.componentId }
+      : this.prompts.container.contains(el) ? { prompts: true } : null;
+    if (!place) return;
+    const stored = this.replies();
+    stored.places[id] = place;
+    const ids = Object.keys(stored.places);
+    for (const old of ids.slice(0, Math.max(0, ids.length - MAX_REPLIES))) delete stored.places[old];
+    try { sessionStorage.setItem(REPLIES_KEY, JSON.stringify(stored)); } catch { /* storage off */ }
+  }
+
+  /** After a reload: put a remembered reply back in its place; false if it has none. */
+  placeReply(id, el) {
+    const place = this.replies().places[id];
+    if (!isObject(place)) return false;
+    if (place.prompts) {
+      this.prompts.container.prepend(el);
+      return true;
+    }
+    const anchor = typeof place.after === 'string' ? this.components.get(place.after)?.el : null;
+    if (!anchor?.parentNode) return false;
+    anchor.after(el);
+    return true;
   }
 
   /** Keep `slot` (placed where the person just answered) for the agent's reply for a while. */

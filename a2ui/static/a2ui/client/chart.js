@@ -14,10 +14,13 @@ const TYPES = ['bar', 'line', 'pie'];
 export const MAX_DRAWN = 1e15;
 export const MAX_SERIES = 20;
 export const MAX_POINTS = 1000;
+// A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
+// a dynamic import of a string literal to a hashed static path, which a bare specifier is not.
+const CHART = 'a2ui-vendor/chart';
 let loading = null;
 
 function load() {
-  loading ??= import('a2ui-vendor/chart').then((module) => module.Chart);
+  loading ??= import(CHART).then((module) => module.Chart);
   return loading;
 }
 

@@ -232,7 +232,8 @@ function form(data, ctx) {
 
 // ---- markdown / code / image / alert / steps / chart ---------------------------------------
 function markdown(data) {
-  const el = h('div', { class: 'a2ui-markdown' }, heading(data.title), renderMarkdown(data.content ?? data.text ?? ''));
+  const el = h('div', { class: 'a2ui-markdown' }, heading(data.title),
+    renderMarkdown(data.content ?? data.text ?? '', () => highlightBlocks(el)));
   highlightBlocks(el);
   return el;
 }

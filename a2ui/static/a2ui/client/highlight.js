@@ -8,13 +8,16 @@
 // classes only; anything else becomes its text. The copy must read exactly the source, or the
 // plain text stays. Nothing assigns innerHTML.
 
+// A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
+// a dynamic import of a string literal to a hashed static path, which a bare specifier is not.
+const HIGHLIGHT = 'a2ui-vendor/highlight';
 let loading = null;
 const parser = new DOMParser();
 // hljs-keyword, hljs-title, and sub-scopes such as "function_" / "class_".
 const SCOPE = /^(hljs-[a-z][\w-]*|[a-z]+_+)$/;
 
 function load() {
-  loading ??= import('a2ui-vendor/highlight').then((module) => module.default, () => null);
+  loading ??= import(HIGHLIGHT).then((module) => module.default, () => null);
   return loading;
 }
 

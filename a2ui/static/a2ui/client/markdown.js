@@ -1,23 +1,38 @@
-// Markdown -> DOM with markdown-it (npm, served from node_modules through the import map).
+// Markdown -> DOM with markdown-it (the vendored bundle, through the import map), loaded on
+// the first Markdown the page shows: until it arrives the source is shown as plain text.
 // markdown-it only parses: its tokens are turned into DOM nodes here, with text inserted as
 // text nodes and only the attributes set below, so no HTML string is ever parsed. Raw HTML
 // and linkify are off; links must pass the client's URL policy (urlpolicy.js), otherwise their
 // text is shown without a link. Images are never loaded: they become links (see image()).
-import MarkdownIt from 'markdown-it';
 import { h, text } from './dom.js';
 import { safeUrl } from './urlpolicy.js';
 
-// maxNesting 20 (the commonmark preset's) instead of 100: inline rules look ahead up to that
-// many levels at each "[" or "*", so it bounds the work per character.
-const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false, maxNesting: 20 });
-// Server strings are HTML-safe text: their entities are decoded once, by text(), before
-// parsing; markdown-it must not decode a second time ("&amp;lt;" stays "&lt;").
-md.disable('entity');
-// Link and image destinations: the policy sees the destination as written (after markdown's
-// own unescaping) and again after markdown-it normalized it (percent-encoding, punycode).
-const normalizeLink = md.normalizeLink.bind(md);
-md.normalizeLink = (url) => (safeUrl(url) === null ? '' : normalizeLink(url));
-md.validateLink = (url) => safeUrl(url) !== null;
+// A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
+// a dynamic import of a string literal to a hashed static path, which a bare specifier is not.
+const MARKDOWN_IT = 'markdown-it';
+let md = null;
+let loading = null;
+
+function configure(MarkdownIt) {
+  // maxNesting 20 (the commonmark preset's) instead of 100: inline rules look ahead up to that
+  // many levels at each "[" or "*", so it bounds the work per character.
+  const parser = new MarkdownIt('default', { html: false, linkify: false, typographer: false, maxNesting: 20 });
+  // Server strings are HTML-safe text: their entities are decoded once, by text(), before
+  // parsing; markdown-it must not decode a second time ("&amp;lt;" stays "&lt;").
+  parser.disable('entity');
+  // Link and image destinations: the policy sees the destination as written (after markdown's
+  // own unescaping) and again after markdown-it normalized it (percent-encoding, punycode).
+  const normalizeLink = parser.normalizeLink.bind(parser);
+  parser.normalizeLink = (url) => (safeUrl(url) === null ? '' : normalizeLink(url));
+  parser.validateLink = (url) => safeUrl(url) !== null;
+  return parser;
+}
+
+/** Load markdown-it once; resolves when renderMarkdown renders synchronously. */
+export function loadMarkdown() {
+  loading ??= import(MARKDOWN_IT).then((module) => { md = configure(module.default); return md; });
+  return loading;
+}
 
 // Elements the walker may create (markdown-it's default preset, nothing else).
 const TAGS = new Set([
@@ -115,12 +130,26 @@ function build(tokens, root, depth = 0) {
   return root;
 }
 
-/** A DocumentFragment for Markdown source (HTML-safe text from the server). */
-export function renderMarkdown(source) {
-  return renderMarkdownText(text(source));
+/**
+ * A DocumentFragment for Markdown source (HTML-safe text from the server). Before markdown-it
+ * has loaded, the fragment holds the source as text and `late()` is called once it has been
+ * replaced by the rendered Markdown (to highlight its code blocks, say).
+ */
+export function renderMarkdown(source, late = null) {
+  return renderMarkdownText(text(source), late);
 }
 
 /** A DocumentFragment for Markdown source already decoded to plain text (never decoded again). */
-export function renderMarkdownText(source) {
-  return build(md.parse(source, {}), document.createDocumentFragment());
+export function renderMarkdownText(source, late = null) {
+  if (md) return build(md.parse(source, {}), document.createDocumentFragment());
+  // Not loaded yet: the source as text (never parsed as HTML), replaced once markdown-it is.
+  const pending = h('span', { class: 'a2ui-md-pending' }, source);
+  loadMarkdown().then(() => {
+    if (!pending.parentNode) return;
+    pending.replaceWith(renderMarkdownText(source));
+    late?.();
+  }, () => {});
+  const fragment = document.createDocumentFragment();
+  fragment.append(pending);
+  return fragment;
 }

@@ -12,7 +12,7 @@ function dialog(kind, labelId, extraClass = '') {
 
 function focusInto(el) {
   requestAnimationFrame(() => {
-    const target = el.querySelector('[autofocus]') || el.querySelector('input, select, textarea, button');
+    const target = el.querySelector('[data-a2ui-autofocus]') || el.querySelector('input, select, textarea, button');
     (target || el).focus();
   });
 }
@@ -169,8 +169,10 @@ export class Prompts {
     const countdown = h('span', { class: 'a2ui-countdown-text' });
     const meter = h('progress', { class: 'a2ui-countdown-bar', max: String(Math.max(timeout, 1)), value: String(timeout), 'aria-hidden': 'true' });
     const reason = h('input', { type: 'text', id: `${id}-reason`, maxlength: '500', autocomplete: 'off' });
-    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}` }, 'Approve');
-    const reject = h('button', { type: 'button', class: 'a2ui-btn', autofocus: severity === 'critical' }, 'Reject');
+    // Focus goes to the primary action (Reject when critical), not the optional Reason field: on a
+    // phone focusing a text field opens the keyboard over the question.
+    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}`, 'data-a2ui-autofocus': severity !== 'critical' ? '' : null }, 'Approve');
+    const reject = h('button', { type: 'button', class: 'a2ui-btn', 'data-a2ui-autofocus': severity === 'critical' ? '' : null }, 'Reject');
     const el = dialog('confirm', `${id}-title`, `a2ui-severity-${severity}`);
     el.setAttribute('aria-describedby', `${id}-desc`);
     if (severity === 'critical') el.setAttribute('role', 'alertdialog');

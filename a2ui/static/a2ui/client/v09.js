@@ -3,7 +3,12 @@
 // message: a page without v0.9 surfaces never fetches it. The catalog is the basic one
 // with bound URLs policed and CSP-safe styling (v09catalog.js).
 import { h } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { loadMarkdown, renderMarkdown } from './markdown.js';
+
+// A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
+// a dynamic import of a string literal to a hashed static path, which a bare specifier is not.
+const WEB_CORE = '@a2ui/web_core/v0_9';
+const LIT_CONTEXT = '@lit/context';
 
 /**
  * Markdown for the renderer's Text component. The renderer inserts the string it gets with
@@ -46,7 +51,7 @@ export class V09Surfaces {
   load() {
     if (!this.ready) {
       this.ready = Promise.all([
-        import('./v09catalog.js'), import('@a2ui/web_core/v0_9'), import('@lit/context'),
+        import('./v09catalog.js'), import(WEB_CORE), import(LIT_CONTEXT), loadMarkdown(),
       ]).then(([catalog, core, litContext]) => {
         this.markdownProvider = new litContext.ContextProvider(this.container, {
           context: core.Context.markdown, initialValue: markdownToHtml,

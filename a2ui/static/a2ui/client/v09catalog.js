@@ -12,6 +12,8 @@
 //    (`style="flex: N"` for its weight) and Image (lit's styleMap for object-fit, which writes
 //    the attribute on first render). Here those attributes are never written and the same
 //    properties are set through CSSOM (element.style), which CSP allows.
+// 3. Labels. TextField renders a <label> not tied to its <input>/<textarea>; here the control
+//    gets an id of its own and the label `for` it, so screen readers name the field.
 //
 // Loaded lazily by v09.js (its imports need the page's import map).
 import { html, nothing } from 'lit';
@@ -148,6 +150,22 @@ function cspTextElement(Base) {
   };
 }
 
+let fieldIds = 0;
+
+function labelledElement(Base) {
+  return class extends Base {
+    updated(changed) {
+      super.updated(changed);
+      const label = this.querySelector(':scope > label');
+      const control = this.querySelector(':scope > input, :scope > textarea');
+      if (!label || !control) return;
+      this.fieldId ??= `a2ui-v09-field-${++fieldIds}`;
+      control.id = this.fieldId;
+      label.htmlFor = this.fieldId;
+    }
+  };
+}
+
 function define(api, make) {
   const tag = `a2ui-safe-${api.tagName.replace(/^a2ui-/, '')}`;
   if (!customElements.get(tag)) customElements.define(tag, make(customElements.get(api.tagName)));
@@ -177,6 +195,7 @@ export function clientCatalog() {
   const components = [...basicCatalog.components.values()].map((api) => {
     if (api.name === 'Text') return define(api, cspTextElement);
     if (api.name === 'Image') return define(api, cspImageElement);
+    if (api.name === 'TextField') return define(api, labelledElement);
     if (api.tagName && schemaHasUrlKey(api.schema)) return define(api, policedElement);
     return api;
   });
