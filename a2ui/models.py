@@ -181,8 +181,12 @@ class SessionEvent(models.Model):
     the session's order. Deleted with its session (retention purges the session)."""
 
     id = models.BigAutoField(primary_key=True)
+    # No database constraint: the replay flusher's batched INSERTs then take no lock on the
+    # sessions table (an INSERT's key check beside a purge or a TRUNCATE of both tables could
+    # deadlock). Django's CASCADE still deletes the rows with their session; a row written
+    # for a session deleted within REPLAY_FLUSH_SECONDS is an orphan `a2ui_purge` removes.
     session = models.ForeignKey(
-        A2UISessionLog, on_delete=models.CASCADE, related_name="events"
+        A2UISessionLog, on_delete=models.CASCADE, related_name="events", db_constraint=False
     )
     seq = models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.services.shared).")
     kind = models.CharField(max_length=40)
@@ -190,7 +194,7 @@ class SessionEvent(models.Model):
     at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["session", "id"]
+        ordering = ["session_id", "id"]  # the column: no join (orphans stay visible)
         indexes = [models.Index(fields=["session", "id"])]
 
     def __str__(self):

@@ -69,6 +69,11 @@ def _fresh_redis():
             client = _redis_clients[url] = redis.Redis.from_url(url, socket_timeout=5)
         client.flushdb()
     yield
+    # Replay events a test kept and the flusher has not written yet belong to that test's
+    # database: they are not written into the next test's (or, at exit, the real one).
+    from a2ui.services import replaylog
+
+    replaylog.buffer.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

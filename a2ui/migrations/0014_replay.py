@@ -20,10 +20,10 @@ class Migration(migrations.Migration):
                 ('kind', models.CharField(max_length=40)),
                 ('data', models.JSONField(default=dict)),
                 ('at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='a2ui.a2uisessionlog')),
+                ('session', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='a2ui.a2uisessionlog')),
             ],
             options={
-                'ordering': ['session', 'id'],
+                'ordering': ['session_id', 'id'],
                 'indexes': [models.Index(fields=['session', 'id'], name='a2ui_sessio_session_d3d053_idx')],
             },
         ),

@@ -42,16 +42,18 @@ from a2ui.models import (
     PushKey,
     RenderedComponent,
     SessionActivity,
+    SessionEvent,
     StreamToken,
     Surface,
 )
-from a2ui.services import audit, auditchain
+from a2ui.services import audit, auditchain, replaylog
 
 FORMAT = "a2ui-person-export/1"
 #: The events that record handling a request are kept as they are (they name the user id).
 KEPT_ACTIONS = ("person.export", "person.erase")
 SESSION_CONTENT = (("components", RenderedComponent), ("requests", PendingRequest),
-                   ("surfaces", Surface), ("runs", AgentRun), ("push_keys", PushKey))
+                   ("surfaces", Surface), ("runs", AgentRun), ("push_keys", PushKey),
+                   ("replay_events", SessionEvent))  # what the person saw, kept for replay
 
 
 class PersonError(ValueError):
@@ -204,6 +206,7 @@ def erase(user, *, actor=None, dry_run=False):
         revocation.terminate_sessions(list(_sessions(user).values_list("pk", flat=True)),
                                       actor)
         # what the closes above recorded is about the person too: counted with the rest
+        replaylog.buffer.flush_sync()  # this process's kept events are in the tables first
         with transaction.atomic():
             session_ids = list(_sessions(user).values_list("pk", flat=True))
             jtis = list(StreamToken.objects.filter(user=user).values_list("pk", flat=True))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
@@ -115,6 +115,10 @@ def purge(days=None, *, dry_run=False, anonymize=False, now=None):
     else:
         _delete_in_batches(_old_sessions(cutoff))
     _delete_in_batches(tokens)
+    # Replay events written for a session deleted a moment before (SessionEvent has no
+    # database constraint: its batched writes take no lock on the sessions table).
+    _delete_in_batches(SessionEvent.objects.filter(
+        ~Exists(A2UISessionLog.objects.filter(pk=OuterRef("session_id")))))
     if a2ui_settings.PURGE_CONSENTS:
         _delete_in_batches(_old_consents(cutoff))
     anchor = None

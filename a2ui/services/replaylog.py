@@ -104,6 +104,11 @@ class ReplayBuffer:
             if waited:
                 self._writing.release()
 
+    def clear(self):
+        """Forget what was not written yet (tests: a test's events stay with its database)."""
+        with self._lock:
+            self._rows = []
+
     def flush_at_exit(self):
         try:
             self.flush_sync()
