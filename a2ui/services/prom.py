@@ -23,12 +23,10 @@ _ready = False
 registry = None
 
 # The metrics (None until :func:`setup`).
-sockets = pushes = push_latency = pending = answer_latency = None
-resyncs = repairs = refused = outages = pool_queue = None
+sockets = pushes = push_latency = repairs = outages = pool_queue = None
 
-#: Latency buckets, seconds: a push is a few milliseconds; a person's answer seconds to minutes.
+#: Latency buckets, seconds: a push is a few milliseconds.
 PUSH_BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5)
-ANSWER_BUCKETS = (.1, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
 _LABEL = re.compile(r"[a-z0-9_.-]{1,40}")
 MAX_LABELS = 32
@@ -59,8 +57,7 @@ def multiproc_dir():
 def setup(force=False):
     """Create the metrics when ``A2UI['PROMETHEUS']`` is on (once per process; ``force``: again,
     for tests). Sets :data:`ON`."""
-    global ON, _ready, registry, sockets, pushes, push_latency, pending, answer_latency
-    global resyncs, repairs, refused, outages, pool_queue
+    global ON, _ready, registry, sockets, pushes, push_latency, repairs, outages, pool_queue
     from a2ui.conf import a2ui_settings
 
     with _lock:
@@ -87,16 +84,8 @@ def setup(force=False):
         push_latency = Histogram("a2ui_push_latency_seconds", "An agent push, stored and "
                                  "delivered: seconds, per protocol.", ["protocol"],
                                  buckets=PUSH_BUCKETS, registry=registry)
-        pending = Gauge("a2ui_pending_requests", "Input requests opened by this process and "
-                        "not yet answered.", registry=registry, **live)
-        answer_latency = Histogram("a2ui_answer_latency_seconds", "From an input request to "
-                                   "its answer, seconds.", buckets=ANSWER_BUCKETS,
-                                   registry=registry)
-        resyncs = Counter("a2ui_resyncs", "Resyncs sent to clients.", registry=registry)
-        repairs = Counter("a2ui_lost_sequence_repairs", "Sessions repaired after a lost "
-                          "sequence number.", registry=registry)
-        refused = Counter("a2ui_refused_inputs", "Inputs refused, per reason.", ["reason"],
-                          registry=registry)
+        repairs = Counter("a2ui_lost_sequence_repairs", "Resync orders sent to a session "
+                          "whose push may not have been delivered (stream.repair).", registry=registry)
         outages = Counter("a2ui_outage_errors", "Failures caused by an outage, per kind "
                           "(redis, database).", ["kind"], registry=registry)
         pool_queue = Gauge("a2ui_db_pool_queue_depth", "Calls waiting for a per-message "
@@ -143,10 +132,6 @@ def pushed_result(seconds, result):
 
 def outage(kind):
     outages.labels("redis" if "Redis" in kind else "database").inc()
-
-
-def refused_input(reason):
-    refused.labels(label(reason, "reason")).inc()
 
 
 # The scrape -------------------------------------------------------------------------------------

@@ -54,7 +54,6 @@ def test_hooks_count(metrics_on):
     prom.socket_opened("v4.a2ui")
     prom.socket_opened("v4.a2ui")
     prom.socket_closed("v4.a2ui")
-    prom.refused_input("rate_limited")
     outages.report(ConnectionRefusedError(111, "refused"), "a test")
     _, body = prom.exposition()
     got = samples(body)
@@ -65,7 +64,6 @@ def test_hooks_count(metrics_on):
     assert got[("a2ui_push_latency_seconds_bucket", (("le", "0.005"), ("protocol", "v09")))] == 1
     assert got[("a2ui_push_latency_seconds_bucket", (("le", "0.1"), ("protocol", "detached")))] == 0
     assert got[("a2ui_sockets", (("protocol", "v4.a2ui"),))] == 1
-    assert got[("a2ui_refused_inputs_total", (("reason", "rate_limited"),))] == 1
     assert got[("a2ui_db_pool_queue_depth", ())] == dbthreads.queue_depth()
     kinds = {labels for (name, labels), v in got.items() if name == "a2ui_outage_errors_total"}
     assert kinds  # the outage (whatever kind outages.cause gave it) was counted
