@@ -72,6 +72,9 @@ def setup(force=False):
             os.makedirs(directory, exist_ok=True)
             # prometheus_client reads the environment when a metric is created
             os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+            import atexit
+
+            atexit.register(mark_dead)  # its live gauges leave the sums when it exits
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         registry = CollectorRegistry(auto_describe=True)
