@@ -53,7 +53,9 @@ class A2UIConfig(AppConfig):
 
     def ready(self):
         from a2ui import checks  # noqa: F401  (registers the system checks)
-        from a2ui.services import outages
+        from a2ui.services import outages, prom
+
+        prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
 
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).

@@ -15,7 +15,7 @@ builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
 
 from channels.routing import URLRouter
 
-from a2ui.services import memory
+from a2ui.services import memory, prom
 
 
 class _CountedSockets:
@@ -26,10 +26,23 @@ class _CountedSockets:
 
     async def __call__(self, scope, receive, send):
         memory.socket_opened()
+        protocol = None
+        if prom.ON:
+            protocol = socket_protocol(scope.get("path", ""))
+            prom.socket_opened(protocol)
         try:
             return await self.app(scope, receive, send)
         finally:
             memory.socket_closed()
+            if protocol is not None:
+                prom.socket_closed(protocol)
+
+
+def socket_protocol(path):
+    """The metrics' protocol label of a WebSocket path: its first segment after ``ws``
+    (``/ws/v4/a2ui/agent``: ``v4.a2ui.agent``), bounded (``prom.label``)."""
+    parts = [p for p in path.split("/") if p and p != "ws"]
+    return prom.label(".".join(parts[:3]) or "other")
 
 
 def websocket_application():
@@ -54,6 +67,9 @@ def http_application():
         # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
         # off behind a web server that serves STATIC_ROOT itself.
         app = _static_files_handler()(app)
+    from a2ui.services import prom
+
+    prom.setup()
     return probes.ProbeRoutes(app)
 
 

@@ -82,6 +82,16 @@ DEFAULTS = {
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
+    # Prometheus metrics (a2ui.services.prom, docs/operations.md "Metrics"): on/off (off, the
+    # default until their cost on the push path is measured on a quiet machine: no cost;
+    # A2UI_PROMETHEUS=1 turns them on), the directory several processes share (None: PROMETHEUS_MULTIPROC_DIR from the
+    # environment, else one process alone), and who may scrape /a2ui/metrics: a bearer token
+    # and/or networks (CIDR); loopback only when neither is set.
+    "PROMETHEUS": os.environ.get("A2UI_PROMETHEUS", "").strip().lower()
+    in ("1", "true", "yes", "on"),
+    "PROMETHEUS_MULTIPROC_DIR": os.environ.get("A2UI_PROMETHEUS_MULTIPROC_DIR") or None,
+    "METRICS_TOKEN": os.environ.get("A2UI_METRICS_TOKEN") or None,
+    "METRICS_NETWORKS": ["127.0.0.0/8", "::1/128"],
     # Connections per process and event loop of the redis-py pool (consents and ``unix://``
     # URLs; the per-message commands share one pipelined connection). A burst beyond it waits
     # for a free connection (up to 15 s) instead of failing.

@@ -28,6 +28,7 @@ from a2ui.services import health
 
 LIVENESS = "a2ui-healthz"
 READINESS = "a2ui-readyz"
+METRICS = "a2ui-metrics"
 _HEADERS = (("content-type", "application/json"), ("cache-control", "no-store"))
 
 
@@ -75,7 +76,7 @@ def probe_paths():
 
     resolver = get_resolver()
     paths = {}
-    for name in (LIVENESS, READINESS):
+    for name in (LIVENESS, READINESS, METRICS):
         try:
             paths["/" + resolver.reverse(name).lstrip("/")] = name
         except NoReverseMatch:
@@ -103,6 +104,8 @@ class ProbeRoutes:
             if root and path.startswith(root):
                 path = path[len(root):]
             which = self.paths.get(path)
+            if which == METRICS:
+                return await self.metrics(scope, send)
             if which is not None:
                 return await self.probe(which, scope, send)
         return await self.app(scope, receive, send)
@@ -120,6 +123,79 @@ class ProbeRoutes:
         headers.append((b"content-length", str(len(data)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else data})
+
+
+    async def metrics(self, scope, send):
+        method = scope.get("method", "GET")
+        status, extra = 200, []
+        if method not in ("GET", "HEAD"):
+            status, body, extra = 405, b"Method not allowed.", [("allow", "GET, HEAD")]
+        elif not host_allowed(scope):
+            status, body = 400, b"Host not allowed (ALLOWED_HOSTS)."
+        else:
+            status, body = metrics_answer(scope)
+        ctype = "text/plain; charset=utf-8"
+        if status == 200:
+            ctype, body = body
+        headers = [(b"content-type", ctype.encode()), (b"cache-control", b"no-store"),
+                   (b"content-length", str(len(body)).encode()),
+                   *((k.encode(), v.encode()) for k, v in extra)]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+
+
+def metrics_allowed(headers, client_ip):
+    """A scrape is let in with ``A2UI['METRICS_TOKEN']`` as its bearer token, or from an
+    address in ``A2UI['METRICS_NETWORKS']`` (loopback by default)."""
+    import hmac
+    import ipaddress
+
+    from a2ui.conf import a2ui_settings
+
+    token = a2ui_settings.METRICS_TOKEN
+    if token:
+        given = headers.get("authorization", "")
+        if given[:7].lower() == "bearer " and hmac.compare_digest(
+                given[7:].strip().encode(), str(token).encode()):
+            return True
+    try:
+        address = ipaddress.ip_address(client_ip)
+    except ValueError:
+        return False
+    return any(address in ipaddress.ip_network(net, strict=False)
+               for net in a2ui_settings.METRICS_NETWORKS or ())
+
+
+def metrics_answer(scope):
+    """``(200, (content type, body))``, or ``(status, message)``: 404 when the metrics are off,
+    403 for a scrape not let in (:func:`metrics_allowed`)."""
+    from a2ui.services import prom
+
+    if not prom.ON:
+        return 404, b"Metrics are off (A2UI['PROMETHEUS'])."
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+               for k, v in scope.get("headers", ())}
+    client = (scope.get("client") or ("",))[0]
+    if not metrics_allowed(headers, client):
+        return 403, b"Scrape not allowed (A2UI['METRICS_TOKEN'], A2UI['METRICS_NETWORKS'])."
+    return 200, prom.exposition()
+
+
+@login_not_required
+async def metrics_view(request):
+    """The scrape through Django (:func:`metrics_answer`)."""
+    from django.http import HttpResponse
+
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponse("Method not allowed.", status=405, headers={"Allow": "GET, HEAD"})
+    scope = getattr(request, "scope", None) or {
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+        "headers": [(b"authorization", request.META.get("HTTP_AUTHORIZATION", "").encode())]}
+    status, body = metrics_answer(scope)
+    if status != 200:
+        return HttpResponse(body, status=status, content_type="text/plain; charset=utf-8")
+    ctype, data = body
+    return HttpResponse(data, content_type=ctype, headers={"Cache-Control": "no-store"})
 
 
 def host_allowed(scope):

@@ -19,6 +19,7 @@ urlpatterns = [
     # at the paths these give them; through Django otherwise.
     path("a2ui/healthz", probes.liveness_view, name=probes.LIVENESS),
     path("a2ui/readyz", probes.readiness_view, name=probes.READINESS),
+    path("a2ui/metrics", probes.metrics_view, name=probes.METRICS),
     path("api/", include("a2ui.api.urls")),
     path("a2ui/", include("a2ui.web.urls")),
 ]

@@ -9,6 +9,7 @@ the table's validators are the protocols' own.
 
 from a2ui.core import agentmethods
 from a2ui.core.errors import DomainError, Fault
+from a2ui.services import prom
 
 
 def entry(method):
@@ -25,9 +26,18 @@ async def apush(agent_id, session_id, method, params, *, key=None, reply_channel
     session: the entry's service call, its result as the entry's ``shape`` says. ``where``:
     how the caller's path names the params in a refusal's ``data.path`` ("params" on the
     agent socket, "arguments" for an MCP tool, "" when they are the body or the call's own
-    arguments: REST, the Python API)."""
-    return await entry(method).call(agent_id, session_id, params, key=key,
-                                    reply_channel=reply_channel, rpc_id=rpc_id, where=where)
+    arguments: REST, the Python API).
+
+    Timed for the Prometheus metrics when they are on (``services.prom``: one latency
+    observation per call, per protocol of the session's attached clients)."""
+    if not prom.ON:
+        return await entry(method).call(agent_id, session_id, params, key=key,
+                                        reply_channel=reply_channel, rpc_id=rpc_id, where=where)
+    start = prom.now()
+    result = await entry(method).call(agent_id, session_id, params, key=key,
+                                      reply_channel=reply_channel, rpc_id=rpc_id, where=where)
+    prom.pushed_result(prom.now() - start, result)
+    return result
 
 
 def validate(method, params):

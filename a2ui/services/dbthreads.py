@@ -177,3 +177,8 @@ def shutdown(timeout=5.0):
     for future in [pool.submit(close_mine) for _ in range(THREADS)]:
         future.result(timeout + 1)
     pool.shutdown(wait=True)
+
+
+def queue_depth():
+    """Calls waiting for a pool thread (0 before the pool exists); read at a metrics scrape."""
+    return _executor[0]._work_queue.qsize() if _executor else 0

@@ -25,6 +25,8 @@ import threading
 import time
 from collections import Counter
 
+from a2ui.services import prom
+
 log = logging.getLogger("a2ui.outages")
 
 REDIS = "Redis unreachable"
@@ -142,6 +144,8 @@ def report(exc, what, session=None):
         _last[kind] = now
         _counts[(kind, what)] += 1
         _schedule_summary()
+    if prom.ON:
+        prom.outage(kind)
     session = str(session) if session is not None else None
     where = f" for session {session}" if session and _SESSION.fullmatch(session) else ""
     log.warning("a2ui: %s failed%s: %s (%s)%s", what, where, kind, describe(exc),

@@ -12,7 +12,7 @@ import asyncio
 import logging
 
 from a2ui.core import events, replay
-from a2ui.services import direct, groups, replaylog, shared, tracing
+from a2ui.services import direct, groups, prom, replaylog, shared, tracing
 from a2ui.services.clients import Sent, count
 
 log = logging.getLogger("a2ui.services")
@@ -67,6 +67,8 @@ def repair(sid):
     push exactly when it is stored. Retried while Redis or the channel layer fail; at most one
     per session at a time.
     """
+    if prom.ON:
+        prom.repairs.inc()
     loop = asyncio.get_running_loop()
     key = (loop, sid.hex)  # per loop: a loop that ended (async_to_sync) never finishes its task
     if key in _repairs:

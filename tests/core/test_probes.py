@@ -311,6 +311,7 @@ async def test_the_paths_follow_the_urlconf(settings):
     settings.ROOT_URLCONF = __name__
     app = http_application()
     assert probes.probe_paths() == {"/ops/a2ui/healthz": probes.LIVENESS,
-                                    "/ops/a2ui/readyz": probes.READINESS}
+                                    "/ops/a2ui/readyz": probes.READINESS,
+                                    "/ops/a2ui/metrics": probes.METRICS}
     assert (await call(app, "/ops/a2ui/healthz"))[0] == 200
     assert (await call(app, "/ops/a2ui/healthz", root_path="/site"))[0] == 200
