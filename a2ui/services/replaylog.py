@@ -22,7 +22,7 @@ from django.utils import timezone
 from a2ui.conf import a2ui_settings
 from a2ui.core import replay
 from a2ui.models import A2UIConsentRecord, SessionEvent
-from a2ui.services import outages
+from a2ui.services import dbthreads, outages
 
 log = logging.getLogger("a2ui.services")
 
@@ -144,6 +144,16 @@ async def arecord(session_id, seq, kind, data):
     buffer, written within ``REPLAY_FLUSH_SECONDS``; True when kept."""
     if kind not in replay.KINDS or not a2ui_settings.REPLAY_KEEP_EVENTS:
         return False
+    if connections["default"].vendor == "sqlite":
+        # SQLite (one process, development) has one writer at a time: a second writing thread
+        # beside the per-message one meets "table is locked". Written there, in turn.
+        try:
+            await dbthreads.run(record, session_id, seq, kind, data)
+        except Exception as exc:  # replay loses a moment; the push goes on
+            log.warning("a2ui: event %s of session %s not kept for replay (%s: %s)", kind,
+                        session_id, type(exc).__name__, exc)
+            return False
+        return True
     buffer.add(session_id, seq, kind, data)
     return True
 
