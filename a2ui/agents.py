@@ -348,6 +348,7 @@ class AgentEvents:
             # The default prefix: channels_redis reads one "specific." queue per process, and a
             # channel of another prefix would wait behind the sockets' reader forever.
             self.channel = await self.layer.new_channel()
+            listening_since = timezone.now()
             await agentroute.ajoin(self.channel, self.mode)
             await self.layer.group_add(self.group, self.channel)
             if self.methods is None or "session.resumed" in self.methods:
@@ -355,7 +356,7 @@ class AgentEvents:
                 self.backlog = [
                     {"method": "session.resumed", "params": p}
                     for p in await sessions.aannouncements(self.agent_id, self.channel,
-                                                           self.mode)
+                                                           self.mode, listening_since)
                     if self.session_id is None or p["session_id"] == self.session_id]
         return self
 

@@ -90,6 +90,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         await self.channel_layer.group_add(group, self.channel_name)
         self.groups.append(group)
         # The agent's events come through this process's relay of its group (agentroute).
+        listening_since = timezone.now()
         await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
                                     self.events, self.agent_event)
         await self.accept()
@@ -100,7 +101,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The live sessions no other socket of the agent holds: this one's now (an agent
         # started after its people opened their pages finds them).
         for params in await sessions.aannouncements(self.agent.id, self.channel_name,
-                                                     self.events):
+                                                     self.events, listening_since):
             await self.send_obj(jsonrpc.notification("session.resumed", params))
 
     cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)

@@ -236,10 +236,11 @@ alive_sessions = database_sync_to_async(live_sessions)
 ANNOUNCE_LIMIT = 100
 
 
-def _announcements(agent_id):
+def _announcements(agent_id, before):
     from a2ui.services import consent
 
-    rows = (A2UISessionLog.objects.filter(agent_id=agent_id, state__in=LIVE)
+    rows = (A2UISessionLog.objects.filter(agent_id=agent_id, state__in=LIVE,
+                                          created_at__lt=before)
             .select_related("user").order_by("-created_at")[:ANNOUNCE_LIMIT])
     missing = {}
     out = []
@@ -253,15 +254,17 @@ def _announcements(agent_id):
     return out[::-1]  # oldest first, as they opened
 
 
-async def aannouncements(agent_id, channel, mode):
+async def aannouncements(agent_id, channel, mode, before):
     """The live sessions of the agent a socket (or listener) ``channel`` that just connected is
     told of, as ``session.resumed`` params (oldest first): those no other open socket of the
     agent holds, which ``channel`` now holds (``agentroute``), so that an agent started after
     its people opened their pages, or restarted, finds its work, and a second process of the
-    agent is not told of the first's sessions. An observer (``events="all"``) is told of all."""
+    agent is not told of the first's sessions. An observer (``events="all"``) is told of all.
+    ``before``: when the socket began to get the agent's events; a session opened since then
+    is told by its own ``session.opened``, not twice."""
     from a2ui.services import agentroute
 
-    found = await database_sync_to_async(_announcements)(agent_id)
+    found = await database_sync_to_async(_announcements)(agent_id, before)
     return [params for params in found if await agentroute.atake(
         channel, mode, {"method": "session.resumed", "params": params})]
 
