@@ -52,18 +52,12 @@ chromium:
 demo: $(VENV)/.installed
 	$(PY) manage.py a2ui_demo $(DEMO_ARGS)
 
-# The whole suite against PostgreSQL and Redis, one tier after the other, each with its progress:
-# the in-process tests, then the live Daphne and Chromium tests. (A tier that PYTEST_ARGS leave
-# empty, e.g. one test file, is passed over: pytest's exit status 5; never without PYTEST_ARGS.)
-TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) A2UI_REQUIRE_LIVE=1
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+# The whole suite against PostgreSQL and Redis: in-process tests, live Daphne tests, browser tests,
+# in one pytest run on xdist workers (the waiting live tests overlap the in-process ones).
 test: install chromium
-	@echo "== tier 1 of 2: in-process tests (PostgreSQL, Redis)"
-	@$(TEST_ENV) $(PYTEST) -m "not live and not browser" $(PYTEST_ARGS); \
-		status=$$?; [ $$status -eq 0 ] || { [ $$status -eq 5 ] && [ -n "$(PYTEST_ARGS)" ]; } || exit $$status
-	@echo "== tier 2 of 2: live tests (Daphne, PostgreSQL, Redis) and Chromium"
-	@$(TEST_ENV) $(PYTEST) -m "live or browser" $(PYTEST_ARGS); \
-		status=$$?; [ $$status -eq 0 ] || { [ $$status -eq 5 ] && [ -n "$(PYTEST_ARGS)" ]; } || exit $$status
+	@echo "== the whole suite: in-process, live Daphne + PostgreSQL + Redis, and Chromium"
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) A2UI_REQUIRE_LIVE=1 \
+		$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The in-process tier once more on the embedded defaults (SQLite, in-memory channel layer).
 test-embedded: install
