@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import DataError, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
@@ -121,13 +121,14 @@ def _write(taken):
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.executemany(_insert_sql(), rows)
-    except IntegrityError:  # a session deleted (purged, erased) before its rows were written
-        for row in rows:
+    except (IntegrityError, DataError):  # one row the database refuses (e.g. a NUL in JSON):
+        for row in rows:                    # the others are written, it is dropped, logged
             try:
                 with transaction.atomic(), connection.cursor() as cursor:
                     cursor.execute(_insert_sql(), row)
-            except IntegrityError:
-                pass
+            except (IntegrityError, DataError) as exc:
+                log.warning("a2ui: a replay event of session %s not kept (%s)", row[0],
+                            type(exc).__name__)
 
 
 buffer = ReplayBuffer()

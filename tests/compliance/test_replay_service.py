@@ -132,3 +132,16 @@ async def test_events_are_kept_off_the_push_path_and_written_in_batches(session)
     assert await count() == (1 if batched else 0)  # the late row: an orphan when batched
     await database_sync_to_async(purge.purge)(90)
     assert await count() == 0
+
+
+async def test_a_row_the_database_refuses_does_not_stop_the_others(session):
+    """A poison row (PostgreSQL refuses a NUL in JSON) is dropped; the batch's others are
+    written and the buffer does not retry it forever."""
+    buffer = replaylog.ReplayBuffer()
+    buffer.add(session.session_id, 1, Kind.COMPONENT_RENDERED, {"component_id": "ok"})
+    buffer.add(session.session_id, 2, Kind.COMPONENT_RENDERED, {"component_id": "a\x00b"})
+    await database_sync_to_async(buffer.flush_sync)()
+    ids = await database_sync_to_async(lambda: sorted(
+        e.data["component_id"] for e in SessionEvent.objects.filter(session=session)))()
+    assert "ok" in ids
+    await database_sync_to_async(buffer.flush_sync)()  # nothing left to retry
