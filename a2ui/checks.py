@@ -39,7 +39,7 @@ def _check_consents(user):
 
 #: Settings that must be positive numbers (seconds, fractions allowed).
 POSITIVE_NUMBERS = ("METRICS_FLUSH_SECONDS", "HEALTH_CACHE_SECONDS",
-                    "HEALTH_CHECK_TIMEOUT_SECONDS")
+                    "HEALTH_CHECK_TIMEOUT_SECONDS", "REPLAY_FLUSH_SECONDS")
 
 
 def _check_flush(user):

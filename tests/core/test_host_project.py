@@ -209,3 +209,11 @@ def test_the_apps_login_admits_people_who_are_not_staff(client):
     out = client.post("/a2ui/logout/")
     assert out.status_code == 302 and out["Location"] == "/a2ui/login/"
     assert client.get("/a2ui/").status_code == 302
+
+
+@pytest.mark.parametrize("value", [0, -1, "0.25", True])
+def test_replay_flush_interval_must_be_a_positive_number(settings, value):
+    from a2ui.checks import check_a2ui_settings
+
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "REPLAY_FLUSH_SECONDS": value}
+    assert "a2ui.E004" in [e.id for e in check_a2ui_settings(None)]
