@@ -53,7 +53,8 @@ demo: $(VENV)/.installed
 	$(PY) manage.py a2ui_demo $(DEMO_ARGS)
 
 # The whole suite against PostgreSQL and Redis: in-process tests, live Daphne tests, browser tests,
-# in one pytest run on xdist workers (the waiting live tests overlap the in-process ones).
+# in one pytest run on xdist workers (the waiting live tests overlap the in-process ones); a line
+# of progress per tier every minute and when a tier finishes (tests/tierprogress.py).
 test: install chromium
 	@echo "== the whole suite: in-process, live Daphne + PostgreSQL + Redis, and Chromium"
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) A2UI_REQUIRE_LIVE=1 \

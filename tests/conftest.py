@@ -7,6 +7,10 @@ DATABASE_URL and REDIS_URL are set (as CI does). Tier 2 (tests/live) runs real D
 
 import pytest
 
+# Progress per tier (in-process, live, browser) printed during the run: tests/tierprogress.py;
+# a test hung past its timeout ends its worker with its stacks: tests/hangwatch.py
+pytest_plugins = ["tests.tierprogress", "tests.hangwatch"]
+
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
@@ -36,18 +40,23 @@ def _fresh_local_state():
 
     Session counters a finished test left in the metrics buffer are dropped: their rows are
     gone, and the exit flush would otherwise wait on a test database that no longer exists.
+    Outages a test caused are forgotten with their summary's timer (which would otherwise log
+    into the next test, or into pytest's closed capture after the last one).
     """
-    from a2ui.services import agentroute, direct, shared
+    from a2ui.services import agentroute, direct, outages, presence, shared
     from a2ui.services.metrics import buffer
 
     shared.local.clear()
     direct.clear()
     agentroute.clear()
+    presence.clear()
     yield
     shared.local.clear()
     direct.clear()
     agentroute.clear()
+    presence.clear()
     buffer._take()
+    outages.reset()
 
 
 _redis_clients = {}
@@ -134,3 +143,17 @@ def stream_token(user, agent):
     from a2ui import tokens
 
     return tokens.issue_stream_token(user, agent).token
+
+
+@pytest.fixture
+def metrics_on(settings, monkeypatch):
+    """The Prometheus metrics on for the test, in this process alone (no multiprocess
+    directory): ``tests.promutil`` reads its scrape."""
+    from a2ui.services import prom
+
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "PROMETHEUS": True,
+                     "PROMETHEUS_MULTIPROC_DIR": None}
+    prom.setup(force=True)
+    yield
+    prom.setup(force=True)
