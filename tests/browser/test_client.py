@@ -357,6 +357,27 @@ def test_inputs_are_labelled_and_controls_reachable_with_tab(page, agent):
         assert name in reached, (name, reached)
 
 
+def test_status_bar_says_when_the_assistant_is_offline_and_back(page, server):
+    """a2ui.init's agent_status, then a2ui.agent_status (a2ui.services.presence)."""
+    from a2ui import tokens
+    from tests.browser.conftest import AgentThread
+
+    _, key = tokens.create_agent("browser-agent-presence", display_name="Browser Agent")
+    open_client(page)  # the only active agent, not connected: the page says so at once
+    status = page.locator("[data-a2ui-status]")
+    label = status.locator("[data-a2ui-status-text]")
+    expect(status).to_have_attribute("aria-live", "polite")
+    expect(label).to_have_text("Assistant offline — your answers are kept")
+    expect(status).to_have_attribute("data-agent", "offline")
+    driver = AgentThread(server, key)
+    try:
+        expect(label).to_have_text("Assistant connected")
+        expect(status).to_have_attribute("data-agent", "online")
+    finally:
+        driver.close()
+    expect(label).to_have_text("Assistant offline — your answers are kept")
+
+
 def test_token_endpoint_400_is_shown_and_not_retried(page, server):
     """No agent at all: the token endpoint answers 400 (no default agent); the client says so."""
     posts = []

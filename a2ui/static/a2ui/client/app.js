@@ -8,6 +8,9 @@ import { V09Surfaces } from './v09.js';
 
 const PRIORITY_RANK = { high: 0, normal: 1, low: 2 };
 const STATE_LABELS = { idle: 'Idle', connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' };
+// While connected: whether the session's agent is there (a2ui.init's agent_status, then the
+// a2ui.agent_status notifications). Answers given while it is offline wait for it.
+const AGENT_LABELS = { online: 'Assistant connected', offline: 'Assistant offline — your answers are kept' };
 // After the person answers (a prompt, a form), the next new main-region component within this
 // time is taken as the agent's reply and shown where they answered, not at the end of the page.
 const REPLY_WINDOW_MS = 15000;
@@ -84,13 +87,25 @@ export class App {
 
   // ---- connection state ----------------------------------------------------------------------
   showState(state, detail) {
+    if (state !== 'connected') this.agentStatus = null; // a2ui.init says it again
+    this.connectionState = state;
     this.status.dataset.state = state;
-    this.statusText.textContent = detail ? `${STATE_LABELS[state] || state} — ${detail}` : STATE_LABELS[state] || state;
+    const label = (state === 'connected' && this.agentStatus && AGENT_LABELS[this.agentStatus]) || STATE_LABELS[state] || state;
+    this.statusText.textContent = detail ? `${label} — ${detail}` : label;
     this.reconnectBtn.hidden = state !== 'closed';
     this.root.dataset.connection = state;
+    if (this.agentStatus) this.status.dataset.agent = this.agentStatus;
+    else delete this.status.dataset.agent;
   }
 
-  sessionStarted({ resumed }) {
+  /** The session's agent is online or offline (null: not known, no agent). */
+  setAgentStatus(status) {
+    this.agentStatus = status === 'online' || status === 'offline' ? status : null;
+    if (this.connectionState === 'connected') this.showState('connected', '');
+  }
+
+  sessionStarted({ resumed, result }) {
+    this.setAgentStatus(result?.agent_status);
     if (!resumed) {
       // A new session: nothing on screen belongs to it.
       for (const id of [...this.components.keys()]) this.removeComponent(id);
@@ -132,6 +147,7 @@ export class App {
           return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
         case 'a2ui.consent_required': return this.prompts.consent(p);
         case 'a2ui.request_closed': return this.requestClosed(p);
+        case 'a2ui.agent_status': return this.setAgentStatus(p.status);
         case 'ui.remove': case 'ui.delete': return this.removeComponent(p.component_id);
         default: return console.debug('a2ui: ignored notification', msg.method);
       }
