@@ -128,11 +128,16 @@ class MetricsBuffer:
                 self._counts[session_id].merge(counts)
 
     async def flush(self, session_id=None):
-        """Write now (a consumer closing its session's socket, tests)."""
+        """Write now (a consumer closing its session's socket, tests). A session with nothing
+        counted since the last write costs no thread hop (an idle socket's close)."""
+        if (session_id is not None and str(session_id) not in self._counts
+                and not self._writing.locked()):
+            return
         try:
             await database_sync_to_async(self.flush_sync)(session_id)
         except Exception as exc:  # a flush must never take a consumer down; the flusher retries
             if not outages.report(exc, "metrics flush", session_id):
+                outages.tally()
                 log.exception("a2ui: metrics flush failed")
             self._wake.set()
 
@@ -156,6 +161,7 @@ class MetricsBuffer:
         try:
             self.flush_sync()
         except Exception as exc:
+            outages.tally()
             log.warning("a2ui: session metrics not written at exit: %s", exc)
 
 

@@ -5,29 +5,12 @@ protocols shows in the scrape per protocol. tests/live/test_live_metrics.py show
 processes sharing a multiprocess directory."""
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from a2ui import probes
 from a2ui.asgi import socket_protocol
 from a2ui.services import dbthreads, outages, prom
 from tests.core.test_probes import call
-
-
-def samples(body):
-    """``{(name, sorted labels tuple): value}`` of a scrape."""
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(body.decode())
-            for s in family.samples}
-
-
-@pytest.fixture
-def metrics_on(settings, monkeypatch):
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
-    settings.A2UI = {**getattr(settings, "A2UI", {}), "PROMETHEUS": True,
-                     "PROMETHEUS_MULTIPROC_DIR": None}
-    prom.setup(force=True)
-    yield
-    prom.setup(force=True)
+from tests.promutil import samples
 
 
 @pytest.fixture

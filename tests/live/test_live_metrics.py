@@ -1,8 +1,10 @@
 """Tier 2: the Prometheus metrics of two Daphne processes sharing one multiprocess directory
 (``A2UI['PROMETHEUS_MULTIPROC_DIR']``; docs/operations.md "Metrics"): an agent on each process
 pushes to a session of another protocol (AG-UI on one, the JSON-RPC socket on the other), and a
-scrape of either process shows both processes' pushes, latency and sockets per protocol."""
+scrape of either process shows both processes' pushes, latency, sockets and sessions per
+protocol (each process's tallies flushed into the directory within about a second)."""
 
+import time
 import urllib.request
 
 import pytest
@@ -47,7 +49,16 @@ async def test_two_processes_share_one_scrape(daphne_server, tmp_path, user, age
                                                "component_type": "card", "data": {"title": "x"}}, n + 1)
         assert reply.get("result", {}).get("clients") == {"jsonrpc": 1}, reply
 
+    # Each process's tallies reach the shared directory within about a second (prom.flush).
+    deadline = time.monotonic() + 5
+    while value(scrape(a), "a2ui_pushes_total", protocol="agui") < 3 \
+            or value(scrape(b), "a2ui_pushes_total", protocol="jsonrpc") < 2:
+        assert time.monotonic() < deadline, "a process's tallies never reached the scrape"
+        time.sleep(0.1)
+    time.sleep(1.5)  # and whatever else each hook added meanwhile
     for got in (scrape(a), scrape(b)):  # the same sums from either process
+        assert value(got, "a2ui_sessions", protocol="agui") == 1
+        assert value(got, "a2ui_sessions", protocol="jsonrpc") == 1
         assert value(got, "a2ui_pushes_total", protocol="agui") == 3
         assert value(got, "a2ui_pushes_total", protocol="jsonrpc") == 2
         assert value(got, "a2ui_push_latency_seconds_count", protocol="agui") == 3
