@@ -13,6 +13,7 @@ the first request, once per process; :meth:`Runner.stop` (the adapter's ``on_sto
 """
 
 import asyncio
+import contextvars
 import json
 import logging
 from dataclasses import dataclass
@@ -78,10 +79,24 @@ async def _respond(send, status, body, headers=()):
 
 
 def _unauthorized(reason):
+    from a2ui.services import prom
+
+    if prom.ON:
+        prom.refused("mcp", "auth_failed")
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": reason}}
     description = reason.replace('"', "'").replace("\\", "/")
     challenge = f'{REALM}, error="invalid_token", error_description="{description}"'
     return body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))]
+
+
+def _isolated(coro):
+    """``coro`` run in a copy of the current context. A database call (``sync_to_async``)
+    copies into its caller's context a storage of every ``asgiref.local.Local`` it touched
+    (Django's, about 4 KB a request): a request's context lives as long as the request (the
+    GET stream, for hours) and the MCP session keeps its requests' contexts (its tasks start
+    in the opening request's; the SDK hands each handler its sender's context). In a copy,
+    they go when the call returns."""
+    return asyncio.get_running_loop().create_task(coro, context=contextvars.copy_context())
 
 
 async def _authenticate(scope):
@@ -91,11 +106,11 @@ async def _authenticate(scope):
     from a2ui.services import outages
 
     try:
-        return await database_sync_to_async(authenticate)(_bearer(scope))
+        return await _isolated(database_sync_to_async(authenticate)(_bearer(scope)))
     except Exception as exc:
         if not outages.connection_lost(exc):
             raise
-    return await database_sync_to_async(authenticate)(_bearer(scope))
+    return await _isolated(database_sync_to_async(authenticate)(_bearer(scope)))
 
 
 def unavailable_body(exc):
@@ -174,6 +189,33 @@ async def _checked_body(receive, limit):
         return await receive()
 
     return replay, refused
+
+
+class Gone:
+    """Set when a request's client hangs up: ``asyncio.Event``'s ``set``, ``is_set`` and
+    ``wait``, with a future only while one waits (an idle MCP session keeps the scope of its
+    client's last notification, and with it this, for hours: an ``asyncio.Event`` and its
+    deque are about 700 bytes)."""
+
+    __slots__ = ("done", "waiter")
+
+    def __init__(self):
+        self.done, self.waiter = False, None
+
+    def set(self):
+        self.done = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(True)
+
+    def is_set(self):
+        return self.done
+
+    async def wait(self):
+        if self.done:
+            return True
+        if self.waiter is None or self.waiter.done():
+            self.waiter = asyncio.get_running_loop().create_future()
+        return await asyncio.shield(self.waiter)
 
 
 def _watching(receive, gone):
@@ -318,17 +360,19 @@ class MCPApp:
         from mcp.server.auth.provider import AccessToken
 
         scope = dict(scope)
-        scope["a2ui_mcp"] = principal
         scope["user"] = AuthenticatedUser(AccessToken(
             token="-", client_id=principal.client_id, scopes=[principal.kind]))
         if scope.get("method") == "POST":
+            # The handlers' caller. A GET or DELETE runs no handler: a GET stream, open for
+            # hours, need not keep the principal's rows.
+            scope["a2ui_mcp"] = principal
             receive, refused = await _checked_body(receive, self.max_body)
             if refused is not None:  # a2ui.mcp.envelope: before the SDK reads it
                 await _respond(send, 400, refused)
                 return
             # Set when the client hangs up (a2ui.mcp.agent: request_input stops waiting). On the
             # handshake era the SDK keeps a call running after its stream closed.
-            gone = scope["a2ui_mcp_gone"] = asyncio.Event()
+            gone = scope["a2ui_mcp_gone"] = Gone()
             receive = _watching(receive, gone)
         lease = None
         if opens_session(scope):  # the caps (a2ui.services.caps), before any state is kept
@@ -338,10 +382,15 @@ class MCPApp:
             try:
                 lease = await caps.acquire_mcp(principal, caps.address_of(scope))
             except caps.CapReached as exc:
+                from a2ui.services import prom
+
+                if prom.ON:
+                    prom.refused("mcp", -32001)
                 await _respond(send, 429, _cap_refusal(exc),
                                [(b"retry-after", b"%d" % a2ui_settings.CAP_LEASE_SECONDS)])
                 return
             scope[LEASE] = lease
+        principal = None  # the scope has it where a handler needs it (a GET stream: nowhere)
         try:
             await self.runner.ensure()
             await self.manager.handle_request(scope, receive, send)

@@ -31,9 +31,12 @@ import json
 from a2ui.core.content import jsonvalue
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.rpc.jsonrpc import readable_id
+from a2ui.services import prom
 
 
 def _error(code, data, request_id=None):
+    if prom.ON:
+        prom.refused("mcp", int(code))
     return ProtocolError(code, data=data, request_id=request_id).to_response()
 
 

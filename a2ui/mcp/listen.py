@@ -41,7 +41,7 @@ from a2ui.core.errors import DomainError
 from a2ui.mcp import changes, filters
 from a2ui.mcp.watch import Watcher, session_uris
 from a2ui.rpc.errors import ErrorCode
-from a2ui.services import groups, outages, sessions
+from a2ui.services import groups, outages, presence, sessions
 from a2ui.services import surfaces as surface_service
 
 log = logging.getLogger("a2ui.mcp")
@@ -116,6 +116,8 @@ class Feed:
         self.control = await self.layer.new_channel()
         for group in self.control_groups:
             await self.layer.group_add(group, self.control)
+        if who.kind != "person":  # an agent listening is the agent being there (presence)
+            await presence.ajoin(who.agent.id, self.control)
         self.task = asyncio.get_running_loop().create_task(self._read_control())
         # Joined the agent's group first: a session opening from here on is announced.
         wanted = self.plan.sessions()
@@ -165,6 +167,7 @@ class Feed:
         if self.task is not None:
             self.task.cancel()
         if self.control is not None:
+            await presence.aleave(self.control)
             for group in self.control_groups:
                 try:
                     await self.layer.group_discard(group, self.control)

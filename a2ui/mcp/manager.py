@@ -1,6 +1,6 @@
 """The SDK's Streamable HTTP session manager, as /mcp runs it.
 
-Three things the SDK's ``StreamableHTTPSessionManager`` does not do:
+What the SDK's ``StreamableHTTPSessionManager`` does not do:
 
 * each MCP session gets an event store of its own (``a2ui.mcp.eventstore``; the SDK shares
   one store across sessions, keyed only by stream ids that every session reuses);
@@ -10,16 +10,23 @@ Three things the SDK's ``StreamableHTTPSessionManager`` does not do:
   its session is discarded at once;
 * each session holds the cap lease its opening request took (``a2ui.services.caps``, taken by
   ``a2ui.mcp.app``), released when the session ends however it ends (DELETE, idle timeout,
-  crash, shutdown).
+  crash, shutdown);
+* each session's transport is ``a2ui.mcp.transport.Transport``: the SDK's, with a GET stream
+  that holds far less memory while it idles.
 """
 
 import json
+import logging
+from uuid import uuid4
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from a2ui.mcp.eventstore import RETRY_MS, SessionEventStore
 from a2ui.mcp.opening import OPENED, REFUSED, SESSION_HEADER, Opening
+from a2ui.mcp.transport import Transport
+
+log = logging.getLogger("a2ui.mcp")
 
 #: The ASGI scope key under which ``a2ui.mcp.app`` hands a session's cap lease over.
 LEASE = "a2ui_cap_lease"
@@ -34,10 +41,21 @@ class SessionManager(StreamableHTTPSessionManager):
         self._leases = {}  # MCP session id -> its cap lease
 
     def _admit_session(self, requestor):
-        transport = super()._admit_session(requestor)
-        if transport is not None and self.client_factory is not None:
-            transport._event_store = SessionEventStore(transport.mcp_session_id,
-                                                       self.client_factory)
+        """The SDK's ``_admit_session`` with our transport and the session's own event store."""
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        session_id = uuid4().hex
+        event_store = self.event_store
+        if self.client_factory is not None:
+            event_store = SessionEventStore(session_id, self.client_factory)
+        transport = Transport(
+            mcp_session_id=session_id, is_json_response_enabled=self.json_response,
+            event_store=event_store, security_settings=self.security_settings,
+            retry_interval=self.retry_interval, idle_timeout=self.session_idle_timeout)
+        if requestor is not None:
+            self._session_owners[session_id] = requestor
+        self._server_instances[session_id] = transport
+        log.debug("a2ui: MCP session %s opened", session_id)
         return transport
 
     async def _serve_opening_request(self, http_transport, scope, receive, send):

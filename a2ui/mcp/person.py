@@ -262,7 +262,7 @@ async def call(ctx, who, name, arguments):
             "sourceComponentId": rest.get("sourceComponentId"),
             "timestamp": timezone.now().isoformat(), "context": rest.get("context", {})}}
         delivered = await surface_service.aclient_messages(sid, [message],
-                                                           answers=translate.ANSWERS)
+                                                           answers=translate.ANSWERS, via="mcp")
         return _result({"delivered": delivered}, await _surface_embedded(ctx, sid, rest))
     if name == "error":
         message = tools.client_error(rest)
@@ -279,10 +279,10 @@ async def call(ctx, who, name, arguments):
     if name == "approve":
         params = methods.validate_params("user.approve", rest)
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
-        await pending.aanswer(sid, params["request_id"], "confirm", value)
+        await pending.aanswer(sid, params["request_id"], "confirm", value, via="mcp")
         return _result({"ok": True})
     params = methods.validate_params("user.respond", rest)
-    if not await pending.arespond(sid, params["request_id"], params["value"]) \
+    if not await pending.arespond(sid, params["request_id"], params["value"], via="mcp") \
             and session.agent_id:  # a form component's submission, keyed by its id (as the socket)
         await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
             "user.respond", {"session_id": str(sid), "request_id": params["request_id"],
@@ -391,7 +391,7 @@ async def _answer_request(sid, rest):
         raise invalid("arguments.value", "is required (value answers a request_input, "
                                          "approved a confirm)")
     rid = params["request_id"]
-    row, taken = await pending.asettle(sid, rid, kind, value)
+    row, taken = await pending.asettle(sid, rid, kind, value, via="mcp")
     if taken:
         return _result({"ok": True, "request_id": rid, "status": "answered"})
     if row.status == "answered" and row.answer == value:

@@ -17,7 +17,7 @@ from a2ui.core import tracecontext
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools, uris
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import outages, tracing
+from a2ui.services import outages, prom, tracing
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -40,6 +40,8 @@ def principal(ctx):
 
 def protocol_error(exc):
     """An MCPError carrying a ProtocolError's code, message and data (paths as arguments)."""
+    if prom.ON:
+        prom.refused("mcp", int(exc.code))
     data = dict(exc.data) if isinstance(exc.data, dict) else exc.data
     if isinstance(data, dict) and "path" in data:
         data["path"] = tools.argument_path(data["path"])
@@ -47,6 +49,8 @@ def protocol_error(exc):
 
 
 def invalid(path, reason):
+    if prom.ON:
+        prom.refused("mcp", int(ErrorCode.INVALID_PARAMS))
     return MCPError(int(ErrorCode.INVALID_PARAMS), f"Invalid params: {path} {reason}",
                     {"path": path, "reason": reason})
 
