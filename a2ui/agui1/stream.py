@@ -44,12 +44,22 @@ from ag_ui.encoder import EventEncoder
 from a2ui.agui1.adapter import ADAPTER
 from a2ui.agui1.translate import Run, known_messages
 from a2ui.conf import a2ui_settings
-from a2ui.consumers.streams import SessionStream
+from a2ui.consumers.streams import SessionStream, leave_request_thread
 from a2ui.core import activity as A
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
+from a2ui.leanqueue import LeanQueue
 from a2ui.services import activity as activity_service
-from a2ui.services import clients, housekeeping, pending, runleases, runlog, runs, sessions
+from a2ui.services import (
+    clients,
+    housekeeping,
+    memory,
+    pending,
+    runleases,
+    runlog,
+    runs,
+    sessions,
+)
 from a2ui.services import surfaces as surface_service
 
 log = logging.getLogger("a2ui.agui")
@@ -75,6 +85,22 @@ class Context:
     #: The transcript ids of this run's own new messages (recorded before the stream joins;
     #: their ``message.batch`` may still be numbered after it: not echoed to this run).
     own_messages: frozenset = frozenset()
+
+    def started(self):
+        """What the stream keeps of its context once the run has started: the ids, not the
+        session's row nor the parsed request (its messages, tools, context and state: the
+        whole body, held for as long as the run lasts otherwise)."""
+        return Context(Ids(self.session.session_id, self.session.agent_id), self.token,
+                       Ids(run_id=self.run_input.run_id, thread_id=self.run_input.thread_id),
+                       [], self.counted)
+
+
+@dataclass(slots=True)
+class Ids:
+    session_id: object = None
+    agent_id: object = None
+    run_id: str = None
+    thread_id: str = None
 
 
 def encode(event, number=None):
@@ -123,7 +149,7 @@ async def _resume(sid, plan):
         if action[0] == "cancel":
             await pending.acancel(sid, request_id)
         else:
-            await pending.aanswer(sid, request_id, kind, action[1])
+            await pending.aanswer(sid, request_id, kind, action[1], via="agui1")
 
 
 def _final(run, status, outcome):
@@ -192,7 +218,7 @@ class RunStream(SessionStream):
         self.lease = lease
         self.numbered = 0  # the id of the last event
         self.to_log = []  # [(id, frame, final)] not in the run's log yet
-        self.inbox = asyncio.Queue()  # what the response sends; None: the end; CUT
+        self.inbox = LeanQueue()  # what the response sends; None: the end; CUT
         self.behind = 0  # bytes in the inbox
         self.task = None  # the stream (_produce), once the response is read
         self.done = False  # the response sent the stream's end
@@ -212,6 +238,7 @@ class RunStream(SessionStream):
         """The response: what the stream sends (``_produce``, started on the first read),
         until the stream ends. When the client goes first, the stream goes on without it."""
         if self.task is None:
+            leave_request_thread()  # the run may outlive its request: no thread of its own
             self.task = asyncio.ensure_future(self._produce())
         try:
             while True:
@@ -233,7 +260,7 @@ class RunStream(SessionStream):
         if not self.away:
             self.away = True
             self.unattended_since = time.monotonic()
-            self._wake.set()  # the stream marks it at once (idle_seconds), then looks on
+            self.wake()  # the stream marks it at once (idle_seconds), then looks on
 
     async def _mark_away(self):
         if not self.away_marked:
@@ -252,6 +279,10 @@ class RunStream(SessionStream):
             loop.create_task(self.lease.release())
 
     async def _produce(self):
+        # The run counts as a socket for the collection after a mass close
+        # (``services.memory``) until its stream ends: it goes on AGUI_RESUME_SECONDS without its
+        # client, so the collection its response's close scheduled comes too early for it.
+        memory.socket_opened()
         try:
             async for data in self.listen():
                 await self._keep()
@@ -265,8 +296,11 @@ class RunStream(SessionStream):
                 await self._keep()
             finally:
                 self.inbox.put_nowait(None)
-                if self.lease is not None:
-                    await self.lease.release_shielded()
+                try:
+                    if self.lease is not None:
+                        await self.lease.release_shielded()
+                finally:
+                    memory.socket_closed()
 
     def _send(self, data):
         self.inbox.put_nowait(data)
@@ -325,8 +359,9 @@ class RunStream(SessionStream):
         self.emit(self.run.screen(known_messages(self.ctx.run_input.model.messages)))
         # The agent hears of the run first, then gets the answers its resume entries carry.
         await runs.anotify_started(self.ctx.session.agent_id, sid, self.ctx.run_input.notice())
+        plan, self.ctx = self.ctx.plan, self.ctx.started()
         try:
-            await _resume(sid, self.ctx.plan)
+            await _resume(sid, plan)
         except DomainError as exc:
             reason = f"The answer was not taken: {exc.message or exc.fault}."
             self.emit(await self._end(Status.ERROR, {"message": reason, "code": "RESUME_FAILED"},

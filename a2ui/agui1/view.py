@@ -19,7 +19,17 @@ from a2ui.api.base import json_body_view, limited_body
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
 from a2ui.models import StreamToken
-from a2ui.services import activity, audit, caps, consent, pending, runleases, runs, shared
+from a2ui.services import (
+    activity,
+    audit,
+    caps,
+    consent,
+    pending,
+    prom,
+    runleases,
+    runs,
+    shared,
+)
 
 STATUS = {
     Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 429,
@@ -30,7 +40,17 @@ STATUS = {
 
 def _refuse(status, message, **extra):
     error = {"code": extra.pop("code", "refused"), "message": message, **extra}
+    if prom.ON:
+        prom.refused("agui1", error["code"])
     return JsonResponse({"error": error}, status=status)
+
+
+def _input_refused(exc):
+    """An ``inputs.InputError`` answered (counted in the metrics by its code)."""
+    body = exc.body()
+    if prom.ON:
+        prom.refused("agui1", body["error"]["code"])
+    return JsonResponse(body, status=exc.status)
 
 
 def _domain(exc):
@@ -155,7 +175,7 @@ async def run_view(request):
                                  a2ui_settings.MAX_PAYLOAD_SIZE,
                                  a2ui_settings.AGUI_MAX_NEW_MESSAGES)
     except inputs.InputError as exc:
-        return JsonResponse(exc.body(), status=exc.status)
+        return _input_refused(exc)
     if resume.HEADER in request.headers:
         return await _reattach(request, token, user, run_input)
     # Every check that can be made before anything is stored is made first, so that a refused
@@ -227,7 +247,7 @@ async def _reattach(request, token, user, run_input):
     try:
         after = resume.parse_last_event_id(request.headers[resume.HEADER])
     except inputs.InputError as exc:
-        return JsonResponse(exc.body(), status=exc.status)
+        return _input_refused(exc)
     try:
         user, agent = await _who(token, user, run_input)
         found = await threads.afind_run(user.pk, agent.pk, run_input.thread_id,

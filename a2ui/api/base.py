@@ -92,9 +92,32 @@ def keep_streamed_body(request, limit):
     if request.META.get("CONTENT_LENGTH") or request._read_started or hasattr(request, "_body"):
         return
     raw = request.read(limit + 1)
+    _empty(request._stream)  # what was read is in ``raw``; the rest is never read
     request._body = raw
     request._stream = io.BytesIO(raw)
     request.META["CONTENT_LENGTH"] = str(len(raw))
+
+
+def _empty(stream):
+    """Drop what ``stream`` (the request's body file, still referenced by the handler until
+    the response ends) holds in memory or on disk."""
+    truncate = getattr(stream, "truncate", None)
+    if truncate is None:
+        return
+    try:
+        stream.seek(0)
+        truncate(0)
+    except (OSError, ValueError):  # closed, or not seekable
+        pass
+
+
+def let_body_go(request):
+    """A response that streams for minutes (an AG-UI 1.0 run) keeps no copy of its request's
+    body: Django's handler keeps the request and its body file until the response ends, and a
+    run's body carries the whole conversation (up to ``MAX_PAYLOAD_SIZE``), held twice (the
+    body file and ``request.body``) for the run's life. Called once the view has answered."""
+    _empty(getattr(request, "_stream", None))
+    request.__dict__.pop("_body", None)  # read again: Django's RawPostDataException
 
 
 def limited_body(request, limit):
@@ -123,9 +146,12 @@ def json_body_view(view):
         limit = a2ui_settings.MAX_PAYLOAD_SIZE
         keep_streamed_body(request, limit)
         try:
-            return await view(request, *args, **kwargs)
+            response = await view(request, *args, **kwargs)
         except RequestDataTooBig:
             return too_large_response(limit)
+        if response.streaming:
+            let_body_go(request)
+        return response
 
     return wrapped
 
