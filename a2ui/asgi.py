@@ -38,6 +38,33 @@ class _CountedSockets:
                 prom.socket_closed(protocol)
 
 
+class _CountedStreams:
+    """Counts open server-sent event streams (a response of ``text/event-stream``: the AG-UI
+    1.0 runs, the MCP streams, the SSE stream) as sockets: a mass close of streams gets its
+    memory back as one of sockets does (services.memory)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        streaming = False
+
+        async def counted(message):
+            nonlocal streaming
+            if message["type"] == "http.response.start" and not streaming and any(
+                    k.lower() == b"content-type" and v.startswith(b"text/event-stream")
+                    for k, v in message.get("headers", ())):
+                streaming = True
+                memory.socket_opened()
+            await send(message)
+
+        try:
+            return await self.app(scope, receive, counted)
+        finally:
+            if streaming:
+                memory.socket_closed()
+
+
 def socket_protocol(path):
     """The metrics' protocol label of a WebSocket path: its first segment after ``ws``
     (``/ws/v4/a2ui/agent``: ``v4.a2ui.agent``), bounded (``prom.label``)."""
@@ -131,4 +158,5 @@ def get_asgi_application():
     for adapter in adapters.registered():
         if adapter.on_start is not None:
             adapter.on_start()
-    return ProtocolTypeRouter({"http": http, "websocket": websocket_application()})
+    return ProtocolTypeRouter({"http": _CountedStreams(http),
+                               "websocket": websocket_application()})

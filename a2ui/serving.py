@@ -37,6 +37,7 @@ installs Twisted's asyncio reactor (``daphne.server`` does so on import), as Dap
 import asyncio
 import logging
 import time
+from functools import partial
 
 from daphne.http_protocol import HTTPFactory
 from daphne.server import Server
@@ -48,7 +49,8 @@ from twisted.web import http
 
 from a2ui import edge as edgecaps
 from a2ui.conf import a2ui_settings
-from a2ui.services import health
+from a2ui.leanqueue import LeanQueue
+from a2ui.services import health, prom
 
 log = logging.getLogger("a2ui.serving")
 
@@ -132,6 +134,9 @@ class Edge:
         key = edgecaps.address_key(host, self.exempt)
         slot = self.limiter.slot(key)
         if isinstance(slot, str):
+            if prom.ON:
+                prom.refused("tcp", "process_cap" if slot == self.limiter.TOTAL
+                             else "address_cap")
             if slot == self.limiter.TOTAL:
                 self.warn("total", "refused a connection from %s: the process holds %d "
                           "connections, its cap (EDGE_MAX_CONNECTIONS, under the descriptor "
@@ -290,6 +295,20 @@ class A2UIServer(Server):
         if not isinstance(factory, EdgeHTTPFactory):
             factory = EdgeHTTPFactory(self)
         self.__dict__["_http_factory"] = factory
+
+    def create_application(self, protocol, scope):
+        """Daphne's, with a ``LeanQueue`` as the application's input queue (an idle socket
+        holds it: ``a2ui.leanqueue``)."""
+        assert "application_instance" not in self.connections[protocol]
+        input_queue = LeanQueue()
+        scope.setdefault("asgi", {"version": "3.0"})
+        application_instance = self.application(
+            scope=scope, receive=input_queue.get, send=partial(self.handle_reply, protocol))
+        if protocol not in self.connections:
+            return None
+        self.connections[protocol]["application_instance"] = asyncio.ensure_future(
+            application_instance, loop=asyncio.get_event_loop())
+        return input_queue
 
     def _ready(self):
         # Daphne builds its factories inside run(), right before this hook; no connection has

@@ -17,7 +17,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui.conf import a2ui_settings
-from a2ui.services import outages
+from a2ui.services import memory, outages, prom
 
 try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
     from autobahn.exception import Disconnected as TransportClosed
@@ -76,6 +76,13 @@ def wire_text(obj):
         reply = jsonrpc.error_response(obj["id"], ErrorCode.INTERNAL_ERROR)
     return transportable(json.dumps(reply, separators=(",", ":"), ensure_ascii=False,
                                     default=str))
+
+
+def _disconnect_waiting(receive):
+    """True when the ASGI ``receive`` is a queue's ``get`` (Daphne's, the test communicator's)
+    and a ``websocket.disconnect`` waits in that queue."""
+    items = getattr(getattr(receive, "__self__", None), "_queue", ())
+    return any(isinstance(m, dict) and m.get("type") == "websocket.disconnect" for m in items)
 
 
 class SafeSocketMixin:
@@ -147,9 +154,54 @@ class SafeSocketMixin:
             return
         await handler(message)
 
+    #: The socket's clean-up (``websocket_disconnect``), once started: a task of its own.
+    _closing = None
+
+    _left = None  # the websocket.disconnect received, once it was
+
+    async def __call__(self, scope, receive, send):
+        async def watched():
+            message = await receive()
+            if message.get("type") == "websocket.disconnect":
+                self._left = message
+            return message
+
+        try:
+            return await super().__call__(scope, watched, send)
+        except asyncio.CancelledError:
+            # Daphne cancels an application still running ``application_close_timeout`` (10 s)
+            # after its client left. Under a mass close thousands of disconnects queue behind
+            # each other, and many are cancelled while they wait or halfway through: their
+            # clean-up (direct delivery, socket counts, leases, the session's detach) still
+            # runs, in a task the cancel does not reach. (Halfway: ``websocket_disconnect``
+            # started it. Still waiting: the disconnect was received, or waits in the
+            # application's queue. Any other cancel, the event loop's end, is left as it was.)
+            if self._closing is None and (self._left is not None or _disconnect_waiting(receive)):
+                self._start_closing(self._left or {"type": "websocket.disconnect", "code": 1006})
+            raise
+
     async def websocket_disconnect(self, message):
         self.gone = True
-        await super().websocket_disconnect(message)
+        if self._closing is None:
+            self._start_closing(message)
+        await asyncio.shield(self._closing)
+        raise StopConsumer()
+
+    def _start_closing(self, message):
+        self.gone = True
+        self._closing = asyncio.get_running_loop().create_task(self._close_once(message))
+        memory.finishing(self._closing)
+
+    async def _close_once(self, message):
+        """``AsyncWebsocketConsumer.websocket_disconnect``: groups left, then ``disconnect``;
+        a failure logged as :meth:`dispatch` logs one."""
+        try:
+            await super().websocket_disconnect(message)
+        except StopConsumer:
+            pass
+        except Exception as exc:
+            if not outages.report(exc, "websocket.disconnect", self.outage_session()):
+                log.exception("a2ui: unexpected error handling websocket.disconnect")
 
     async def internal_error(self):
         """What the peer is told when the guard caught something."""
@@ -170,10 +222,20 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
             exc.request_id = request_id
         await self.send_obj(exc.to_response())
 
+    #: The metrics' protocol label of the socket's refusals (``prom.refused``).
+    refusal_protocol = "jsonrpc"
+
+    async def refuse_input(self, exc, request_id=None):
+        """:meth:`send_error` for a refusal of what the client sent (counted in the metrics;
+        not an internal error or an outcome it awaited)."""
+        if prom.ON:
+            prom.refused(self.refusal_protocol, int(exc.code))
+        await self.send_error(exc, request_id)
+
     async def reject(self, code, reason):
         """Accept, say why in a JSON-RPC error, and close: the client learns the reason."""
         await self.accept()
-        await self.send_error(ProtocolError(code, data={"reason": reason}))
+        await self.refuse_input(ProtocolError(code, data={"reason": reason}))
         await self.close(code=ProtocolError(code).close_code)
 
     async def receive(self, text_data=None, bytes_data=None):
@@ -181,7 +243,7 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         try:
             msg = jsonrpc.parse(raw or "", max_size=self.max_payload_size)
         except ProtocolError as exc:
-            await self.send_error(exc)
+            await self.refuse_input(exc)
             return
         if await self.respond_to(msg, self.handle(msg)):
             await self.after_response()
@@ -195,7 +257,7 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         try:
             result = await work
         except DomainError as exc:
-            await self.send_error(ProtocolError.of(exc), msg.id)
+            await self.refuse_input(ProtocolError.of(exc), msg.id)
             return False
         except Exception as exc:
             if not outages.report(exc, msg.method, self.outage_session(msg.params)):
@@ -226,11 +288,11 @@ class DirectDeliveryMixin:
     last_seq = 0
     loop = None
     _in_hand = False
+    _deferred = ()  # a deque while pushes wait (an idle socket holds none: 760 bytes each)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._turn = asyncio.Lock()
-        self._deferred = collections.deque()
 
     # Channels assigns ``channel_receive`` in __call__; wrap it to see a message in hand.
     @property
@@ -256,6 +318,8 @@ class DirectDeliveryMixin:
 
     async def take_direct(self, event):
         if self._turn.locked() or self._in_hand or self._deferred:
+            if not self._deferred:
+                self._deferred = collections.deque()
             self._deferred.append(event)
             return
         async with self._turn:
@@ -265,6 +329,7 @@ class DirectDeliveryMixin:
     async def _drain(self):
         while self._deferred:
             await self._push(self._deferred.popleft())
+        self._deferred = ()
 
     async def _push(self, event):
         """A failure here is this socket's, not the sender's: log it as the layer path would."""

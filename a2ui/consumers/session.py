@@ -33,6 +33,7 @@ from a2ui.services import (
     consent,
     groups,
     outages,
+    prom,
     seqwatch,
     sessions,
     shared,
@@ -155,6 +156,8 @@ class SessionListener:
     async def a2ui_event(self, message):
         """One session event (``a2ui.core.events``), or a resync order from ``seqwatch``."""
         if message.get("resync"):
+            if prom.ON:
+                prom.resynced(self.client_protocol or "other", "order")
             await self.resync()
             return
         if self.session_id is None:
@@ -164,8 +167,12 @@ class SessionListener:
         if seq is not None:
             epoch = message.get("epoch")
             if epoch is not None and epoch != self.epoch:
+                if prom.ON:
+                    prom.resynced(self.client_protocol or "other", "epoch")
                 await self.resync()  # the counter was lost and started again
             elif seq > self.last_seq + 1:  # an event went missing
+                if prom.ON:
+                    prom.resynced(self.client_protocol or "other", "gap")
                 await self.send_state()
             if epoch is None or epoch == self.epoch:
                 self.last_seq = max(self.last_seq, seq)
@@ -283,15 +290,22 @@ class SessionSocket(SessionListener):
             self.life.fire_if(Event.HANDSHAKE_FAILED)  # still handshaking: it did not open
 
     def start_handshake_deadline(self):
-        self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_deadline())
+        # A timer, not a task: an idle socket holds it until it fires (a task costs KBs).
+        self.handshake_timer = asyncio.get_running_loop().call_later(
+            self.HANDSHAKE_TIMEOUT_SECONDS, self._handshake_due)
 
     def stop_handshake_deadline(self):
         if self.handshake_timer is not None:
             self.handshake_timer.cancel()
             self.handshake_timer = None
 
+    def _handshake_due(self):
+        self.handshake_timer = None
+        if self.gone or self.life.state is not State.CONNECTED:
+            return  # a session opened (or the socket is closing): nothing to do
+        self.handshake_timer = asyncio.get_running_loop().create_task(self._handshake_deadline())
+
     async def _handshake_deadline(self):
-        await asyncio.sleep(self.HANDSHAKE_TIMEOUT_SECONDS)
         while self.life.handshaking:  # under load: one that arrived in time is not cut off
             await asyncio.sleep(0.1)
         self.handshake_timer = None
@@ -314,22 +328,33 @@ class SessionSocket(SessionListener):
 
     def start_watchdog(self):
         """Close the session after ``SESSION_INACTIVITY_TIMEOUT_SECONDS`` with nothing from
-        the person and nothing to show them (``last_activity``), on every protocol alike."""
+        the person and nothing to show them (``last_activity``), on every protocol alike.
+
+        A timer (``loop.call_later``) checked at most every 60 s, not a task: an idle socket
+        holds it all its life, and a sleeping task costs about ten times more memory."""
         self.last_activity = time.monotonic()
-        self.watchdog = asyncio.get_running_loop().create_task(self._watch_idle())
+        self._arm_watchdog(asyncio.get_running_loop())
 
     def stop_watchdog(self):
         if self.watchdog is not None:
-            self.watchdog.cancel()
+            self.watchdog.cancel()  # the timer, or the task closing the session
             self.watchdog = None
 
-    async def _watch_idle(self):
+    def _arm_watchdog(self, loop):
+        idle = time.monotonic() - self.last_activity
         limit = a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS
-        while True:
-            idle = time.monotonic() - self.last_activity
-            if idle >= limit:
-                break
-            await asyncio.sleep(min(limit - idle, 60) + 0.01)
+        if idle >= limit:
+            self.watchdog = loop.create_task(self._expire())
+        else:
+            self.watchdog = loop.call_later(min(limit - idle, 60) + 0.01, self._watchdog_due)
+
+    def _watchdog_due(self):
+        self.watchdog = None
+        if self.gone or self.life.ending:
+            return
+        self._arm_watchdog(asyncio.get_running_loop())
+
+    async def _expire(self):
         if self.gone or self.life.ending:
             return
         await self.announce_expiry()

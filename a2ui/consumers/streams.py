@@ -22,9 +22,12 @@ Two kinds are driven this way:
 
 import asyncio
 import collections
+import contextvars
 import logging
 
+from asgiref.sync import SyncToAsync
 from channels.layers import get_channel_layer
+from django.db import connections
 
 from a2ui.consumers.session import SessionListener
 from a2ui.core import events
@@ -51,8 +54,10 @@ class ChannelListener(SessionListener):
         self.target = session_id
         self.preset_count = counted  # counted already by whoever admitted the listener
         self.groups = []
-        self._deferred = collections.deque()  # direct pushes and resync orders (seqwatch)
-        self._wake = asyncio.Event()
+        self._deferred = None  # a deque of direct pushes and resync orders (seqwatch), if any
+        #: A future the loop waits on beside the layer's receive (set by ``wake``): a future,
+        #: not an ``asyncio.Event`` and a task waiting on it (a task less per listener).
+        self._woken = None
         self._in_hand = False
 
     # Hooks -----------------------------------------------------------------------------------
@@ -83,16 +88,32 @@ class ChannelListener(SessionListener):
         self.life.fire_if(Event.FINISHED)
 
     async def take_direct(self, event):
+        if self._deferred is None:
+            self._deferred = collections.deque()
         self._deferred.append(event)
-        self._wake.set()
+        self.wake()
+
+    def wake(self):
+        """The loop takes a turn now (direct pushes waiting, or its own reason to look)."""
+        woken = self._woken
+        if isinstance(woken, asyncio.Future):
+            if not woken.done():
+                woken.set_result(None)
+        else:
+            self._woken = True  # woken before the loop waits: it takes a turn at once
+
+    def detach_thread(self):
+        """Called first by ``listen``: the listener's own database calls are not tied to a
+        thread of the request it started in (``SessionStream``)."""
 
     # The loop --------------------------------------------------------------------------------
 
     async def listen(self):
+        self.detach_thread()
         layer = self.channel_layer = get_channel_layer()
         self.channel_name = await layer.new_channel()
         self.loop = asyncio.get_running_loop()
-        receiving = waking = None
+        receiving = None
         try:
             # Counted and joined before anything is read (SessionListener.attach): an event
             # racing the start is in what is read or arrives after it, never neither.
@@ -111,32 +132,41 @@ class ChannelListener(SessionListener):
                 yield item
             while self.life.streaming:
                 if receiving is None:
-                    receiving = asyncio.ensure_future(layer.receive(self.channel_name))
-                if waking is None:
-                    waking = asyncio.ensure_future(self._wake.wait())
-                done, _ = await asyncio.wait({receiving, waking}, timeout=self.idle_seconds,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if not done:
+                    # In a context of its own: a task's context is a copy of its creator's,
+                    # which keeps what the listener's last database call left there (asgiref
+                    # re-homes every Local's storage into the caller's context: about 3 KB)
+                    # for as long as the task waits. Receiving needs none of it.
+                    receiving = self.loop.create_task(layer.receive(self.channel_name),
+                                                      context=contextvars.Context())
+                woken = self._woken is True
+                if not woken and not receiving.done():
+                    self._woken = self.loop.create_future()
+                    await asyncio.wait((receiving, self._woken), timeout=self.idle_seconds,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    woken = self._woken.done()
+                self._woken = None
+                if not woken and not receiving.done():
                     await self.idle()
                 else:
                     self._in_hand = True
                     try:
-                        if receiving in done:
+                        if receiving.done():
                             message, receiving = receiving.result(), None
                             await self._handle(message)
-                        if waking in done:
-                            waking = None
-                            self._wake.clear()
-                        while self._deferred and self.life.streaming:
-                            await self.a2ui_event(self._deferred.popleft())
+                        deferred = self._deferred
+                        while deferred and self.life.streaming:
+                            await self.a2ui_event(deferred.popleft())
+                        if deferred is not None and not deferred:
+                            self._deferred = None
                     finally:
                         self._in_hand = False
                 for item in self._turn_out():
                     yield item
         finally:
-            for task in (receiving, waking):
-                if task is not None:
-                    task.cancel()
+            if receiving is not None:
+                receiving.cancel()
+            if isinstance(self._woken, asyncio.Future):
+                self._woken.cancel()
             await asyncio.shield(asyncio.ensure_future(self._leave()))
 
     async def _handle(self, message):
@@ -167,12 +197,42 @@ class ChannelListener(SessionListener):
             self.life.fire_if(Event.DISCONNECTED)
 
 
+def leave_request_thread():
+    """The current task (and the tasks it starts from now on) no longer runs its database calls
+    on the thread of the Django request it serves.
+
+    Django's ASGI handler serves each request in an ``asgiref`` ``ThreadSensitiveContext``:
+    the request's thread-sensitive calls (``database_sync_to_async``, sync middleware) run on
+    a thread of its own, made at its first such call and kept until the response ends. For a
+    response that streams for minutes (an SSE stream, an AG-UI 1.0 run) that is an idle
+    thread per stream (its stack, its interpreter state, its allocator cache: most of a run's
+    memory at 1,000 runs, docs/performance.md "Capacity"). Once the view has returned, the
+    stream's calls go where every socket's go (the process's one thread-sensitive thread, or
+    ``a2ui.services.dbthreads``), and the request's thread ends (its database connections
+    closed on it first: back to the pool). Django ends the request as before: its
+    ``response.close()`` gets a thread for that moment. Nothing here outside a request (or
+    inside a context given its own executor) changes anything."""
+    context = SyncToAsync.thread_sensitive_context.get(None)
+    if context is None:
+        return
+    SyncToAsync.thread_sensitive_context.set(None)
+    if getattr(context, "_executor", None) is not None:
+        return  # the context's owner's executor, not the request's
+    executor = SyncToAsync.context_to_thread_executor.pop(context, None)
+    if executor is not None:
+        executor.submit(connections.close_all)
+        executor.shutdown(wait=False)
+
+
 class SessionStream(ChannelListener):
     """A session's events over an SSE response (see the module's docs)."""
 
     def __init__(self, token, session_id, counted=None):
         super().__init__(token, session_id, counted)
         self.out = []  # chunks to write, in order
+
+    def detach_thread(self):
+        leave_request_thread()
 
     # The wire (each stream's) ----------------------------------------------------------------
 

@@ -60,12 +60,20 @@ def concurrent_ok():
 
 
 def _on_postgresql():
-    """The default database's vendor is PostgreSQL (looked up once per database setting:
-    ``connections[...]`` goes through asgiref's context-local storage, a cost on every push)."""
+    """The default database's vendor is PostgreSQL (:func:`vendor`)."""
+    return vendor() == "postgresql"
+
+
+def vendor():
+    """The default database's vendor, looked up once per database setting: ``connections[...]``
+    goes through asgiref's context-local storage, a cost on every push, and on the event loop
+    (an async context) makes a connection object of its own per task context that asks: about
+    2.5 KB for as long as that task's context lives (an AG-UI 1.0 run's request)."""
     engine = connections.settings["default"]["ENGINE"]
-    if _vendor.get(engine) is None:
-        _vendor[engine] = connections["default"].vendor == "postgresql"
-    return _vendor[engine]
+    found = _vendor.get(engine)
+    if found is None:
+        found = _vendor[engine] = connections["default"].vendor
+    return found
 
 
 _vendor = {}

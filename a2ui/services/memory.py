@@ -34,6 +34,7 @@ class _Counts:
     closed = 0  # since the last collection
     handle = None  # the scheduled collection
     collections = 0
+    finishing = 0  # sockets whose clean-up goes on after their application ended
 
 
 counts = _Counts()
@@ -57,8 +58,23 @@ def socket_closed():
     counts.handle = loop.call_later(DELAY_SECONDS, collect)
 
 
+def finishing(task):
+    """``task`` cleans up after a socket whose application was cancelled (``consumers.base``):
+    the collection waits for it, since what it holds is garbage only once it is done."""
+    counts.finishing += 1
+
+    def done(_):
+        counts.finishing -= 1
+
+    task.add_done_callback(done)
+
+
 def collect():
-    """Caches emptied, one full collection and a heap trim; resets the count of closed sockets."""
+    """Caches emptied, one full collection and a heap trim; resets the count of closed sockets.
+    While clean-ups of closed sockets still run, it waits ``DELAY_SECONDS`` more."""
+    if counts.finishing > 0:
+        counts.handle = asyncio.get_running_loop().call_later(DELAY_SECONDS, collect)
+        return
     counts.handle = None
     counts.closed = 0
     counts.collections += 1
@@ -107,5 +123,5 @@ def reset():
     """Forget the counts and any scheduled collection (tests)."""
     if counts.handle is not None:
         counts.handle.cancel()
-    counts.open = counts.closed = counts.collections = 0
+    counts.open = counts.closed = counts.collections = counts.finishing = 0
     counts.handle = None

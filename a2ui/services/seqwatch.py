@@ -14,10 +14,19 @@ have none after them:
   is reconnecting after a Redis restart misses what is published meanwhile).
 
 So every ``INTERVAL_SECONDS``, while this process has registered sockets, it reads the newest
-sequence number and epoch of each of their sessions (one round trip for all) and hands a resync
+sequence number and epoch of their sessions (one round trip for all) and hands a resync
 (``stream.resync_message``, through the consumer's own queue, in order with its pushes) to a
 socket whose epoch differs, or that still has not received a number that had been issued one
 interval before. Only with Redis: the in-memory backend loses nothing of its own.
+
+Which sessions it reads, the *sequence clock* tells (``shared.sequence_clock``: one small hash,
+a counter per bucket of sessions, bumped in the round trip that takes each sequence number):
+each round reads the clock, then only the sessions of buckets that moved since the last round,
+and those with a socket still suspected. An idle process costs Redis one round trip per
+interval, not one read per session (docs/performance.md, "Redis per idle session"). A clock
+with a new epoch (Redis restarted, failed over to a replica without it, lost the key) or a
+failed round: every session is read in the next round. A counter lost on its own (an evicted
+key) comes back with a new epoch at its next number, which moves the clock.
 
 A number missing is not yet a push lost: under load the push may only be late (the event loop
 behind, the socket busy with earlier messages), and a resync of a late push costs a snapshot
@@ -35,7 +44,7 @@ import asyncio
 import logging
 import weakref
 
-from a2ui.services import direct, shared, stream
+from a2ui.services import direct, outages, shared, stream
 
 log = logging.getLogger("a2ui.services")
 
@@ -57,23 +66,48 @@ def ensure_started():
 
 
 async def _watch():
-    suspects, resyncing, failing = {}, {}, False
+    suspects, resyncing, failing, clock = {}, {}, False, Clock()
     while direct.registered():
         await asyncio.sleep(INTERVAL_SECONDS)
         try:
-            suspects = await check(suspects, resyncing)
+            suspects = await check(suspects, resyncing, clock)
             failing = False
         except Exception as exc:  # Redis away: try again next time, say so once
+            clock.forget()
             if not failing:
+                outages.tally()
                 log.warning("a2ui: sequence check failed (%s); retrying", exc)
             failing = True
 
 
-async def check(suspects, resyncing):
+class Clock:
+    """The sequence clock as the last round read it: which sessions moved since."""
+
+    def __init__(self):
+        self.epoch = None
+        self.buckets = None  # None: read every session next round
+
+    def forget(self):
+        self.buckets = None
+
+    async def moved(self, entries, suspects):
+        """The ``(session_hex, consumers)`` of ``entries`` to read this round."""
+        epoch, buckets = await shared.sequence_clock()
+        before, self.buckets = (self.buckets if epoch == self.epoch else None), buckets
+        self.epoch = epoch
+        if before is None:
+            return entries
+        return [(session_hex, consumers) for session_hex, consumers in entries
+                if any(c in suspects for c in consumers)
+                or before.get(bucket := shared.clock_bucket(session_hex)) != buckets.get(bucket)]
+
+
+async def check(suspects, resyncing, clock=None):
     """One round: resync sockets that are behind; returns the new ``suspects``.
 
     ``suspects`` maps a consumer to ``(a number it had not seen, checks it has been missing)``;
-    ``resyncing`` maps a consumer to its resync task, so one is never queued twice.
+    ``resyncing`` maps a consumer to its resync task, so one is never queued twice; ``clock``
+    (a :class:`Clock`; Redis only): read only the sessions whose bucket moved (None: all).
     """
     loop = asyncio.get_running_loop()
     entries = []
@@ -84,6 +118,10 @@ async def check(suspects, resyncing):
             entries.append((session_hex, mine))
     if not entries:
         return {}
+    if clock is not None:
+        entries = await clock.moved(entries, suspects)
+        if not entries:
+            return {}
     states = await shared.sequence_states([session_hex for session_hex, _ in entries])
     for consumer in [c for c, task in resyncing.items() if task.done()]:
         del resyncing[consumer]

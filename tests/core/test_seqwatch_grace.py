@@ -13,10 +13,10 @@ from a2ui.services import direct, seqwatch, shared
 class FakeSocket:
     """What seqwatch reads of a user consumer (``DirectDeliveryMixin``)."""
 
-    def __init__(self):
+    def __init__(self, epoch=None, last_seq=0):
         self.loop = asyncio.get_running_loop()
-        self.epoch = shared.local.epoch
-        self.last_seq = 0
+        self.epoch = shared.local.epoch if epoch is None else epoch
+        self.last_seq = last_seq
         self.resyncs = 0
         self._turn = asyncio.Lock()
         self._deferred = collections.deque()

@@ -57,6 +57,24 @@ def test_shutdown_survives_connections_without_an_application():
         loop.close()
 
 
+def test_jemalloc_is_preloaded_with_its_purging_thread(monkeypatch):
+    from django.core.management.base import CommandError
+
+    from a2ui.management.commands import a2ui_serve
+
+    monkeypatch.setattr(a2ui_serve, "jemalloc_library", lambda: "libjemalloc.so.2")
+    _, _, env = a2ui_serve.reexec_argv("jemalloc", {"LD_PRELOAD": "libother.so"})
+    assert env["PYTHONMALLOC"] == "malloc"
+    assert env["LD_PRELOAD"] == "libjemalloc.so.2 libother.so"
+    assert env["MALLOC_CONF"] == a2ui_serve.JEMALLOC_CONF and "MALLOC_ARENA_MAX" not in env
+    assert a2ui_serve.allocator_name(env) == "jemalloc"
+    assert a2ui_serve.reexec_argv("jemalloc", {"MALLOC_CONF": "narenas:1"})[2][
+        "MALLOC_CONF"] == "narenas:1"  # the operator's options are kept
+    monkeypatch.setattr(a2ui_serve, "jemalloc_library", lambda: None)
+    with pytest.raises(CommandError, match="libjemalloc2"):
+        a2ui_serve.reexec_argv("jemalloc", {})
+
+
 def test_bad_settings_stop_the_server_before_it_listens(settings):
     from django.core.management.base import SystemCheckError
 
@@ -72,7 +90,9 @@ def test_the_command_line_runs_again_under_malloc_unless_told_otherwise(monkeypa
                                           "-p", "9000"])
     executable, args, env = reexec_argv("malloc", {"PATH": "/bin"})
     assert args[1:] == ["-X", "utf8", "manage.py", "a2ui_serve", "-p", "9000"]
-    assert env == {"PATH": "/bin", "PYTHONMALLOC": "malloc"}
+    assert env == {"PATH": "/bin", "PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}
+    # an arena count the operator chose is kept
+    assert reexec_argv("malloc", {"MALLOC_ARENA_MAX": "8"})[2]["MALLOC_ARENA_MAX"] == "8"
     # already under an allocator the operator chose (or the one we set): go on here
     assert reexec_argv("malloc", {"PYTHONMALLOC": "malloc"}) is None
     assert reexec_argv("malloc", {"PYTHONMALLOC": "pymalloc_debug"}) is None
@@ -85,7 +105,8 @@ def test_the_command_line_runs_again_under_malloc_unless_told_otherwise(monkeypa
     assert command.allocator_in([*line, "--allocator", "pymalloc"]) == "pymalloc"
     assert command.allocator_in([*line, "--allocator=pymalloc"]) == "pymalloc"
     assert command.allocator_in([*line, "--alloc", "pymalloc"]) == "pymalloc"
-    assert command.allocator_in([*line, "--allocator", "jemalloc"]) is None
+    assert command.allocator_in([*line, "--allocator", "jemalloc"]) == "jemalloc"
+    assert command.allocator_in([*line, "--allocator", "tcmalloc"]) is None
     # where exec would start another process instead of replacing this one
     monkeypatch.setattr("os.name", "nt")
     assert reexec_argv("malloc", {}) is None
@@ -93,7 +114,7 @@ def test_the_command_line_runs_again_under_malloc_unless_told_otherwise(monkeypa
 
 def test_a_bad_allocator_is_refused():
     with pytest.raises(CommandError, match="allocator"):
-        call_command("a2ui_serve", "--allocator", "jemalloc")
+        call_command("a2ui_serve", "--allocator", "tcmalloc")
 
 
 # The edge (a2ui.serving.Edge): deadlines on the HTTP channel and connection caps, on Twisted's

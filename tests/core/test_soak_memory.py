@@ -181,3 +181,27 @@ def test_the_activated_sessions_are_bounded_and_still_activated(monkeypatch, use
     states = set(A2UISessionLog.objects.filter(pk__in=[r.pk for r in rows])
                  .values_list("state", flat=True))
     assert states == {"active"}
+
+
+async def test_event_streams_count_as_sockets(no_automatic_gc):
+    """A server-sent event stream (AG-UI 1.0 runs, MCP streams) counts as a socket while it is
+    open, so that a mass close of streams is collected too; a plain response does not."""
+    from a2ui.asgi import _CountedStreams
+
+    seen = []
+
+    async def app(scope, receive, send):
+        kind = b"text/event-stream" if scope["path"] == "/stream" else b"application/json"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", kind)]})
+        seen.append(memory.counts.open)
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message):
+        pass
+
+    counted = _CountedStreams(app)
+    await counted({"type": "http", "path": "/stream"}, None, send)
+    await counted({"type": "http", "path": "/json"}, None, send)
+    assert seen == [1, 0]
+    assert memory.counts.open == 0 and memory.counts.closed == 1
