@@ -12,7 +12,6 @@ Not a test.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import uuid
@@ -60,16 +59,10 @@ def main():
                         default="postgres://postgres@127.0.0.1:5432/a2ui_bench_audit")
     parser.add_argument("--events", type=int, default=100_000)
     args = parser.parse_args()
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-audit-" + uuid.uuid4().hex)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_push import prepare_database
+    from bench_push import django_on
 
-    prepare_database(args.database_url, dict(os.environ))
-    import django
-
-    django.setup()
+    django_on(args.database_url, "audit")
     from a2ui.models import AuditChainHead, AuditEvent
     from a2ui.services import auditchain
 

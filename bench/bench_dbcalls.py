@@ -221,16 +221,10 @@ def main():
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-dbcalls-" + uuid.uuid4().hex)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_push import prepare_database
+    from bench_push import django_on
 
-    prepare_database(args.database_url, dict(os.environ))
-    import django
-
-    django.setup()
+    django_on(args.database_url, "dbcalls")
     asyncio.run(run(args))
 
 

@@ -78,8 +78,17 @@ def with_db_suffix(url, suffix):
 
 
 class Tree:
-    def __init__(self, name, path, database_url, label):
+    def __init__(self, name, path, database_url, label, prometheus=False):
         self.name, self.path, self.database_url, self.label = name, Path(path), database_url, label
+        self.prometheus = prometheus  # its servers run with A2UI_PROMETHEUS=1 (--prometheus)
+
+    def env(self, redis_url, workdir, procs):
+        env = server_env(self.database_url, redis_url)
+        if self.prometheus:  # one multiprocess directory per phase, empty at its start
+            directory = Path(workdir) / f"prom-{self.name}-{procs}"
+            directory.mkdir()
+            env.update(A2UI_PROMETHEUS="1", A2UI_PROMETHEUS_MULTIPROC_DIR=str(directory))
+        return env
 
 
 #: One bench account and one address open thousands of sockets and MCP sessions: the caps
@@ -150,7 +159,7 @@ def phase(trees, procs, args, workdir):
     servers, targets = [], {}
     try:
         for tree in trees.values():
-            env = server_env(tree.database_url, args.redis_url)
+            env = tree.env(args.redis_url, workdir, procs)
             own = [Server(f"{tree.name}-{i}", tree.path, A2UI_APP, env) for i in range(procs)]
             servers += own
             targets[tree.name] = {
@@ -168,7 +177,11 @@ def phase(trees, procs, args, workdir):
         cfg = {"targets": targets, "sessions": args.sessions, "reps": args.reps,
                "warm": args.warm, "measure": args.measure, "in_flight": args.in_flight,
                "agents": args.agents, "method": args.method}
-        return run_load(cfg, workdir, args.block_timeout)
+        rows = run_load(cfg, workdir, args.block_timeout)
+        for tree in trees.values():
+            if tree.prometheus:
+                scraped(tree, servers[[s.name for s in servers].index(f"{tree.name}-0")])
+        return rows
     except Exception:
         for s in servers:
             s.dump_log()
@@ -176,6 +189,19 @@ def phase(trees, procs, args, workdir):
     finally:
         for s in servers:
             s.stop()
+
+
+def scraped(tree, server):
+    """The servers' own count of what they pushed (``/a2ui/metrics``): proof the metrics were on."""
+    from urllib.request import urlopen
+
+    with urlopen(f"http://{HOST}:{server.port}/a2ui/metrics", timeout=10) as response:
+        body = response.read().decode()
+    pushes = sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                 if line.startswith("a2ui_pushes_total{"))
+    if not pushes:
+        raise SystemExit(f"{tree.name}: the Prometheus scrape counted no push")
+    print(f"  {tree.name}: Prometheus scrape counted {pushes:,.0f} pushes", flush=True)
 
 
 # Report ----------------------------------------------------------------------------------------
@@ -243,6 +269,10 @@ def parse_args():
     p.add_argument("--quick", action="store_true",
                    help="shorter: 2 repetitions, 0.5 s warm-up and 1.5 s counted")
     p.add_argument("--gate", action="store_true", help="exit 1 when a scenario FAILs")
+    p.add_argument("--prometheus", action="store_true",
+                   help="the current tree's servers with the Prometheus metrics on "
+                        "(A2UI_PROMETHEUS=1, a multiprocess directory per phase); the baseline's "
+                        "as configured (off by default)")
     p.add_argument("--threshold", type=float, default=0.90)
     p.add_argument("--gate-metric", choices=["rate", "cpu"], default="rate",
                    help="what the gate compares: msg/s (the issue's), or the servers' CPU time "
@@ -300,7 +330,9 @@ def main():
     try:
         export_tree(sha, base_path)
         trees = {
-            "current": Tree("current", ROOT, args.database_url, f"{head}{dirty}"),
+            "current": Tree("current", ROOT, args.database_url,
+                            f"{head}{dirty}" + (", metrics on" if args.prometheus else ""),
+                            prometheus=args.prometheus),
             "baseline": Tree("baseline", base_path,
                              with_db_suffix(args.database_url, "_base"), f"{sha[:7]} ({ref})"),
         }

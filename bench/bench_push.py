@@ -143,6 +143,20 @@ def server_env(database_url, redis_url, layer="pubsub", direct="on"):
     return env
 
 
+def django_on(database_url, name):
+    """Django set up in this process on ``database_url`` (created and migrated if need be), for
+    the benches that call the services directly; ``name`` marks the throwaway secret key."""
+    import uuid
+
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
+    os.environ.setdefault("DJANGO_SECRET_KEY", f"bench-{name}-" + uuid.uuid4().hex)
+    prepare_database(database_url, dict(os.environ))
+    import django
+
+    django.setup()
+
+
 def prepare_database(db_url, env):
     from urllib.parse import urlsplit
 

@@ -109,15 +109,9 @@ def main():
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-replay-" + uuid.uuid4().hex)
-    from bench_push import prepare_database
+    from bench_push import django_on
 
-    prepare_database(args.database_url, dict(os.environ))
-    import django
-
-    django.setup()
+    django_on(args.database_url, "replay")
     asyncio.run(run(args))
 
 

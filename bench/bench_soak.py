@@ -4,6 +4,14 @@
                                [--clients 2] [--agent-sockets N] [--servers 1]
                                [--allocator malloc|pymalloc]
     python bench/bench_soak.py --quick          # 50 sessions, 20 s, 2 rounds (``make bench``)
+    python bench/bench_soak.py --servers 2 --prometheus ...   # and the metrics' scrape
+
+``--prometheus`` runs the servers with the Prometheus metrics on (``A2UI_PROMETHEUS=1``, one
+fresh multiprocess directory for all of them), scrapes ``/a2ui/metrics`` of the first server
+before and after each round's steady phase (the sockets still open) and prints what the scrape
+says (sessions attached, pushes and push latency per protocol, answers, refusals, resyncs)
+beside the bench's own counts. The scrape's latency is the server's (a push validated, stored
+and handed to the sockets), the bench's is agent send -> person receive.
 
 One Daphne process (``--servers``: that many, as production runs several), started by
 ``manage.py a2ui_serve --allocator`` (``malloc`` by default, as a2ui_serve's), serves our app with
@@ -47,8 +55,11 @@ import argparse
 import multiprocessing
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -208,6 +219,88 @@ class Clients:
                 proc.kill()
 
 
+def scrape(url):
+    """``{(name, sorted labels tuple): value}`` of a Prometheus scrape of ``url``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(url, timeout=30) as response:
+        text = response.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def per_label(got, name, label="protocol"):
+    """``{label value: value}`` of the samples of ``name``."""
+    return {dict(labels).get(label, ""): v for (n, labels), v in got.items() if n == name}
+
+
+def bucket_quantile(buckets, q):
+    """Prometheus's ``histogram_quantile`` of cumulative ``{upper bound: count}``: linear
+    within the bucket the rank falls in (the +Inf bucket: its lower bound)."""
+    bounds = sorted(buckets)
+    total = buckets[bounds[-1]] if bounds else 0
+    if not total:
+        return float("nan")
+    rank, lower, below = q * total, 0.0, 0.0
+    for bound in bounds:
+        count = buckets[bound]
+        if count >= rank:
+            if bound == float("inf"):
+                return lower
+            return lower + (bound - lower) * ((rank - below) / (count - below) if count > below
+                                              else 0)
+        lower, below = bound, count
+    return lower
+
+
+def prom_round(before, after):
+    """What the scrape says of one round: the steady phase's pushes and latency per protocol
+    (``after - before``), the sessions attached at its end, answers, refusals, resyncs."""
+    def delta(name, label="protocol"):
+        then = per_label(before, name, label)
+        return {k: v - then.get(k, 0) for k, v in per_label(after, name, label).items()
+                if v - then.get(k, 0)}
+
+    latency = {}
+    for protocol, count in delta("a2ui_push_latency_seconds_count").items():
+        buckets = {}
+        for (name, labels), v in after.items():
+            labels = dict(labels)
+            if name == "a2ui_push_latency_seconds_bucket" and labels["protocol"] == protocol:
+                key = tuple(sorted(labels.items()))
+                buckets[float(labels["le"])] = v - before.get((name, key), 0)
+        total = delta("a2ui_push_latency_seconds_sum").get(protocol, 0)
+        latency[protocol] = {"count": count, "mean_ms": total / count * 1000,
+                             "p50_ms": bucket_quantile(buckets, .5) * 1000,
+                             "p99_ms": bucket_quantile(buckets, .99) * 1000}
+    return {"sessions": {k: v for k, v in per_label(after, "a2ui_sessions").items() if v},
+            "sockets": {k: v for k, v in per_label(after, "a2ui_sockets").items() if v},
+            "pushes": delta("a2ui_pushes_total"), "latency": latency,
+            "answers": sum(delta("a2ui_answer_latency_seconds_count").values()),
+            "refused": delta("a2ui_refused_inputs_total", "reason"),
+            "resyncs": delta("a2ui_resyncs_total"),
+            "outages": delta("a2ui_outage_errors_total", "kind"),
+            "pending": per_label(after, "a2ui_pending_requests", "kind")}
+
+
+def fmt_prom(row):
+    got = row["prom"]
+    answers_bench = row["answers"].split("/")[0]
+    lines = [
+        f"prometheus (one scrape, every server): sessions attached "
+        f"{got['sessions']} (bench: {row['sessions']}); sockets {got['sockets']}",
+        f"  pushes {got['pushes']} = {sum(got['pushes'].values()):.0f} "
+        f"(bench sent {row['sent']}, received {row['received']})",
+        *(f"  push latency {p} (server: validated, stored, handed to the sockets): "
+          f"mean {v['mean_ms']:.2f} ms, p50 ~{v['p50_ms']:.2f} ms, p99 ~{v['p99_ms']:.2f} ms "
+          f"(bench agent -> person: p50 {row['p50']:.1f} ms, p99 {row['p99']:.1f} ms)"
+          for p, v in got["latency"].items()),
+        f"  answers {got['answers']:.0f} (bench: {answers_bench}); refused {got['refused'] or 0};"
+        f" resyncs {got['resyncs'] or 0}; outage errors {got['outages'] or 0}; pending "
+        f"requests at the scrape {got['pending']}"]
+    return "\n".join(lines)
+
+
 def split(items, parts):
     size, extra = divmod(len(items), parts)
     out, lo = [], 0
@@ -234,6 +327,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
         if not heard:
             time.sleep(0.05)
     t_open = time.perf_counter() - t0
+    before = scrape(args.scrape_url) if args.prometheus else None  # outside the CPU window
     peak, cpu0 = rss_mb(pid), cpu_of(pid)
     print(f"  open storm {t_open:.1f} s; pushing for {seconds} s", flush=True)
     start = time.perf_counter() + 1.0
@@ -249,6 +343,10 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
     wall = time.perf_counter() - start
     server_cpu = cpu_of(pid) - cpu0
     peak = max(peak, rss_mb(pid))
+    after = None
+    if args.prometheus:  # the sockets still open; every process's tallies flushed (~1 s)
+        time.sleep(1.5)
+        after = scrape(args.scrape_url)
     clients.same("close")
     time.sleep(args.settle)
 
@@ -271,7 +369,7 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
                              for t, lat, m in r["samples"])
     sent = sum(r["sent"] for r in results)
     received = sum(r["received"] for r in results)
-    return {
+    row = {
         "sessions": n, "agent_sockets": sum(agents), "sent": sent, "received": received,
         "lost": sent - received - sum(v for k, v in errors.items() if k.startswith("agent -")),
         "answers": f"{sum(r['answers'] for r in results)}/"
@@ -288,6 +386,9 @@ def soak_round(clients, pid, tokens, n_agents, args, seconds, drain_timeout):
         "rss_before": rss_before, "rss_during": peak, "rss_after": rss_mb(pid),
         "memory_map": memory_map(pid),
     }
+    if after is not None:
+        row["prom"] = prom_round(before, after)
+    return row
 
 
 def run(args, servers, agent_key, tokens):
@@ -313,6 +414,8 @@ def run(args, servers, agent_key, tokens):
             print(f"  memory after close: {row['memory_map']}", flush=True)
             print("  p99 by method: " + ", ".join(
                 f"{m} {v:.1f} ms" for m, v in row["p99_by_method"].items()), flush=True)
+            if "prom" in row:
+                print("  " + fmt_prom(row).replace("\n", "\n  "), flush=True)
         return baseline, rows
     finally:
         clients.stop()
@@ -344,6 +447,9 @@ def report(args, baseline, rows):
              f"baseline RSS {baseline:.1f} MB; load average {os.getloadavg()[0]:.1f}", "",
              *HEADER]
     lines += [fmt_row(r + 1, row) for r, row in enumerate(rows)]
+    for r, row in enumerate(rows):
+        if "prom" in row:
+            lines += ["", f"round {r + 1}: {fmt_prom(row)}"]
     worst = max(row["p99"] for row in rows)
     errors = sum(sum(row["errors"].values()) + row["lost"] for row in rows)
     final = rows[-1]["rss_after"]
@@ -391,6 +497,10 @@ def main():
                         help="Redis database for the bench (flushed); 8-15 are the tests'")
     parser.add_argument("--py-spy", help="path of py-spy: profile the Daphne process per round")
     parser.add_argument("--profile-dir", default="bench/profiles")
+    parser.add_argument("--prometheus", action="store_true",
+                        help="the servers with the Prometheus metrics on (A2UI_PROMETHEUS=1), "
+                             "sharing a fresh multiprocess directory; each round's scrape of "
+                             "/a2ui/metrics is printed beside the bench's own counts")
     parser.add_argument("--dump", help="append every push (sessions, send time from the "
                                        "round's start, latency ms, method) to this CSV file")
     args = parser.parse_args()
@@ -407,10 +517,15 @@ def main():
     prepare_database(args.database_url, env)
     agent_key, tokens = make_fixtures(10 + args.sessions * args.rounds)
     env.pop("PYTHONMALLOC", None)  # a2ui_serve --allocator decides
+    prom_dir = None
+    if args.prometheus:
+        prom_dir = tempfile.mkdtemp(prefix="a2ui-bench-prom-")
+        env.update(A2UI_PROMETHEUS="1", A2UI_PROMETHEUS_MULTIPROC_DIR=prom_dir)
     servers = [serve(f"a2ui{i}", env, args.allocator) for i in range(args.servers)]
     try:
         for server in servers:
             server.wait_ready()
+        args.scrape_url = f"http://{HOST}:{servers[0].port}/a2ui/metrics"
         print(f"a2ui on {len(servers)} Daphne process(es) (manage.py a2ui_serve --allocator "
               f"{args.allocator}) "
               f"{', '.join(f':{s.port} pid {s.proc.pid}' for s in servers)}, "
@@ -419,6 +534,8 @@ def main():
     finally:
         for server in servers:
             server.stop()
+        if prom_dir:
+            shutil.rmtree(prom_dir, ignore_errors=True)
     text, ok = report(args, baseline, rows)
     print()
     print(text)

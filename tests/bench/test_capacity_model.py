@@ -37,3 +37,24 @@ def test_memory_limited():
 def test_refuses_non_positive_costs():
     with pytest.raises(ValueError):
         capacity(**{**BASE, "kb_per_session": 0})
+
+
+def test_compare_a_simulated_load_with_the_model():
+    from capacity_model import compare
+
+    want = {"cpu_share": 0.25, "redis_cmds_per_s": 1000, "base_kb": 100_000, "rss_kb": 120_000}
+    run = {"cpu_share": [0.22, 0.29], "redis_cmds_per_s": 1100, "rss_kb": [118_000, 123_000]}
+    assert compare(want, run, 0.25)
+    assert not compare(want, {**run, "cpu_share": [0.22, 0.33]}, 0.25)  # one process above
+    assert compare(want, {**run, "cpu_share": [0.12, 0.12]}, 0.25)  # below: the safe side
+    assert not compare(want, {**run, "redis_cmds_per_s": 1400}, 0.25)
+    # memory is judged above the empty process: 110 MB is half the sessions' 20 MB
+    assert not compare(want, {**run, "rss_kb": [110_000, 120_000]}, 0.25)
+
+
+def test_an_idle_session_cost_lowers_both_limits():
+    c = capacity(**{**BASE, "cpu_us_per_session_s": 50, "redis_cmds_per_session_s": 0.2})
+    assert c.sessions_by_cpu == 5000  # 0.5 s / (500 us x 0.1 + 50 us) per session-second
+    # 5,000 sessions: 500 pushes/s x 2 + 5,000 x 0.2 = 2,000 commands/s (50 processes);
+    # 250,000 bytes/s (40 processes)
+    assert c.processes_per_redis == 40
