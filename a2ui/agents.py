@@ -49,7 +49,7 @@ from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError, Fault
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.services import agentapi, agentroute, groups, pending, runs, sessions
+from a2ui.services import agentapi, agentroute, groups, pending, presence, runs, sessions
 from a2ui.services import surfaces as surface_service
 
 
@@ -351,6 +351,7 @@ class AgentEvents:
             listening_since = timezone.now()
             await agentroute.ajoin(self.channel, self.mode)
             await self.layer.group_add(self.group, self.channel)
+            await presence.ajoin(self.agent_id, self.channel)  # the agent's people are told
             if self.methods is None or "session.resumed" in self.methods:
                 # As a socket is: the live sessions nobody else of the agent holds, first.
                 self.backlog = [
@@ -362,6 +363,7 @@ class AgentEvents:
 
     async def stop(self):
         if self.channel is not None:
+            await presence.aleave(self.channel)
             await self.layer.group_discard(self.group, self.channel)
             await agentroute.aleave(self.channel)
             self.channel = None

@@ -27,10 +27,11 @@ def redis_layer_host(redis_url):
 def default_channel_layers(redis_url):
     """The layer a2ui uses when the project defines none: Redis PUBLISH/SUBSCRIBE when
     ``A2UI['REDIS_URL']`` is set (what several Daphne processes need), else in-memory. At most
-    once, like every channel layer: sequence numbers and resync cover a lost message."""
+    once, like every channel layer: sequence numbers and resync cover a lost message. The Redis
+    layer is channels-redis's with a lighter queue per channel (``a2ui.layer``)."""
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    return {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+    return {"default": {"BACKEND": "a2ui.layer.PubSubChannelLayer",
                         "CONFIG": {"hosts": [redis_layer_host(redis_url)],
                                    "prefix": pubsub_prefix(redis_url)}}}
 

@@ -133,7 +133,7 @@ class ProbeRoutes:
         elif not host_allowed(scope):
             status, body = 400, b"Host not allowed (ALLOWED_HOSTS)."
         else:
-            status, body = metrics_answer(scope)
+            status, body = await ametrics_answer(scope)
         ctype = "text/plain; charset=utf-8"
         if status == 200:
             ctype, body = body
@@ -166,9 +166,9 @@ def metrics_allowed(headers, client_ip):
                for net in a2ui_settings.METRICS_NETWORKS or ())
 
 
-def metrics_answer(scope):
-    """``(200, (content type, body))``, or ``(status, message)``: 404 when the metrics are off,
-    403 for a scrape not let in (:func:`metrics_allowed`)."""
+def metrics_refusal(scope):
+    """``(status, message)`` for a scrape refused: 404 when the metrics are off, 403 for one
+    not let in (:func:`metrics_allowed`); None for a scrape let in."""
     from a2ui.services import prom
 
     if not prom.ON:
@@ -178,6 +178,25 @@ def metrics_answer(scope):
     client = (scope.get("client") or ("",))[0]
     if not metrics_allowed(headers, client):
         return 403, b"Scrape not allowed (A2UI['METRICS_TOKEN'], A2UI['METRICS_NETWORKS'])."
+    return None
+
+
+def metrics_answer(scope):
+    """``(200, (content type, body))``, or ``(status, message)`` (:func:`metrics_refusal`)."""
+    from a2ui.services import prom
+
+    return metrics_refusal(scope) or (200, prom.exposition())
+
+
+async def ametrics_answer(scope):
+    """:func:`metrics_answer`, with the values read from the shared store first
+    (``prom.asample``: the pending requests, cached a few seconds) for a scrape let in."""
+    from a2ui.services import prom
+
+    refused = metrics_refusal(scope)
+    if refused is not None:
+        return refused
+    await prom.asample()
     return 200, prom.exposition()
 
 
@@ -191,7 +210,7 @@ async def metrics_view(request):
     scope = getattr(request, "scope", None) or {
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
         "headers": [(b"authorization", request.META.get("HTTP_AUTHORIZATION", "").encode())]}
-    status, body = metrics_answer(scope)
+    status, body = await ametrics_answer(scope)
     if status != 200:
         return HttpResponse(body, status=status, content_type="text/plain; charset=utf-8")
     ctype, data = body

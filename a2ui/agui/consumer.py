@@ -32,6 +32,7 @@ from a2ui.services import (
     groups,
     housekeeping,
     outages,
+    prom,
     sessions,
     shared,
     surfaces,
@@ -127,7 +128,18 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
         self.start_watchdog()
         await self.announce(session, resumed, CAPABILITIES)
 
+    def count_refusal(self, error):
+        """Count an ERROR event refusing what the client sent (``prom.refused``: its
+        ``details.reason``, else its code); returns it."""
+        if prom.ON:
+            details = error.get("details")
+            reason = details.get("reason") if isinstance(details, dict) else None
+            prom.refused("agui", reason if isinstance(reason, str) else error.get("code"))
+        return error
+
     async def refuse(self, error, code):
+        if error.get("details", {}).get("reason") != "unavailable":  # an outage: its metric
+            self.count_refusal(error)
         await self.send_event(error)
         await self.send_event(p.connection_status("FAILED", error["message"]))
         await self.refused(code)
@@ -161,9 +173,10 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             else:
                 await actions.text_message(self, event)
         except p.AguiError as exc:
-            await self.send_event(p.error_of(exc))
+            await self.send_event(self.count_refusal(p.error_of(exc)))
         except DomainError as exc:  # a consent refusal was prompted by check_consent
-            await self.send_event(mapping.fault_error(exc.fault, exc.message, exc.data))
+            await self.send_event(self.count_refusal(
+                mapping.fault_error(exc.fault, exc.message, exc.data)))
         except Exception as exc:
             if not outages.report(exc, "AG-UI event", self.outage_session()):
                 log.exception("a2ui: unexpected error on the AG-UI socket")

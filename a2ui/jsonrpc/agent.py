@@ -45,6 +45,7 @@ from a2ui.services import (
     groups,
     housekeeping,
     pending,
+    presence,
     pushes,
     runs,
     sessions,
@@ -57,6 +58,7 @@ MAX_REQUEST_TRACES = 1000
 
 class A2UIAgentConsumer(JsonRpcConsumer):
     agent = None
+    refusal_protocol = "agent"
 
     async def connect(self):
         auth = self.scope.get("a2ui_auth")
@@ -80,7 +82,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                                              caps.address_of(self.scope))
         except caps.CapReached as exc:
             await self.accept()
-            await self.send_error(ProtocolError.of(exc))
+            await self.refuse_input(ProtocolError.of(exc))
             await self.close(code=ProtocolError(ErrorCode.RATE_LIMITED).close_code)
             return
         self.agent = auth.agent
@@ -93,6 +95,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         listening_since = timezone.now()
         await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
                                     self.events, self.agent_event)
+        # The agent's people are told it is online if this is its first socket or listener.
+        await presence.ajoin(self.agent.id, self.channel_name)
         await self.accept()
         housekeeping.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
@@ -111,6 +115,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             timer.cancel()
         try:
             if self.agent is not None:
+                await presence.aleave(self.channel_name)
                 await agentroute.aunsubscribe(groups.agent_group(self.agent.id),
                                               self.channel_name)
         finally:

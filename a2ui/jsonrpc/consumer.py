@@ -26,6 +26,7 @@ from a2ui.services import (
     groups,
     housekeeping,
     pending,
+    presence,
     replaylog,
     sessions,
     shared,
@@ -41,6 +42,7 @@ OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     adapter = ADAPTER
     surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
+    presence_of = None  # the agent whose presence this socket is told (a2ui.services.presence)
     client_protocol = "jsonrpc"
 
     def client_catalogs(self):
@@ -63,7 +65,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         refused = await self.take_cap()
         if refused is not None:
             await self.accept()
-            await self.send_error(ProtocolError.of(refused))
+            await self.refuse_input(ProtocolError.of(refused))
             await self.refused(CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
         self.last_seq = 0
@@ -126,22 +128,38 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
                     raise
                 # Retrying cannot help: answer, then close with 4007 (docs/client.md).
                 exc = ProtocolError.of(exc)
-                await self.send_error(exc, msg.id)
+                await self.refuse_input(exc, msg.id)
                 await self.refused(exc.close_code)
                 return NO_RESPONSE
         try:
             snapshot = await self._attach(session, params, resumed)
+            agent_status = await self._watch_agent(session.agent_id)
         except BaseException:
             await self.unattach(session.session_id, resumed, log)
             raise
         self.pending_out.append(self._after_init(session, snapshot))
-        return {
+        result = {
             "session_id": str(self.session_id),
             "server_capabilities": server_capabilities(
                 a2ui_settings.MAX_PAYLOAD_SIZE, a2ui_settings.RATE_LIMIT_PER_MINUTE
             ),
             "resumed": resumed,
         }
+        if agent_status is not None:
+            result["agent_status"] = agent_status
+        return result
+
+    async def _watch_agent(self, agent_id):
+        """Join the agent's presence group, then read its presence: a change after the read
+        arrives as an ``a2ui.agent_status`` notification after this answer (the initial state
+        plus the changes is the current state). None: the session has no agent."""
+        if not agent_id:
+            return None
+        group = groups.presence_group(agent_id)
+        if group not in self.groups:
+            await self.join(group)
+        self.presence_of = agent_id
+        return await presence.astatus(agent_id)
 
     async def _attach(self, session, params, resumed):
         """Count, join, read the sequence number and the snapshot; ``session_id`` set last.
@@ -223,7 +241,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
         await self.check_consent()
-        if not await pending.arespond(self.session_id, params["request_id"], params["value"]):
+        if not await pending.arespond(self.session_id, params["request_id"], params["value"],
+                                      via="jsonrpc"):
             await self._forward_form(params)
         return {"ok": True}
 
@@ -245,7 +264,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         params = methods.validate_params("user.approve", msg.params)
         await self.check_consent()
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
-        await pending.aanswer(self.session_id, params["request_id"], "confirm", value)
+        await pending.aanswer(self.session_id, params["request_id"], "confirm", value,
+                             via="jsonrpc")
         return {"ok": True}
 
     async def on_cancel(self, msg):
@@ -318,6 +338,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def send_state(self):
         await self.send_snapshot(await sessions.asnapshot(self.session_id))
+        if self.presence_of is not None:  # a lost presence notice is corrected here too
+            await self.send_obj(wire.agent_status(await presence.astatus(self.presence_of)))
 
     async def _show_surfaces(self, data):
         """A2UI v0.9 surface messages; a gap in the surface store's numbers resends them."""
@@ -328,6 +350,16 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             await self.send_surfaces_snapshot()
         elif messages:
             await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
+
+    async def a2ui_agent_presence(self, message):
+        """The session's agent came online or went offline (``a2ui.services.presence``)."""
+        if self.session_id is None or self.gone:
+            return
+        try:
+            notice = wire.agent_status(message.get("status"))
+        except ValueError:  # from a newer version of the app: not this client's business
+            return
+        await self.send_obj(notice)
 
     async def announce_close(self, code, reason):
         if reason and code in OPERATOR_CLOSES:

@@ -8,6 +8,7 @@ once, not N times). ``surface.batch`` is not here: what a JSON-RPC client is sen
 depends on the catalogs it declared (``a2ui.core.surfaces.tracker``).
 """
 
+from a2ui.core import presence
 from a2ui.core.content.methods import REQUEST_KIND_BY_METHOD
 from a2ui.core.events import Kind
 from a2ui.rpc import jsonrpc
@@ -78,3 +79,11 @@ def encode_cached(session_hex, message):
 def clear_cache():
     """Forget every cached text (``a2ui.services.memory`` does so once sockets have closed)."""
     _cache.clear()
+
+
+def agent_status(status):
+    """``a2ui.agent_status``: the session's agent came online or went offline
+    (``a2ui.core.presence``; the initial state is ``a2ui.init``'s ``agent_status``)."""
+    if status not in presence.STATUSES:
+        raise ValueError(f"unknown agent status {status!r}")
+    return jsonrpc.notification("a2ui.agent_status", {"status": status})

@@ -93,7 +93,7 @@ async def user_action(socket, event):
             value = payload.get("value", payload) if isinstance(payload, dict) else payload
             params = methods.validate_params("user.respond",
                                              {"request_id": request_id, "value": value})
-            if not await pending.arespond(sid, request_id, params["value"]):
+            if not await pending.arespond(sid, request_id, params["value"], via="agui"):
                 await _to_agent(agent_id, "user.respond", {
                     "session_id": str(sid), "request_id": request_id,
                     "component_id": request_id, "value": params["value"]})
@@ -104,7 +104,7 @@ async def user_action(socket, event):
                 "request_id": request_id, "approved": approved,
                 **({"reason": payload["reason"]} if "reason" in payload else {})})
             await pending.aanswer(sid, request_id, "confirm", {
-                "approved": params["approved"], "reason": params.get("reason", "")})
+                "approved": params["approved"], "reason": params.get("reason", "")}, via="agui")
     await _audit(socket.token, sid, "agui.user_action",
                  {"action_type": action[:64], "component_id": request_id[:200]})
 

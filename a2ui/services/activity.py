@@ -56,7 +56,7 @@ def check(kind, data, prefix=""):
 
 
 def _locked_row(session_id, part):
-    rows = SessionActivity.objects.select_for_update().only(part)
+    rows = SessionActivity.objects.select_for_update(no_key=True).only(part)
     row = rows.filter(session_id=session_id).first()
     if row is None:
         SessionActivity.objects.bulk_create([SessionActivity(session_id=session_id)],

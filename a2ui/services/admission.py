@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from channels.db import database_sync_to_async
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -36,7 +35,7 @@ from a2ui.conf import a2ui_settings
 from a2ui.core.closes import CloseCode
 from a2ui.core.errors import DomainError, Fault
 from a2ui.models import A2UISessionLog, Agent
-from a2ui.services import audit
+from a2ui.services import audit, dbthreads
 from a2ui.services.sessions import (
     LIVE,
     State,
@@ -128,7 +127,7 @@ def admit(token, client_info, capabilities, *, reuse=False):
     with transaction.atomic():
         agent = None
         if token.agent_id is not None:
-            agent = Agent.objects.select_for_update().get(pk=token.agent_id)
+            agent = Agent.objects.select_for_update(no_key=True).get(pk=token.agent_id)
             refused = refusal(agent, token.user_id)
             if refused is not None:
                 return Opened(None, refusal=refused)
@@ -175,7 +174,7 @@ def reattach(agent_id, user_id, session_id, claim):
     attaches it) runs holding the agent row's lock, once the session fits in the agent's
     limits again; else the -32007 ``DomainError`` and nothing changed."""
     with transaction.atomic():
-        agent = Agent.objects.select_for_update().get(pk=agent_id)
+        agent = Agent.objects.select_for_update(no_key=True).get(pk=agent_id)
         refused = refusal(agent, user_id, exclude=session_id)
         if refused is not None:
             raise refused.error()
@@ -225,9 +224,7 @@ def _admit_or_record(token, client_info, capabilities, reuse):
 async def aadmit(token, client_info, capabilities, *, reuse=False):
     """``admit`` for consumers: announces the sessions closed to make room (their agent gets
     ``session.closed``), then returns ``(session, resumed)`` or raises -32007."""
-    opened = await database_sync_to_async(_admit_or_record)(
-        token, client_info, capabilities, reuse
-    )
+    opened = await dbthreads.run(_admit_or_record, token, client_info, capabilities, reuse)
     return await aannounce(opened)
 
 

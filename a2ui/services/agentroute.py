@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 from channels.layers import get_channel_layer
 
 from a2ui.core.errors import DomainError, Fault
-from a2ui.services import outages, shared
+from a2ui.services import outages, periodic, shared
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,6 @@ class _Local:
 
 _local = _Local()
 _open = {}  # channel -> True: the "one" sockets open in this process
-_heartbeats = weakref.WeakKeyDictionary()  # event loop -> task
 _asking = {}  # (event loop, session hex) -> future of the holder: one round trip per process
 
 
@@ -127,10 +126,7 @@ async def ajoin(channel, mode):
     redis = _redis()
     if redis is not None:
         await redis.execute(("SET", live_key(channel), "1", "EX", LIVE_TTL))
-        loop = asyncio.get_running_loop()
-        task = _heartbeats.get(loop)
-        if task is None or task.done():
-            _heartbeats[loop] = loop.create_task(_heartbeat())
+        _heartbeat.ensure_started()
 
 
 async def aleave(channel):
@@ -146,17 +142,14 @@ async def aleave(channel):
                             "of %s", channel)
 
 
-async def _heartbeat():
-    while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
-        channels = list(_open)
-        redis = _redis()
-        if not channels or redis is None:
-            continue
-        try:
-            await redis.execute(*[("SET", live_key(c), "1", "EX", LIVE_TTL) for c in channels])
-        except Exception:
-            outages.warning(log, "agent socket heartbeat", "a2ui: agent socket heartbeat failed")
+async def _beat():
+    channels = list(_open)
+    redis = _redis()
+    if channels and redis is not None:
+        await redis.execute(*[("SET", live_key(c), "1", "EX", LIVE_TTL) for c in channels])
+
+
+_heartbeat = periodic.Every("agent socket heartbeat", lambda: HEARTBEAT_SECONDS, _beat)
 
 
 def _routing(event):

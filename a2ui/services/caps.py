@@ -33,7 +33,7 @@ from django.core.signals import setting_changed
 
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
-from a2ui.services import shared
+from a2ui.services import outages, prom, shared
 
 log = logging.getLogger("a2ui.caps")
 
@@ -100,6 +100,8 @@ class CapReached(DomainError):
             {"reason": "cap_reached", "kind": kind, "per": holder.per, "limit": holder.limit},
         )
         self.kind, self.holder = kind, holder
+        if prom.ON:
+            prom.cap_refused(kind)
 
 
 _counter = iter(range(1, 1 << 62))
@@ -145,6 +147,7 @@ class Lease:
         try:
             await _backend().release(self.keys(), self.id)
         except Exception:  # it expires by itself
+            outages.tally()
             log.warning("a2ui: releasing a %s lease failed (it expires by itself)", self.kind,
                         exc_info=True)
 
@@ -281,6 +284,7 @@ async def refresh_now():
     try:
         await _backend().refresh(leases, _ttl_ms())
     except Exception:
+        outages.tally()
         log.warning("a2ui: refreshing %d cap leases failed (retried)", len(leases),
                     exc_info=True)
 
@@ -302,6 +306,7 @@ async def acquire(kind, holders, tag=None):
     try:
         full = await backend.acquire(lease, [h.limit for h in holders])
     except Exception:
+        outages.tally()
         log.warning("a2ui: a %s cap could not be checked (Redis unreachable?): admitted "
                     "uncounted", kind, exc_info=True)
         lease.counted = False

@@ -37,7 +37,7 @@ from django.db import transaction
 
 from a2ui.conf import a2ui_settings
 from a2ui.models import A2UISessionLog
-from a2ui.services import caps, outages, shared
+from a2ui.services import caps, dbthreads, outages, prom, shared
 
 log = logging.getLogger("a2ui.services")
 
@@ -109,9 +109,12 @@ async def ajoin(session_id, protocol, catalogs, resumed=False):
     not registered (logged by ``caps``); it is shown the session all the same.
     """
     if resumed:
-        await database_sync_to_async(_take_resumable)(session_id, protocol)
+        await dbthreads.run(_take_resumable, session_id, protocol)
     lease = await caps.acquire(KIND, [holder(session_id.hex)], tag=encode(protocol, catalogs))
     lease.declaration = (protocol, normalize(catalogs))
+    if prom.ON:
+        lease.prom_session = session_id.hex
+        prom.client_joined(session_id.hex, protocol)
     return lease
 
 
@@ -122,12 +125,16 @@ async def aleave(session_id, lease, remember=True):
     try:
         if remember:
             protocol, catalogs = lease.declaration
-            await database_sync_to_async(_remember)(session_id, protocol, catalogs)
+            await dbthreads.run(_remember, session_id, protocol, catalogs)
     except Exception:
         outages.warning(log, "remembering a leaving client",
                         "a2ui: a leaving client of session %s was not remembered for its resume",
                         session_id, session=session_id)
     finally:
+        counted = getattr(lease, "prom_session", None)
+        if counted is not None:
+            lease.prom_session = None
+            prom.client_left(counted, lease.declaration[0])
         await lease.release_shielded()
 
 
@@ -147,7 +154,7 @@ def resumable(entries):
 
 def _remember(session_id, protocol, catalogs):
     with transaction.atomic():
-        rows = list(A2UISessionLog.objects.select_for_update()
+        rows = list(A2UISessionLog.objects.select_for_update(no_key=True)
                     .filter(pk=session_id, state__in=A2UISessionLog.LIVE_STATES)
                     .values_list("resumable_clients", flat=True)[:1])
         if not rows:
@@ -160,7 +167,7 @@ def _remember(session_id, protocol, catalogs):
 
 def _take_resumable(session_id, protocol):
     with transaction.atomic():
-        row = (A2UISessionLog.objects.select_for_update()
+        row = (A2UISessionLog.objects.select_for_update(no_key=True)
                .filter(pk=session_id).values_list("resumable_clients", flat=True).first())
         entries = resumable(row)
         for i in range(len(entries) - 1, -1, -1):

@@ -29,7 +29,7 @@ from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault, invalid_input
 from a2ui.core.events import Kind
 from a2ui.models import A2UIConsentRecord, A2UISessionLog
-from a2ui.services import audit, groups, shared, stream
+from a2ui.services import audit, dbthreads, groups, shared, stream
 
 CACHE_TTL = 300
 MAX_TYPE_LENGTH = 64
@@ -97,7 +97,9 @@ def missing_types(user_id):
     return [t for t in required if t not in active]
 
 
-amissing_types = database_sync_to_async(missing_types)
+# On the per-message pool (``dbthreads``): a socket's open does not queue behind the one
+# thread-sensitive thread, nor keep asgiref's context storages in the consumer's context.
+amissing_types = dbthreads.wrap(missing_types)
 
 
 def _session_user(session_id):
@@ -152,11 +154,9 @@ async def amissing_for_session(session_id):
         cached = await shared.cached_session(hexid)
         if cached is not None:
             user_id = int(cached[1]) if cached[1] else None
-            active = await database_sync_to_async(active_types)(user_id)
+            active = await dbthreads.run(active_types, user_id)
         else:
-            active = await database_sync_to_async(
-                lambda: active_types(_session_user(session_id))
-            )()
+            active = await dbthreads.run(lambda: active_types(_session_user(session_id)))
         await _cache_active(hexid, active)
     return [t for t in required if t not in active]
 
@@ -227,7 +227,7 @@ def record_choice(user, consent_type, granted, session_id=None):
     now = timezone.now()
     agent = _session_agent(session_id)
     with transaction.atomic():
-        active = A2UIConsentRecord.objects.select_for_update(of=("self",)).filter(
+        active = A2UIConsentRecord.objects.select_for_update(of=("self",), no_key=True).filter(
             user=user, consent_type=consent_type, granted=True, revoked_at__isnull=True
         )
         active_ids = list(active.values_list("pk", flat=True))
@@ -277,7 +277,7 @@ def revoke(records, actor, *, on_behalf=False):
     now = timezone.now()
     with transaction.atomic():
         rows = list(
-            A2UIConsentRecord.objects.select_for_update(of=("self",))
+            A2UIConsentRecord.objects.select_for_update(of=("self",), no_key=True)
             .filter(pk__in=ids, granted=True, revoked_at__isnull=True)
             .select_related("session__agent", "user")
         )

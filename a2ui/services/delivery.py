@@ -31,6 +31,7 @@ from a2ui.services import (
     consent,
     dbthreads,
     direct,
+    outages,
     outcomes,
     pending,
     sessions,
@@ -191,6 +192,7 @@ async def _deliver(sid, items):
         try:
             seqs.append(await _send(sid, kind, data))
         except Exception as exc:
+            outages.tally()
             log.warning("a2ui: a push to session %s was stored but not delivered (%s: %s): "
                         "its clients resync", sid, type(exc).__name__, exc)
             stream.repair(sid)

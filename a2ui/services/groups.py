@@ -20,6 +20,11 @@ def agent_group(agent_id):
     return f"a2ui.a.{agent_id}"
 
 
+def presence_group(agent_id):
+    """The people's sockets told when the agent comes online or goes offline (``presence``)."""
+    return f"a2ui.p.{agent_id}"
+
+
 def agent_key_group(agent):
     """Sockets opened with the agent's current key, so rotating or revoking it closes them."""
     return f"a2ui.k.{agent.key_prefix}"

@@ -114,7 +114,9 @@ def component(session_id, component_id, *, for_update=False):
     sql = (f"SELECT {columns} FROM {table} "
            f"WHERE {cols['session']} = %s AND {cols['component_id']} = %s")
     if for_update and connection.features.has_select_for_update:
-        sql += " FOR UPDATE"
+        # NO KEY: the rows referring to it (checked at commit) must not wait on this lock
+        sql += (" FOR NO KEY UPDATE" if connection.features.has_select_for_no_key_update
+                else " FOR UPDATE")
     with connection.cursor() as cursor:
         cursor.execute(sql, [_prep(RenderedComponent, "session", session_id, connection),
                              component_id])

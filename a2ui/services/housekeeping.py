@@ -6,15 +6,9 @@ Each process runs it (started by the first socket); closing and expiring are con
 updates, so two processes doing the same sweep is harmless.
 """
 
-import asyncio
-import logging
-import weakref
+from a2ui.services import components, dbthreads, outcomes, pending, periodic, runs, sessions
 
-from a2ui.services import components, dbthreads, outages, outcomes, pending, runs, sessions
-
-log = logging.getLogger(__name__)
 INTERVAL_SECONDS = 15
-_tasks = weakref.WeakKeyDictionary()
 
 
 async def sweep():
@@ -26,18 +20,5 @@ async def sweep():
     return closed, expired
 
 
-async def _loop():
-    while True:
-        await asyncio.sleep(INTERVAL_SECONDS)
-        try:
-            await sweep()
-        except Exception as exc:
-            if not outages.report(exc, "housekeeping sweep"):
-                log.exception("a2ui: housekeeping sweep failed")
-
-
-def ensure_started():
-    loop = asyncio.get_running_loop()
-    task = _tasks.get(loop)
-    if task is None or task.done():
-        _tasks[loop] = loop.create_task(_loop())
+_every = periodic.Every("housekeeping sweep", lambda: INTERVAL_SECONDS, sweep)
+ensure_started = _every.ensure_started

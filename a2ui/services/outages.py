@@ -154,6 +154,16 @@ def report(exc, what, session=None):
     return True
 
 
+def tally(exc=None):
+    """Count ``exc`` (default: the exception being handled) in the Prometheus outage errors if
+    an outage caused it, without a log line: for a failure logged its own way (a cap that
+    could not be checked, a background write retried). True if it was an outage."""
+    kind = cause(exc if exc is not None else sys.exc_info()[1])
+    if kind is not None and prom.ON:
+        prom.outage(kind)
+    return kind is not None
+
+
 def warning(logger, what, message, *args, session=None):
     """In an ``except`` block, for a failure the code goes on after: an outage's one line
     (:func:`report`), else ``message`` at WARNING with the traceback, as before."""

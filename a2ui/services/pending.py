@@ -31,7 +31,7 @@ from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, PendingRequest
-from a2ui.services import components, dbthreads, groups, hotsql, sessions, stream
+from a2ui.services import components, dbthreads, groups, hotsql, prom, sessions, stream
 from a2ui.services.metrics import buffer
 
 Status = PendingRequest.Status
@@ -213,8 +213,12 @@ async def _notify(row):
     )
 
 
-async def aanswer(session_id, request_id, kind, value):
+async def aanswer(session_id, request_id, kind, value, via=None):
+    """``answer``, then tell the waiter and the session's clients. ``via``: the protocol of
+    the client that answered, for the metrics (``prom.answered``)."""
     row = await dbthreads.run(answer, session_id, request_id, kind, value)
+    if prom.ON:
+        prom.answered(row, via)
     buffer.add(session_id)
     await _notify(row)
     return row
@@ -235,11 +239,13 @@ def settle(session_id, request_id, kind, value):
     return answer(session_id, request_id, kind, value), True
 
 
-async def asettle(session_id, request_id, kind, value):
+async def asettle(session_id, request_id, kind, value, via=None):
     """``settle``; the waiter and the session's clients are told once, by the call that took
-    the answer."""
+    the answer (``via``: as ``aanswer``'s)."""
     row, taken = await dbthreads.run(settle, session_id, request_id, kind, value)
     if taken:
+        if prom.ON:
+            prom.answered(row, via)
         buffer.add(session_id)
         await _notify(row)
     return row, taken
@@ -253,12 +259,14 @@ def respond(session_id, request_id, value):
     return answer(session_id, request_id, PendingRequest.KIND_INPUT, value)
 
 
-async def arespond(session_id, request_id, value):
+async def arespond(session_id, request_id, value, via=None):
     """``respond`` in one database call; False for a form's submission, which the caller
-    forwards to the agent, True for an answer taken."""
+    forwards to the agent, True for an answer taken (``via``: as ``aanswer``'s)."""
     row = await dbthreads.run(respond, session_id, request_id, value)
     if row is None:
         return False
+    if prom.ON:
+        prom.answered(row, via)
     buffer.add(session_id)
     await _notify(row)
     return True

@@ -21,6 +21,7 @@ call ``shutdown_asyncgens`` before closing: an async generator started per loop 
 import asyncio
 import time
 import weakref
+import zlib
 
 from a2ui.conf import a2ui_settings
 from a2ui.services import redisline, redisurl
@@ -99,6 +100,17 @@ async def check_history(send):
 
 def stream_key(session_hex):
     return f"a2ui:ss:{session_hex}"
+
+
+#: The sequence clock (``shared.sequence_clock``): a hash of ``CLOCK_BUCKETS`` counters, one
+#: bumped by every sequence number taken in the bucket's sessions, and ``e``, its epoch.
+CLOCK_KEY = "a2ui:seqclock"
+CLOCK_BUCKETS = 1024
+
+
+def clock_bucket(session_hex):
+    """The session's field of the sequence clock (a CRC of its id, mod the buckets)."""
+    return str(zlib.crc32(session_hex.encode()) % CLOCK_BUCKETS)
 
 
 class _LoopConnections:
@@ -198,14 +210,14 @@ class RedisBackend:
     def _seq_commands(session_hex, clients=False):
         key = stream_key(session_hex)
         commands = [("HINCRBY", key, "n", 1), ("HMGET", key, "e", "s", "f"),
-                    ("EXPIRE", key, SEQ_TTL)]
+                    ("EXPIRE", key, SEQ_TTL), ("HINCRBY", CLOCK_KEY, clock_bucket(session_hex), 1)]
         if clients:  # the live "client" leases (a2ui.services.caps: score = expiry, in ms)
             commands.append(("ZRANGEBYSCORE", clients_key(session_hex),
                              int(time.time() * 1000), "+inf"))
         return commands
 
     async def _seq_replies(self, session_hex, values, sockets):
-        seq, (epoch, count, first), _, *members = values
+        seq, (epoch, count, first), _, _, *members = values
         if epoch is None:  # the counter was just created (new, or lost): give it an epoch
             key = stream_key(session_hex)
             _, epoch = await self.execute(("HSETNX", key, "e", new_epoch()), ("HGET", key, "e"))
@@ -234,6 +246,16 @@ class RedisBackend:
             return []
         values = await self.execute(*[("HMGET", stream_key(s), "n", "e") for s in session_hexes])
         return [(int(seq or 0), epoch) for seq, epoch in values]
+
+    async def sequence_clock(self):
+        _, flat = await self.execute(("HSETNX", CLOCK_KEY, "e", new_epoch()),
+                                     ("HGETALL", CLOCK_KEY))
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        epoch = fields.pop("e", None)
+        return epoch, {bucket: int(n) for bucket, n in fields.items()}
+
+    def clock_bucket(self, session_hex):
+        return clock_bucket(session_hex)
 
     async def socket_opened(self, session_hex, fresh):
         (epoch, _, _), = await self.execute(

@@ -80,11 +80,15 @@ class ReplayBuffer:
                 self.flush_sync()
             except Exception as exc:  # the rows are back in the list: the next interval
                 if not outages.report(exc, "replay flush"):
+                    outages.tally()
                     log.warning("a2ui: replay events not written (%s); retrying", exc)
                 time.sleep(1.0)
                 self._wake.set()
             finally:
-                connections.close_all()  # this thread's connection goes back to the pool
+                try:
+                    connections.close_all()  # this thread's connection goes back to the pool
+                except Exception as exc:  # a broken connection: the thread goes on
+                    log.warning("a2ui: replay flusher could not close its connection: %s", exc)
 
     def flush_sync(self):
         """Write what was added before the call (bounded wait for a write in progress)."""
@@ -113,6 +117,7 @@ class ReplayBuffer:
         try:
             self.flush_sync()
         except Exception as exc:
+            outages.tally()
             log.warning("a2ui: replay events not written at exit: %s", exc)
 
 
@@ -145,12 +150,13 @@ async def arecord(session_id, seq, kind, data):
     buffer, written within ``REPLAY_FLUSH_SECONDS``; True when kept."""
     if kind not in replay.KINDS or not a2ui_settings.REPLAY_KEEP_EVENTS:
         return False
-    if connections["default"].vendor == "sqlite":
+    if dbthreads.vendor() == "sqlite":
         # SQLite (one process, development) has one writer at a time: a second writing thread
         # beside the per-message one meets "table is locked". Written there, in turn.
         try:
             await dbthreads.run(record, session_id, seq, kind, data)
         except Exception as exc:  # replay loses a moment; the push goes on
+            outages.tally()
             log.warning("a2ui: event %s of session %s not kept for replay (%s: %s)", kind,
                         session_id, type(exc).__name__, exc)
             return False

@@ -53,7 +53,7 @@ def revoke_tokens(jtis, actor):
     now = timezone.now()
     with transaction.atomic():
         rows = list(
-            StreamToken.objects.select_for_update(of=("self",))
+            StreamToken.objects.select_for_update(of=("self",), no_key=True)
             .filter(pk__in=list(jtis), revoked_at__isnull=True)
             .select_related("agent")
         )

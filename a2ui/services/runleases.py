@@ -34,7 +34,7 @@ import time
 import weakref
 
 from a2ui.conf import a2ui_settings
-from a2ui.services import shared
+from a2ui.services import outages, shared
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,7 @@ async def _set(keys):
         await redis.execute(("SET", SINCE, str(int(time.time())), "NX"),
                             *[("SET", k, "1", "EX", seconds()) for k in keys])
     except Exception:  # the lease lapses: the run's row heartbeat answers for it meanwhile
+        outages.tally()
         log.warning("a2ui: could not set %d run lease(s)", len(keys), exc_info=True)
 
 
@@ -103,6 +104,7 @@ async def arelease(session_id, run_id):
         try:
             await redis.execute(("DEL", k))
         except Exception:
+            outages.tally()
             log.warning("a2ui: could not drop the lease of a run", exc_info=True)
 
 
@@ -119,6 +121,7 @@ async def alive(pairs):
     try:
         since, *replies = await redis.execute(("GET", SINCE), *[("EXISTS", k) for k in keys])
     except Exception:
+        outages.tally()
         log.warning("a2ui: could not read %d run lease(s)", len(keys), exc_info=True)
         return [True if k in _held else None for k in keys]
     settled = _age(since) >= seconds()  # else a lease may be lost and not set again yet

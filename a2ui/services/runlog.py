@@ -33,7 +33,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from a2ui.services import shared
+from a2ui.services import outages, shared
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ def _keys(session_id, run_id):
 
 
 def _warn(message, *args):
+    outages.tally()
     now = time.monotonic()
     if now - _warned[0] >= WARN_EVERY_SECONDS:
         _warned[0] = now

@@ -291,7 +291,10 @@ def detach_session(session_id):
     )
 
 
-adetach_session = database_sync_to_async(detach_session)
+# On the per-message pool (``dbthreads``), not the one thread-sensitive thread: a mass close (a
+# load balancer's restart, 10,000 sockets at once) detaches in parallel, each call without a
+# connection checkout and its check (docs/performance.md, "Memory after close").
+adetach_session = dbthreads.wrap(detach_session)
 
 
 async def asocket_opened(session_id, fresh=False):

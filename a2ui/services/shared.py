@@ -189,6 +189,20 @@ async def sequence_states(session_ids):
     return await backend().sequence_states(session_ids)
 
 
+async def sequence_clock():
+    """``(epoch, {bucket: count})``: the sequence clock, whose bucket of a session counts the
+    sequence numbers taken in the bucket's sessions (``clock_bucket``). A bucket unchanged
+    since the last reading under the same epoch: no number was taken in its sessions since.
+    A new epoch: the clock was lost (with whatever else Redis lost), nothing can be told.
+    Redis only (``seqwatch``)."""
+    return await backend().sequence_clock()
+
+
+def clock_bucket(session_hex):
+    """The session's bucket of the sequence clock."""
+    return backend().clock_bucket(session_hex)
+
+
 # Rate limits -----------------------------------------------------------------------------------
 
 

@@ -68,7 +68,7 @@ def repair(sid):
     per session at a time.
     """
     if prom.ON:
-        prom.repairs.inc()
+        prom.repairs.add()
     loop = asyncio.get_running_loop()
     key = (loop, sid.hex)  # per loop: a loop that ended (async_to_sync) never finishes its task
     if key in _repairs:

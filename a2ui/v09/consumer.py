@@ -28,7 +28,7 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import PROTOCOL_VERSION, translate
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import groups, housekeeping, outages, sessions
+from a2ui.services import groups, housekeeping, outages, prom, sessions
 from a2ui.services import surfaces as surface_service
 from a2ui.services.metrics import buffer
 from a2ui.v09.adapter import ADAPTER
@@ -82,6 +82,14 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                               ensure_ascii=False, separators=(",", ":"))
         await self.send(text_data=text)
 
+    async def refuse_input(self, frame):
+        """:meth:`send_json` of an error frame refusing what the client sent (counted in the
+        metrics by its code: ``prom.refused``)."""
+        if prom.ON:
+            error = frame.get("error") if isinstance(frame, dict) else None
+            prom.refused("v09", error.get("code") if isinstance(error, dict) else "other")
+        await self.send_json(frame)
+
     # Connection ------------------------------------------------------------------------------
 
     async def connect(self):
@@ -93,14 +101,14 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             return
         if auth is None or auth.token is None:
             reason = auth.error if auth is not None else "No credential presented."
-            await self.send_json(error_frame(ErrorCode.AUTH_FAILED.name, reason or
-                                             "Authentication failed."))
+            await self.refuse_input(error_frame(ErrorCode.AUTH_FAILED.name, reason or
+                                                "Authentication failed."))
             await self.refused(CLOSE_CODES[ErrorCode.AUTH_FAILED])
             return
         self.token = auth.token
         refused = await self.take_cap()
         if refused is not None:
-            await self.send_json(protocol_error_frame(ProtocolError.of(refused)))
+            await self.refuse_input(protocol_error_frame(ProtocolError.of(refused)))
             await self.refused(CLOSE_CODES[ErrorCode.RATE_LIMITED])
             return
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
@@ -113,7 +121,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         self.start_handshake_deadline()
 
     async def handshake_missed(self):
-        await self.send_json(error_frame(
+        await self.refuse_input(error_frame(
             "CAPABILITIES_REQUIRED", "No capabilities message arrived in time."))
         await self.close(code=CLOSE_BAD_HANDSHAKE)
 
@@ -142,10 +150,10 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             else:
                 await self.client_message(obj)
         except surface_service.SurfaceValidationError as exc:
-            await self.send_json(exc.body)
+            await self.refuse_input(exc.body)
         except DomainError as exc:
             exc = ProtocolError.of(exc)
-            await self.send_json(protocol_error_frame(exc))
+            await self.refuse_input(protocol_error_frame(exc))
             if exc.code in (ErrorCode.SESSION_NOT_FOUND, ErrorCode.SESSION_EXPIRED,
                             ErrorCode.MAX_SESSIONS) and self.session_id is None:
                 await self.refused(exc.close_code)
@@ -190,7 +198,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             if isinstance(metadata, dict):
                 data_model = metadata.get("a2uiClientDataModel")
         await surface_service.aclient_messages(self.session_id, [obj], data_model,
-                                               answers=translate.ANSWERS)
+                                               answers=translate.ANSWERS, via="v09")
 
     # Outbound --------------------------------------------------------------------------------
 

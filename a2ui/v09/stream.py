@@ -27,7 +27,7 @@ from a2ui.consumers.streams import SessionStream
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import caps, clients, sessions
+from a2ui.services import caps, clients, prom, sessions
 from a2ui.services import surfaces as surface_service
 from a2ui.v09.adapter import ADAPTER
 from a2ui.v09.view import SessionView, event_id, parse_event_id
@@ -37,6 +37,8 @@ RETRY_MS = 2000
 
 
 def _error(code, message, status, **data):
+    if prom.ON:
+        prom.refused("v09.sse", int(code))
     body = {"error": {"code": int(code), "message": message}}
     if data:
         body["error"]["data"] = data

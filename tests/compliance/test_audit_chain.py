@@ -192,6 +192,16 @@ def test_checkpoint_to_stdout_is_json():
     assert AuditEvent.objects.filter(action="audit.checkpoint").exists()
 
 
+def test_checkpoint_to_a_file_and_a_file_that_cannot_be_written(tmp_path):
+    events(2)
+    out = StringIO()
+    call_command("a2ui_audit", "checkpoint", "--out", str(tmp_path / "cp.json"), stdout=out)
+    assert "at seq 2 written to" in out.getvalue()
+    assert json.loads((tmp_path / "cp.json").read_text())["seq"] == 2
+    with pytest.raises(CommandError, match="Cannot write"):
+        call_command("a2ui_audit", "checkpoint", "--out", str(tmp_path / "no" / "cp.json"))
+
+
 def test_purge_keeps_the_chain_verifiable():
     old = timezone.now() - timedelta(days=200)
     for i in range(3):

@@ -39,7 +39,7 @@ def test_default_channel_layers():
     assert default_channel_layers(None)["default"]["BACKEND"] == (
         "channels.layers.InMemoryChannelLayer")
     redis = default_channel_layers("redis://127.0.0.1:6379/3")["default"]
-    assert redis["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert redis["BACKEND"] == "a2ui.layer.PubSubChannelLayer"  # channels-redis's, lean queues
     assert redis["CONFIG"]["hosts"][0]["address"] == "redis://127.0.0.1:6379/3"
 
 

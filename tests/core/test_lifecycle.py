@@ -161,3 +161,20 @@ async def test_idle_v09_and_agui_sessions_time_out_alike(stream_token, user, age
     for sid in (v09_sid, agui_sid):
         row = await get(sid)
         assert row.state == "timed_out" and row.closed_at is not None
+
+
+async def test_an_idle_socket_holds_timers_not_tasks(stream_token):
+    """The idle watchdog and the handshake deadline are loop timers while nothing is due: an
+    idle socket holds no sleeping task of its own (each costs KBs: docs/performance.md,
+    "Capacity")."""
+    import asyncio
+
+    def own_tasks():
+        return [t for t in asyncio.all_tasks()
+                if t.get_coro().__qualname__.startswith("SessionSocket.")]
+
+    comm = await connect_user(stream_token)
+    assert own_tasks() == []
+    await init_session(comm)
+    assert own_tasks() == []
+    await comm.disconnect()

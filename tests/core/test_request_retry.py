@@ -69,6 +69,9 @@ async def test_a_retry_after_the_answer_gets_it_at_once_every_time(stream_token,
     assert (await answer(user))["result"] == {"ok": True}
     await recv_until(user, lambda m: m.get("method") == "a2ui.request_closed")
     back = await connect_agent(agent_key)
+    # The person is told the agent is back (a2ui.services.presence); nothing else after.
+    await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status"
+                     and m["params"]["status"] == "online")
     for rpc_id in ("retry-1", "retry-2"):  # the first response may be lost too: safe again
         got = await call(back, "ui.request_input", {"session_id": sid, **ASKED}, rpc_id)
         assert got["result"] == "Ada", got

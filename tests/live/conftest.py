@@ -334,8 +334,13 @@ def own_redis_servers(request, live_services, transactional_db):
     use it instead of the shared Redis. Never the shared server."""
     from tests.redisserver import RedisServer
 
-    redis_server = RedisServer().start()
-    env = live_env(redis_server.url())
+    yield from servers_on(request, RedisServer().start(), lambda r: r.url())
+
+
+def servers_on(request, backend, url_of):
+    """Yield ``(backend, start)``: ``start()`` starts a Daphne process (A, B, ...) on the Redis
+    URL ``url_of(backend)``; at the end the processes stop, then the backend, then their files go."""
+    env = live_env(url_of(backend))
     servers = request.node._live_servers = []
 
     def start():
@@ -343,9 +348,9 @@ def own_redis_servers(request, live_services, transactional_db):
         servers.append(server)
         return server.wait_ready()
 
-    yield redis_server, start
+    yield backend, start
     for server in servers:
         server.stop()
-    redis_server.stop()
+    backend.stop()
     for server in servers:
         server.cleanup()

@@ -147,11 +147,13 @@ def refused(port, source="127.0.0.1", wait=5.0):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((source, 0))
         sock.settimeout(wait)
-        sock.connect(("127.0.0.1", port))
         try:
+            sock.connect(("127.0.0.1", port))
             sock.sendall(HEAD + b"\r\n")
             return sock.recv(100) == b""
-        except ConnectionError:  # reset, or the pipe already broken
+        except ConnectionRefusedError:  # nothing listens: the server is gone, not refusing
+            raise
+        except ConnectionError:  # reset (also while connecting), or the pipe already broken
             return True
         except TimeoutError:
             return False

@@ -13,40 +13,17 @@ the two tabs on B.
 """
 
 import asyncio
-import json
 import time
 
 import pytest
-from websockets.exceptions import ConnectionClosed
 
 from tests.live.client import init_session, open_agent, open_user
+from tests.live.screen import Screen
 from tests.live.test_live_jsonrpc import is_method, new_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CONVERGE_SECONDS = 2.0
-
-
-class Screen:
-    """What one tab shows: the ids of the components it was sent (kept reading in the background)."""
-
-    def __init__(self, client):
-        self.client = client
-        self.ids = set()
-        self.task = asyncio.ensure_future(self._read())
-
-    async def _read(self):
-        try:
-            while True:
-                msg = json.loads(await self.client.ws.recv())
-                if msg.get("method") == "ui.render":
-                    self.ids.add(msg["params"]["component_id"])
-        except ConnectionClosed:
-            pass
-
-    async def close(self):
-        self.task.cancel()
-        await self.client.close()
 
 
 class Agent:

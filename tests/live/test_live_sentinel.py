@@ -23,10 +23,10 @@ import time
 import uuid
 
 import pytest
-from websockets.exceptions import ConnectionClosed
 
 from a2ui.models import StreamToken
 from tests.live.client import init_session, open_agent, open_user
+from tests.live.screen import Screen
 from tests.live.test_live_agui import open_agui
 from tests.live.test_live_jsonrpc import is_method, new_token
 from tests.live.test_live_mcp import issue
@@ -38,31 +38,6 @@ CONVERGE_SECONDS = 2.0
 #: the hot path asks the sentinels again on its next command, the layer's subscription
 #: reconnects with a backoff of at most 0.5 s.
 RECOVER_SECONDS = 2.0
-
-
-class Screen:
-    """The component ids one socket was shown (JSON-RPC ``ui.render`` or AG-UI RENDER_REQUEST)."""
-
-    def __init__(self, client, name):
-        self.client, self.name = client, name
-        self.ids = set()
-        self.task = asyncio.ensure_future(self._read())
-
-    async def _read(self):
-        try:
-            while True:
-                msg = json.loads(await self.client.ws.recv())
-                if msg.get("method") == "ui.render":
-                    self.ids.add(msg["params"]["component_id"])
-                event = msg.get("event") if isinstance(msg.get("event"), dict) else None
-                if event and event.get("type") == "RENDER_REQUEST":
-                    self.ids.add(event.get("component_id"))
-        except ConnectionClosed:
-            pass
-
-    async def close(self):
-        self.task.cancel()
-        await self.client.close()
 
 
 class Agent:
@@ -92,24 +67,10 @@ class Agent:
 def sentinel_servers(request, live_services, transactional_db):
     """``(sentinel set, start)``: a Sentinel set of the test's own and a factory of Daphne
     processes configured with its ``redis+sentinel://`` URL."""
-    from tests.live.conftest import DaphneServer, live_env
+    from tests.live.conftest import servers_on
     from tests.sentinelset import SentinelSet
 
-    servers_set = SentinelSet().start()
-    env = live_env(servers_set.url(0))
-    servers = request.node._live_servers = []
-
-    def start():
-        server = DaphneServer(env, name=chr(ord("A") + len(servers)))
-        servers.append(server)
-        return server.wait_ready()
-
-    yield servers_set, start
-    for server in servers:
-        server.stop()
-    servers_set.stop()
-    for server in servers:
-        server.cleanup()
+    yield from servers_on(request, SentinelSet().start(), lambda s: s.url(0))
 
 
 async def converged(screens, want_by_screen, since, seconds=CONVERGE_SECONDS):

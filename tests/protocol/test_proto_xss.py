@@ -422,3 +422,24 @@ def test_sanitize_tree_rejects_non_json():
 def test_lone_surrogates_repaired():
     assert sanitize_text("a\ud83d\ude00b") == "a\U0001f600b"
     assert sanitize_text("a\ud800<b>") == "a\ufffd"
+
+
+@pytest.mark.parametrize("key", ["url\x7f", "url\x00", "image_url\x1f", "href\x7f"])
+def test_a_key_that_becomes_a_url_key_is_checked_as_one(key):
+    """Sanitizing takes control and format characters out of keys: the key as stored decides
+    whether its value is a URL (``url\\x7f`` is stored as ``url``)."""
+    with pytest.raises(DomainError):
+        sanitize_tree({key: "javascript:alert(1)"})
+
+
+def test_a_component_is_checked_as_stored():
+    """A key that sanitizing turns into a known field ("x_axis\\x7f" -> "x_axis") is checked as
+    that field: a string x_axis was stored and broke every reader of the chart."""
+    from a2ui.core.content.components import validate_component
+
+    with pytest.raises(DomainError) as caught:
+        validate_component("chart", {"chart_type": "bar", "x_axis\x7f": "javascript:alert(1)",
+                                     "series": [{"name": "a", "data": [1]}]})
+    assert caught.value.data["reason"] == "must be an object"
+    with pytest.raises(DomainError):
+        validate_component("card", {"title": "t", "image_url\x7f": "javascript:alert(1)"})

@@ -63,6 +63,8 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
 async def test_agent_socket_invalid_batch_changes_nothing(stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     agent = await connect_agent(agent_key)
+    # The person is told the agent came online (a2ui.services.presence); nothing else after.
+    await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status")
     bad = booking()
     bad[1]["updateComponents"]["components"][3]["label"] = 42
     reply = await push(agent, sid, bad)

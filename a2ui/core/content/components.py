@@ -14,7 +14,12 @@ from typing import Any
 from a2ui.core.content import drawn
 from a2ui.core.content import fields as f
 from a2ui.core.content.drawn import MAX_IMAGE_DIMENSION
-from a2ui.core.content.sanitize import check_url, sanitize_markdown, sanitize_tree
+from a2ui.core.content.sanitize import (
+    check_url,
+    keys_as_stored,
+    sanitize_markdown,
+    sanitize_tree,
+)
 from a2ui.core.errors import invalid_input
 
 COMPONENT_TYPES: tuple[str, ...] = (
@@ -203,6 +208,9 @@ def validate_component(component_type: str, data: Any, path: str = "params.data"
     """
     check_component_type(component_type)
     f.obj(data, path)
+    # Checked with its keys as they will be stored: sanitizing changes a key such as
+    # "x_axis\x7f" into "x_axis", which must then be a valid x_axis.
+    data = keys_as_stored(data, path)
     _CHECKERS[component_type](data, path)
     content = data.get("content")
     if isinstance(content, dict):

@@ -157,10 +157,12 @@ def sanitize_tree(
             if not isinstance(key, str):
                 raise invalid_input(path, "object keys must be strings")
             child = _join(path, key)
-            if isinstance(value, str) and is_url_key(key, url_keys):
-                out[text(key)] = check_url(value, child)
+            # The key as it is stored decides ("url\x7f" is stored as "url": a URL field)
+            name = text(key)
+            if isinstance(value, str) and is_url_key(name, url_keys):
+                out[name] = check_url(value, child)
             else:
-                out[text(key)] = sanitize_tree(value, url_keys, child, text=text, _depth=_depth + 1)
+                out[name] = sanitize_tree(value, url_keys, child, text=text, _depth=_depth + 1)
         return out
     if isinstance(obj, list | tuple):
         return [
@@ -168,6 +170,20 @@ def sanitize_tree(
             for i, item in enumerate(obj)
         ]
     raise invalid_input(path, f"unsupported value of type {type(obj).__name__}")
+
+
+def keys_as_stored(obj: Any, path: str = "", *, _depth: int = 0) -> Any:
+    """``obj`` with every object key as :func:`sanitize_tree` stores it, values untouched: what
+    a component's checks must see (``"x_axis\x7f"`` is stored as ``"x_axis"``, so it is
+    checked as ``x_axis``). Of keys stored alike, the last wins, as in storage."""
+    if _depth > MAX_DEPTH:
+        raise invalid_input(path, f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(obj, dict):
+        return {sanitize_text(k) if isinstance(k, str) else k:
+                keys_as_stored(v, _join(path, k), _depth=_depth + 1) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [keys_as_stored(v, f"{path}[{i}]", _depth=_depth + 1) for i, v in enumerate(obj)]
+    return obj
 
 
 def clean_tree(obj: Any, path: str = "") -> Any:

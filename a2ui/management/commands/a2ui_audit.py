@@ -6,6 +6,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from a2ui.management.output import write_document
 from a2ui.services import auditchain
 
 
@@ -55,13 +56,5 @@ class Command(BaseCommand):
 
     def checkpoint(self, out, site):
         cp = auditchain.write_checkpoint(site_name=site)
-        text = auditchain.dumps(cp) + "\n"
-        if out:
-            try:
-                with open(out, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise CommandError(f"Cannot write {out}: {exc}") from None
-            self.stdout.write(f"Checkpoint of {cp['site']!r} at seq {cp['seq']} written to {out}.")
-        else:
-            self.stdout.write(text, ending="")
+        write_document(self, auditchain.dumps(cp) + "\n", out,
+                       f"Checkpoint of {cp['site']!r} at seq {cp['seq']} written to {out}.")

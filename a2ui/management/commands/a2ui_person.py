@@ -3,6 +3,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from a2ui.management.output import write_document
 from a2ui.services import person
 
 
@@ -33,17 +34,8 @@ class Command(BaseCommand):
         except person.PersonError as exc:
             raise CommandError(str(exc)) from None
         if what == "export":
-            text = person.dumps(person.export(target)) + "\n"
-            out = options["out"]
-            if out:
-                try:
-                    with open(out, "w", encoding="utf-8") as fh:
-                        fh.write(text)
-                except OSError as exc:
-                    raise CommandError(f"Cannot write {out}: {exc}") from None
-                self.stdout.write(f"Exported user #{target.pk} to {out}.")
-            else:
-                self.stdout.write(text, ending="")
+            write_document(self, person.dumps(person.export(target)) + "\n", options["out"],
+                           f"Exported user #{target.pk} to {options['out']}.")
             return
         report = person.erase(target, dry_run=options["dry_run"])
         for line in report.lines():

@@ -9,12 +9,14 @@ the process against slow clients and connection floods. SIGTERM (and SIGINT unle
 stops the server: open sockets are closed, applications cancelled, exit status 0.
 
 Run from the command line, it serves with C ``malloc`` as Python's allocator (``--allocator``,
-default ``malloc``; it runs itself once more with ``PYTHONMALLOC=malloc`` unless ``PYTHONMALLOC``
-is set already). CPython's own small-object allocator gives a 1 MB arena back only once every
+default ``malloc``; it runs itself once more with ``PYTHONMALLOC=malloc``, and glibc's
+``MALLOC_ARENA_MAX=2`` unless set, unless ``PYTHONMALLOC`` is set already). CPython's own small-object allocator gives a 1 MB arena back only once every
 object in it is freed, so after a burst of sockets the process kept what the burst used; with
 ``malloc`` the full collection after a mass close (``a2ui.services.memory``) hands the freed
 pages back. It costs CPU: docs/performance.md has both figures; ``--allocator pymalloc`` keeps
-CPython's.
+CPython's. ``--allocator jemalloc`` runs on C ``malloc`` with jemalloc preloaded in glibc's
+place (``LD_PRELOAD``; ``MALLOC_CONF`` as :data:`JEMALLOC_CONF` unless set): less memory per
+idle socket and more of it back after a mass close (docs/performance.md, "Memory after close").
 """
 
 import logging
@@ -31,19 +33,53 @@ DEFAULT_PORT = 8000
 #: Twisted's default is 50: under a connection flood the queue filled, and the kernel dropped
 #: other clients' SYNs (each connect then waited a second or more for the retry).
 DEFAULT_BACKLOG = 1024
-ALLOCATORS = ("malloc", "pymalloc")
+ALLOCATORS = ("malloc", "pymalloc", "jemalloc")
+#: glibc's malloc arenas under ``--allocator malloc`` (``MALLOC_ARENA_MAX``, unless set): the
+#: database threads otherwise each get arenas of their own, which fragment and keep pages after
+#: a mass close (RSS after 3,000 sockets closed: 1.11 of before with 2, 1.16 with glibc's
+#: default; docs/performance.md, "Capacity").
+MALLOC_ARENA_MAX = "2"
+#: jemalloc's options under ``--allocator jemalloc`` (``MALLOC_CONF``, unless set): a thread of
+#: its own hands pages freed a second ago back to the system (``dirty_decay_ms``), so an idle
+#: process after a mass close shrinks without waiting for allocations to trigger the purge.
+JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+
+
+def jemalloc_library():
+    """The jemalloc shared library's name as the dynamic loader finds it (Debian's
+    ``libjemalloc2``: ``libjemalloc.so.2``), or None."""
+    import ctypes.util
+
+    return ctypes.util.find_library("jemalloc")
 
 
 def reexec_argv(allocator, environ):
     """``(executable, argv, env)`` to run this command again under ``allocator`` (the
     ``--allocator`` asked for), or None to go on in this process: the allocator is chosen when
     the interpreter starts."""
-    if allocator != "malloc" or "PYTHONMALLOC" in environ:
+    if allocator not in ("malloc", "jemalloc") or "PYTHONMALLOC" in environ:
         return None  # CPython's allocator asked for, or the operator chose one already
     if os.name != "posix" or not sys.executable:
         return None  # exec would not keep the process (Windows), or no interpreter to run
     orig = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
-    return sys.executable, [sys.executable, *orig[1:]], {**environ, "PYTHONMALLOC": "malloc"}
+    env = {**environ, "PYTHONMALLOC": "malloc"}
+    if allocator == "jemalloc":
+        library = jemalloc_library()
+        if library is None:
+            raise CommandError("--allocator jemalloc: the jemalloc library is not installed "
+                               "(Debian: apt-get install libjemalloc2)")
+        env["LD_PRELOAD"] = " ".join(filter(None, [library, environ.get("LD_PRELOAD")]))
+        env.setdefault("MALLOC_CONF", JEMALLOC_CONF)
+    else:
+        env.setdefault("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX)
+    return sys.executable, [sys.executable, *orig[1:]], env
+
+
+def allocator_name(environ):
+    """The allocator this process runs on, for the log."""
+    if "jemalloc" in environ.get("LD_PRELOAD", "") and environ.get("PYTHONMALLOC") == "malloc":
+        return "jemalloc"
+    return environ.get("PYTHONMALLOC", "pymalloc")
 
 
 def with_backlog(endpoints, backlog):
@@ -71,7 +107,11 @@ class Command(BaseCommand):
             "(oversized frames get -32002 up to twice the limit, then close 1009).")
 
     def run_from_argv(self, argv):
-        again = reexec_argv(self.allocator_in(argv), os.environ)
+        try:
+            again = reexec_argv(self.allocator_in(argv), os.environ)
+        except CommandError as exc:
+            self.stderr.write(f"CommandError: {exc}")
+            sys.exit(2)
         if again is not None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -143,9 +183,11 @@ class Command(BaseCommand):
                                  "A2UI['EDGE_MAX_CONNECTIONS'], or that limit's)")
         parser.add_argument("--allocator", choices=ALLOCATORS, default=ALLOCATORS[0],
                             help="Python's memory allocator from the command line: 'malloc' "
-                                 "(default; memory freed after a burst goes back to the system) "
-                                 "or 'pymalloc' (CPython's, less CPU; keeps the burst's "
-                                 "high-water mark). PYTHONMALLOC, if set, wins")
+                                 "(default; memory freed after a burst goes back to the system), "
+                                 "'jemalloc' (C malloc replaced by jemalloc, which must be "
+                                 "installed: less memory per socket, more of it back after a "
+                                 "mass close) or 'pymalloc' (CPython's, less CPU; keeps the "
+                                 "burst's high-water mark). PYTHONMALLOC, if set, wins")
 
     def handle(self, *args, **options):
         from daphne.endpoints import build_endpoint_description_strings
@@ -222,7 +264,7 @@ class Command(BaseCommand):
             "a2ui_serve: %s; payload limit %d bytes, WebSocket cap %d bytes; allocator %s; "
             "edge: %s (descriptor limit %s)",
             ", ".join(endpoints), a2ui_settings.MAX_PAYLOAD_SIZE,
-            server.websocket_max_message_size, os.environ.get("PYTHONMALLOC", "pymalloc"),
+            server.websocket_max_message_size, allocator_name(os.environ),
             edge.describe(), serving.descriptor_limit(),
         )
         server.run()

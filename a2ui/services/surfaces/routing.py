@@ -54,7 +54,7 @@ def _check_data_model(data_model):
     return data_model["surfaces"]
 
 
-async def aclient_messages(session_id, messages, data_model=None, *, answers=None):
+async def aclient_messages(session_id, messages, data_model=None, *, answers=None, via=None):
     """Validate a person's ``action`` / ``error`` messages and send them to the agent.
 
     The agent's sockets get ``a2ui.v09`` ``{"session_id", "messages", "dataModel"?}``;
@@ -66,7 +66,8 @@ async def aclient_messages(session_id, messages, data_model=None, *, answers=Non
     v0.9 socket's: ``a2ui.core.surfaces.translate.ANSWERS``), whose actions are answers, not messages
     for the agent: ``answers.owns(surface_id)``, ``answers.request_id(surface_id)`` (the
     request a surface asks, or None) and ``answers.read(action, input_type)`` ->
-    ``(what, target, value)``.
+    ``(what, target, value)``. ``via``: the protocol of the client, for the answers' metrics
+    (``pending.aanswer``).
     """
     if not isinstance(messages, list) or not messages:
         raise _failed("messages must be a non-empty array of A2UI v0.9 client messages.",
@@ -117,7 +118,7 @@ async def aclient_messages(session_id, messages, data_model=None, *, answers=Non
         await consent.aensure_session(session_id)  # user data goes to the agent: -32010 if not
     buffer.add(session_id)
     for index, action in answers:
-        await _answer(session_id, index, action, answers_of)
+        await _answer(session_id, index, action, answers_of, via)
     if agent_id and normalized:
         params = {"session_id": str(session_id), "messages": normalized}
         if models:
@@ -127,7 +128,7 @@ async def aclient_messages(session_id, messages, data_model=None, *, answers=Non
     return len(normalized) + len(answers)
 
 
-async def _answer(session_id, index, action, answers):
+async def _answer(session_id, index, action, answers, via=None):
     """A person's action on a translated surface: the answer to an open request or a form
     component's submit (seed 000's ``user.respond``), checked as every answer is
     (``a2ui.services.pending``: unknown, closed or timed-out requests are refused)."""
@@ -140,14 +141,14 @@ async def _answer(session_id, index, action, answers):
     if what == "refused":
         raise _failed(value, "/action/name", target, index)
     if what == "form":
-        if not await pending.arespond(session_id, target, value):
+        if not await pending.arespond(session_id, target, value, via=via):
             agent_id = await _agent_of(session_id)
             if agent_id:  # a submitted form component goes to the agent as user.respond
                 await groups.send_group(groups.agent_group(agent_id), groups.agent_event(
                     "user.respond", {"session_id": str(session_id), "request_id": target,
                                      "value": value}))
         return
-    await pending.aanswer(session_id, target, what, value)
+    await pending.aanswer(session_id, target, what, value, via=via)
 
 
 async def _agent_of(session_id):

@@ -115,7 +115,7 @@ def store_batch(session_id, messages):
     touched = _surface_ids(messages)
     with transaction.atomic():
         session = (
-            A2UISessionLog.objects.select_for_update(of=("self",))
+            A2UISessionLog.objects.select_for_update(of=("self",), no_key=True)
             .select_related("agent")
             .filter(pk=session_id, state__in=A2UISessionLog.LIVE_STATES)
             .first()
@@ -243,7 +243,7 @@ def load(session_id):
     """(surface_seq, [SurfaceState]) read consistently (the session row is locked briefly)."""
     with transaction.atomic():
         seq = (
-            A2UISessionLog.objects.select_for_update()
+            A2UISessionLog.objects.select_for_update(no_key=True)
             .filter(pk=session_id)
             .values_list("surface_seq", flat=True)
             .first()
