@@ -95,6 +95,36 @@ def _db_threads_closed_before_teardown(django_db_setup):
     dbthreads.shutdown()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _db_work_ended_before_flush():
+    """A transactional test's database is emptied (TRUNCATE on PostgreSQL) once its event loop
+    has closed; database work its sockets handed to a thread before that (an audit record of
+    the last message a consumer took) may still be running. Wait for it first: a TRUNCATE and
+    an insert checking its foreign keys take their locks in opposite orders and deadlock."""
+    from asgiref.sync import SyncToAsync
+    from django.test import TransactionTestCase
+
+    from a2ui.services import dbthreads
+
+    flush = TransactionTestCase._fixture_teardown
+
+    def _fixture_teardown(self):
+        ended = dbthreads.drain(timeout=DRAIN_TIMEOUT)
+        try:
+            SyncToAsync.single_thread_executor.submit(lambda: None).result(DRAIN_TIMEOUT)
+        except TimeoutError:
+            ended = False
+        assert ended, f"the test's database work was still running {DRAIN_TIMEOUT} s after it"
+        return flush(self)
+
+    TransactionTestCase._fixture_teardown = _fixture_teardown
+    yield
+    TransactionTestCase._fixture_teardown = flush
+
+
+DRAIN_TIMEOUT = 10.0
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layer():
     """A new channel layer per test: channels-redis binds locks and pools to an event loop,

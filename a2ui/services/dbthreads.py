@@ -26,11 +26,11 @@ its following update keep their order; pushes from different sockets were concur
 """
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import functools
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import AsyncToSync
 from channels.db import database_sync_to_async
@@ -48,7 +48,7 @@ _executor = []
 
 def _pool():
     if not _executor:
-        _executor.append(ThreadPoolExecutor(max_workers=THREADS,
+        _executor.append(concurrent.futures.ThreadPoolExecutor(max_workers=THREADS,
                                             thread_name_prefix="a2ui-db"))
     return _executor[0]
 
@@ -167,23 +167,43 @@ def wrap(func):
     return call
 
 
+def _on_every_thread(pool, func, timeout):
+    """Run ``func`` once on each of the pool's THREADS threads, after every call handed to the
+    pool before it (the queue is first in, first out, and each thread is held at a barrier
+    until all THREADS have come to it, so none runs a second one or anything queued later).
+    True when all THREADS ran it within ``timeout``."""
+    barrier = threading.Barrier(THREADS, timeout=timeout)
+
+    def each():
+        func()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            return False
+        return True
+
+    futures = [pool.submit(each) for _ in range(THREADS)]
+    done, late = concurrent.futures.wait(futures, timeout + 1)
+    return not late and all(future.result() for future in done)
+
+
+def drain(timeout=10.0):
+    """Wait until every call handed to the pool so far has ended; True when it did within
+    ``timeout``. The test suite calls it before it empties a test's database: a call a finished
+    test's socket made (an audit record of its last message) would otherwise still be writing,
+    and PostgreSQL's TRUNCATE and that transaction can deadlock."""
+    if not _executor:
+        return True
+    return _on_every_thread(_executor[0], lambda: None, timeout)
+
+
 def shutdown(timeout=5.0):
     """Close every pool thread's database connection and stop the threads (the test suite
     calls it before it drops the test database; a server process just exits)."""
     if not _executor:
         return
     pool = _executor.pop()
-    barrier = threading.Barrier(THREADS, timeout=timeout)
-
-    def close_mine():
-        connections.close_all()
-        try:
-            barrier.wait()  # holds this thread, so each of the THREADS calls gets its own
-        except threading.BrokenBarrierError:
-            pass
-
-    for future in [pool.submit(close_mine) for _ in range(THREADS)]:
-        future.result(timeout + 1)
+    _on_every_thread(pool, connections.close_all, timeout)
     pool.shutdown(wait=True)
 
 
