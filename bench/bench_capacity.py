@@ -71,6 +71,9 @@ async def probe(pid, label):
 
 PROBES = []
 
+#: Objects shown per group of what outlived the sockets.
+SAMPLES_SHOWN = 12
+
 
 def print_probes():
     """What outlived the sockets: malloc's figures and the object types that grew most."""
@@ -80,6 +83,24 @@ def print_probes():
         m = report["malloc"]
         print(f"  probe {report['label']}: malloc in use {m.get('in_use_mb', 0):.1f} MB, free "
               f"but kept {m.get('free_kept_mb', 0):.1f} MB; {report['gc_objects']} tracked objects")
+    for report in PROBES:
+        py = report.get("pymalloc")
+        if py:
+            print(f"  probe {report['label']}: pymalloc {py['arenas']} arenas of 1 MB, "
+                  f"{py['used_mb']:.1f} MB in use, {py['free_in_pools_mb']:.1f} MB free in "
+                  f"their pools")
+    for big in PROBES[-1].get("big", []):
+        print(f"  after: a {big['type']} of {big['len']} held by {big['owners']}, "
+              f"e.g. {big['sample']}")
+    pin = PROBES[-1].get("pinning")
+    if pin:
+        print(f"  pages that held no object before and hold live ones after: "
+              f"{pin['new_pages_with_live_objects']} ({pin['sparse_pages']} with 4 or fewer)")
+        for g in pin["groups"][:25]:
+            print(f"    on {g['pages']:5d} pages ({g['in_sparse_pages']} on sparse ones): "
+                  f"{g['objects']:6d} x {g['what']}")
+            for sample in g.get("samples", [])[:SAMPLES_SHOWN]:
+                print(f"        {sample}")
     first, last = PROBES[0], PROBES[-1]
     grown = sorted(((n - first["objects"].get(t, 0), t) for t, n in last["objects"].items()),
                    reverse=True)[:15]

@@ -44,14 +44,168 @@ def registries():
     return out
 
 
+def pymalloc():
+    """Python's own small-object allocator (``sys._debugmallocstats``, which writes to the C
+    stderr): its arenas (1 MB each) and the bytes in them in use and free. An arena goes back
+    to the system only once every block in it is free."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read()
+    stats = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("=")
+        name = name.strip().lstrip("#").strip()
+        if name in ("arenas allocated current", "bytes in allocated blocks",
+                    "bytes in available blocks", "bytes in arenas"):
+            try:
+                stats[name] = int(value.strip().replace(",", ""))
+            except ValueError:
+                pass
+    arenas = stats.get("arenas allocated current", 0)
+    return {"arenas": arenas,
+            "used_mb": stats.get("bytes in allocated blocks", 0) / 2**20,
+            "free_in_pools_mb": stats.get("bytes in available blocks", 0) / 2**20}
+
+
+#: ``id(obj) >> BUCKET``: the page (4 KB) an object starts on. Objects that outlive the
+#: sockets on a page that held nothing before they opened keep that page resident (C malloc,
+#: ``a2ui_serve``'s default, hands back free pages anywhere in its heap: ``malloc_trim``).
+BUCKET = 12
+
+#: A page with this many live objects or fewer is held by them alone, in effect.
+SPARSE = 4
+
+_before = {}
+
+
+def live_objects():
+    """Every object the collector tracks and the untracked ones they refer to (strings, bytes,
+    numbers): id -> object."""
+    found = {}
+    for obj in gc.get_objects():
+        found[id(obj)] = obj
+        for ref in gc.get_referents(obj):
+            if id(ref) not in found and not gc.is_tracked(ref):
+                found[id(ref)] = ref
+    return found
+
+
+def _where(obj):
+    """Where ``obj`` was allocated (tracemalloc's traceback, when tracing with frames): the two
+    innermost frames of this app or a library, as ``file:line``."""
+    import tracemalloc
+
+    if not tracemalloc.is_tracing():
+        return "?"
+    tb = tracemalloc.get_object_traceback(obj)
+    if tb is None:
+        return "before tracing"
+    frames = [f for f in reversed(list(tb))  # innermost first
+              if "/a2ui/" in f.filename or "site-packages" in f.filename][:2]
+    if not frames:
+        frames = [list(tb)[-1]]
+    return " < ".join(f"{f.filename.split('site-packages/')[-1].rsplit('/main/', 1)[-1]}:"
+                      f"{f.lineno}" for f in frames)
+
+
+#: Objects shown (their start) per group.
+SAMPLES = 12
+
+
+def _sample(obj):
+    """The start of ``obj``'s repr, and what refers to it (types), to tell one pinning object
+    from another."""
+    try:
+        text = repr(obj)[:100]
+    except Exception as exc:  # noqa: BLE001 - a probe names what it can
+        text = f"<repr failed: {type(exc).__name__}>"
+    owners = [type(r).__qualname__ for r in gc.get_referrers(obj)][:4]
+    return f"{text} <- {owners}"
+
+
+def pinning(objects):
+    """The objects alive now on pages that held none before the sockets opened (the first
+    probe): how many such pages, how many hold SPARSE objects or fewer; and per (type, where
+    allocated), the objects and the pages they are on. What keeps freed memory resident is the
+    pages whose only live objects are a few long-lived ones."""
+    before = _before.get("buckets")
+    if before is None:
+        return {}
+    per_bucket = {}
+    for oid, obj in objects.items():
+        bucket = oid >> BUCKET
+        if bucket not in before:
+            per_bucket.setdefault(bucket, []).append(obj)
+    groups = {}
+    for bucket, objs in per_bucket.items():
+        for obj in objs:
+            key = f"{type(obj).__qualname__} @ {_where(obj)}"
+            entry = groups.setdefault(key, [0, set(), 0, []])
+            entry[0] += 1
+            entry[1].add(bucket)
+            if len(objs) <= SPARSE:
+                entry[2] += 1
+            if len(entry[3]) < SAMPLES:
+                entry[3].append(_sample(obj))
+    top = sorted(groups.items(), key=lambda kv: -len(kv[1][1]))[:40]
+    return {"new_pages_with_live_objects": len(per_bucket),
+            "sparse_pages": sum(1 for objs in per_bucket.values() if len(objs) <= SPARSE),
+            "groups": [{"what": k, "objects": n, "pages": len(b), "in_sparse_pages": sparse,
+                        "samples": samples} for k, (n, b, sparse, samples) in top]}
+
+
+def big_containers(limit=1000):
+    """Sets, dicts and lists of more than ``limit`` entries, with what holds them: the owner's
+    type and, for an object's ``__dict__``, the attribute (to tell a registry that outlived its
+    sockets from a cache)."""
+    found = []
+    for obj in gc.get_objects():
+        if type(obj) not in (set, dict, list) or len(obj) <= limit:
+            continue
+        owners = []
+        for ref in gc.get_referrers(obj):
+            if type(ref) is dict:
+                for key, value in list(ref.items())[:10000]:
+                    if value is obj:
+                        holders = [type(h).__qualname__ for h in gc.get_referrers(ref)
+                                   if getattr(h, "__dict__", None) is ref][:1]
+                        owners.append(f"{'.'.join(holders) or 'dict'}[{key!r:.60}]")
+                        break
+            elif type(ref) not in (list,) or len(owners) < 3:
+                owners.append(type(ref).__qualname__)
+        sample = next(iter(obj), None)
+        found.append({"type": type(obj).__name__, "len": len(obj), "owners": owners[:4],
+                      "sample": repr(sample)[:80]})
+    return sorted(found, key=lambda f: -f["len"])[:20]
+
+
 def report(label=""):
     gc.collect()
     types = {}
     for obj in gc.get_objects():
         key = f"{type(obj).__module__}.{type(obj).__qualname__}"
         types[key] = types.get(key, 0) + 1
-    return {"label": label, "at": time.time(), "malloc": mallinfo(), "objects": types,
-            "registries": registries(), "gc_objects": sum(types.values())}
+    out = {"label": label, "at": time.time(), "malloc": mallinfo(), "objects": types,
+           "registries": registries(), "gc_objects": sum(types.values()),
+           "pymalloc": pymalloc(), "big": big_containers()}
+    if os.environ.get("A2UI_MEMPROBE_PINNING"):
+        objects = live_objects()
+        if "buckets" not in _before:
+            _before["buckets"] = {oid >> BUCKET for oid in objects}
+        else:
+            out["pinning"] = pinning(objects)
+        del objects
+    return out
 
 
 def _on_signal(signum, frame):
