@@ -10,12 +10,14 @@ names what is missing.
 """
 
 import asyncio
+import collections
 import logging
 
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
 from a2ui.leanqueue import LeanQueue
+from a2ui.services import memory
 
 log = logging.getLogger("a2ui.layer")
 
@@ -31,10 +33,66 @@ def missing_internals():
 
 
 class LeanLoopLayer(RedisPubSubLoopLayer):
+    """The loop's layer: a ``LeanQueue`` per channel, and a channel's UNSUBSCRIBE done by the
+    layer, not by the consumer whose receive was cancelled.
+
+    channels-redis unsubscribes a consumer's channel inside that consumer's cancelled
+    ``receive``, waiting for the shard's lock behind every other subscribe and unsubscribe of
+    the process. Under a mass close Daphne cancels the applications still running 10 s after
+    their client left (``--application-close-timeout``), and that second cancel lands in the
+    wait: the channel stayed subscribed in Redis and named in the shard's set for the process's
+    life (9,924 of 10,000 channels after a mass close of 10,000 sockets, each name pinning a page
+    of freed memory: docs/performance.md, "Memory after close"). Here the consumer's receive
+    hands the channel to the layer and ends at once; one task of the layer's unsubscribes the
+    channels handed to it, in order (``a2ui.services.memory`` waits for it before collecting).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._leaving = collections.deque()
+        self._leaver = None
+
     async def _subscribe_to_channel(self, channel):
         self.channels[channel] = LeanQueue()
         shard = self._get_shard(channel)
         await shard.subscribe(channel)
+
+    async def receive(self, channel):
+        """``RedisPubSubLoopLayer.receive``, the clean-up of a cancelled receive left to the
+        layer (:meth:`_unsubscribe_later`)."""
+        if channel not in self.channels:
+            await self._subscribe_to_channel(channel)
+        queue = self.channels[channel]
+        try:
+            message = await queue.get()
+        except (asyncio.CancelledError, asyncio.TimeoutError, GeneratorExit):
+            # As channels-redis assumes: a consumer's receive is cancelled when it exits.
+            if self.channels.pop(channel, None) is not None:
+                self._unsubscribe_later(channel)
+            raise
+        return self.channel_layer.deserialize(message)
+
+    def _unsubscribe_later(self, channel):
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a coroutine closed after its loop ended: nothing to tell Redis
+            return
+        self._leaving.append(channel)
+        if self._leaver is None or self._leaver.done():
+            self._leaver = loop.create_task(self._unsubscribe_leaving())
+            memory.finishing(self._leaver)
+
+    async def _unsubscribe_leaving(self):
+        failed, last = 0, None
+        while self._leaving:
+            channel = self._leaving.popleft()
+            try:
+                await self._get_shard(channel).unsubscribe(channel)
+            except Exception as exc:  # Redis away: it stays subscribed, as channels-redis
+                failed += 1        # leaves a channel whose unsubscribe failed; said once a round
+                last = exc
+        if failed:
+            log.warning("a2ui: %d channel(s) not unsubscribed (%s)", failed, last)
 
 
 class PubSubChannelLayer(RedisPubSubChannelLayer):
