@@ -65,7 +65,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         queue = self.channels[channel]
         try:
             message = await queue.get()
-        except (asyncio.CancelledError, asyncio.TimeoutError, GeneratorExit):
+        except (TimeoutError, asyncio.CancelledError, GeneratorExit):
             # As channels-redis assumes: a consumer's receive is cancelled when it exits.
             if self.channels.pop(channel, None) is not None:
                 self._unsubscribe_later(channel)
