@@ -106,3 +106,49 @@ def test_the_stock_layer_leaves_the_cleanup_to_the_cancelled_receive():
 @pytest.fixture(autouse=True)
 def _no_collection(monkeypatch):
     monkeypatch.setattr(memory, "collect", lambda: None)
+
+
+@pytest.fixture
+def redis_server():
+    from tests.redisserver import RedisServer
+
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+async def test_on_redis_a_channel_cancelled_twice_leaves_no_subscription(redis_server):
+    """The same on a real Redis: the unsubscribe waits for the shard's lock (held here, as
+    thousands of others hold it under a mass close) while the receive is cancelled twice."""
+    import redis.asyncio as aioredis
+
+    from a2ui.apps import default_channel_layers
+
+    config = default_channel_layers(redis_server.url(0))["default"]["CONFIG"]
+    lay = layer.PubSubChannelLayer(**config)
+    client = aioredis.Redis.from_url(redis_server.url(0))
+    try:
+        name = await lay.new_channel()
+        loop_layer = lay._get_layer()
+        shard = loop_layer._get_shard(name)
+        receive = asyncio.ensure_future(lay.receive(name))
+        await asyncio.sleep(0.2)
+        assert dict(await client.pubsub_numsub(name)) == {name.encode(): 1}
+        async with shard._lock:
+            receive.cancel()
+            await settle()
+            receive.cancel()  # Daphne's
+            await asyncio.gather(receive, return_exceptions=True)
+        if loop_layer._leaver is not None:
+            await asyncio.wait_for(loop_layer._leaver, 5)
+        # UNSUBSCRIBE is sent, not awaited (its confirmation comes on the subscriber's
+        # connection): Redis counts it within moments, or never (the stock clean-up)
+        for _ in range(50):
+            if dict(await client.pubsub_numsub(name)) == {name.encode(): 0}:
+                break
+            await asyncio.sleep(0.1)
+        assert dict(await client.pubsub_numsub(name)) == {name.encode(): 0}
+        assert name not in shard._subscribed_to and name not in loop_layer.channels
+    finally:
+        await client.aclose()
+        await lay.flush()
