@@ -405,6 +405,33 @@ def stop_adapters():
     return defer.gatherResults(waits) if waits else None
 
 
+def _as_is(value, *args, **kwargs):
+    return value
+
+
+def quiet_autobahn_debug_arguments():
+    """Stop autobahn building the arguments of debug lines nobody logs.
+
+    Autobahn's WebSocket protocol logs a debug line for every chunk it reads and every frame
+    it writes, and builds the line's arguments first: ``hltype`` and ``hlval`` colour a
+    method's qualified name and the peer with ``click.style``, about 5.7 us a line (three
+    lines per agent push: the agent's frame read, its reply and the person's event written),
+    while txaio drops the line unless its log level is ``debug`` or ``trace``. Below that
+    level, the names in autobahn's two protocol modules are replaced by a function returning
+    its argument: a debug line turned on later shows the plain values. Returns whether they
+    were replaced (idempotent).
+    """
+    import txaio
+    from autobahn.twisted import websocket as twisted_websocket  # selects txaio's Twisted
+    from autobahn.websocket import protocol as websocket_protocol
+
+    if txaio.get_global_log_level() in ("debug", "trace"):
+        return False
+    for module in (websocket_protocol, twisted_websocket):
+        module.hltype = module.hlval = _as_is
+    return True
+
+
 def build_server(application, endpoints, *, max_message_size=None, edge=None, **options):
     """An :class:`A2UIServer` for ``endpoints`` (Daphne endpoint strings) with the A2UI limits
     and ``edge`` (default: :meth:`Edge.from_settings`).
@@ -420,6 +447,7 @@ def build_server(application, endpoints, *, max_message_size=None, edge=None, **
             f"the WebSocket message size cap ({cap} bytes) must exceed A2UI['MAX_PAYLOAD_SIZE'] "
             f"({limit} bytes): frames over the limit must reach the app to get -32002"
         )
+    quiet_autobahn_debug_arguments()
     return A2UIServer(
         application=application,
         endpoints=endpoints,
