@@ -76,9 +76,35 @@ def parse_member(member):
     return protocol, catalogs
 
 
+#: Members' protocols as :func:`count` last read them: a push reads its session's members
+#: every time, and a member (a lease id and its declaration) does not change while it lives.
+#: Bounded: emptied when full.
+_protocols = {}
+MAX_PROTOCOLS_CACHED = 4096
+
+
+def _protocol_of(member):
+    try:
+        return _protocols[member]
+    except KeyError:
+        pass
+    except TypeError:  # not hashable: not one of ours
+        return None
+    declaration = parse_member(member)
+    protocol = None if declaration is None else declaration[0]
+    if len(_protocols) >= MAX_PROTOCOLS_CACHED:
+        _protocols.clear()
+    _protocols[member] = protocol
+    return protocol
+
+
 def count(members):
     """``{protocol: attached clients}`` of registry members (sorted by protocol)."""
-    return per_protocol(d for d in map(parse_member, members) if d is not None)
+    if isinstance(members, list) and len(members) == 1:  # the common case: one client
+        protocol = _protocol_of(members[0])
+        return {} if protocol is None else {protocol: 1}
+    counted = Counter(p for p in map(_protocol_of, members) if p is not None)
+    return dict(sorted(counted.items()))
 
 
 def per_protocol(declarations):

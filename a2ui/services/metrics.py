@@ -12,6 +12,7 @@ left). The first flush that shows agent traffic moves a session from ``initializ
 """
 
 import atexit
+import datetime
 import json
 import logging
 import os
@@ -20,9 +21,9 @@ import time
 from collections import defaultdict
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.db import connection, connections
 from django.db.models import F
-from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.models import A2UISessionLog
@@ -32,21 +33,34 @@ log = logging.getLogger(__name__)
 
 
 class _Counts:
-    __slots__ = ("messages", "rendered", "inputs", "pushed", "last_activity")
+    """One session's counts since the last write; ``stamp``: the last activity's
+    ``time.time()`` (a float per message; the datetime is made once, when written)."""
+
+    __slots__ = ("messages", "rendered", "inputs", "pushed", "stamp")
 
     def __init__(self):
         self.messages = self.rendered = self.inputs = self.pushed = 0
-        self.last_activity = None
+        self.stamp = None
+
+    @property
+    def last_activity(self):
+        if self.stamp is None:
+            return None
+        # as timezone.now() would have given it: aware (UTC) or, without USE_TZ, naive local
+        return datetime.datetime.fromtimestamp(self.stamp, datetime.UTC if settings.USE_TZ
+                                               else None)
+
+    @last_activity.setter
+    def last_activity(self, value):
+        self.stamp = None if value is None else value.timestamp()
 
     def merge(self, other):
         self.messages += other.messages
         self.rendered += other.rendered
         self.inputs += other.inputs
         self.pushed += other.pushed
-        if other.last_activity is not None and (
-            self.last_activity is None or other.last_activity > self.last_activity
-        ):
-            self.last_activity = other.last_activity
+        if other.stamp is not None and (self.stamp is None or other.stamp > self.stamp):
+            self.stamp = other.stamp
 
 
 #: Consecutive failed flushes before the flusher logs an error instead of a warning.
@@ -71,7 +85,7 @@ class MetricsBuffer:
             counts.rendered += rendered
             counts.inputs += inputs
             counts.pushed += int(pushed)
-            counts.last_activity = timezone.now()
+            counts.stamp = time.time()
         if self._thread is None:
             self._start()
         if not self._wake.is_set():

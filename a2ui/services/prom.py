@@ -260,20 +260,38 @@ def client_left(session_hex, protocol):
         sessions.add((label(protocol),), -1)
 
 
+_DETACHED = ("detached",)
+_keys = {}  # protocol -> its label tuple (bounded by label(): MAX_LABELS values and "other")
+
+
 def pushed(seconds, clients, count=1):
     """``count`` pushes (a batch) took ``seconds``; ``clients``: ``{protocol: n}`` attached
-    (or None)."""
-    attached = False
+    (or None). The pushes' counter and latency histogram are added to under one lock."""
+    keys = None
     if clients:
         for protocol, n in clients.items():
             if n:
-                attached = True
-                key = (label(protocol),)
-                pushes.add(key, count)
-                push_latency.observe(key, seconds)
-    if not attached:
-        pushes.add(("detached",), count)
-        push_latency.observe(("detached",), seconds)
+                try:
+                    key = _keys[protocol]
+                except (KeyError, TypeError):
+                    key = (label(protocol),)
+                    if len(_keys) < 4 * MAX_LABELS and isinstance(protocol, str):
+                        _keys[protocol] = key
+                if keys is None:
+                    keys = [key]
+                else:
+                    keys.append(key)
+    latency = push_latency
+    i = bisect.bisect_left(latency.bounds, seconds)  # the first bound >= seconds (len: +Inf)
+    counted, observed = pushes.totals, latency.totals
+    with _tally_lock:
+        for key in keys or (_DETACHED,):
+            counted[key] = counted.get(key, 0) + count
+            entry = observed.get(key)
+            if entry is None:
+                entry = observed[key] = [0.0] + [0] * (len(latency.bounds) + 1)
+            entry[0] += seconds  # one observation per call (a batch: its whole time)
+            entry[i + 1] += 1
 
 
 def pushed_result(seconds, result):

@@ -108,9 +108,12 @@ CLOCK_KEY = "a2ui:seqclock"
 CLOCK_BUCKETS = 1024
 
 
+_BUCKET_NAMES = tuple(str(i) for i in range(CLOCK_BUCKETS))
+
+
 def clock_bucket(session_hex):
     """The session's field of the sequence clock (a CRC of its id, mod the buckets)."""
-    return str(zlib.crc32(session_hex.encode()) % CLOCK_BUCKETS)
+    return _BUCKET_NAMES[zlib.crc32(session_hex.encode()) % CLOCK_BUCKETS]
 
 
 class _LoopConnections:

@@ -185,3 +185,31 @@ def test_a_passing_flush_failure_is_a_warning_a_lasting_one_an_error(user, agent
         metrics.FAILURES_BEFORE_ERROR - 1)
     assert "ERROR" in levels
     assert row.message_count == 1
+
+
+@pytest.mark.parametrize("use_tz", [True, False])
+def test_the_last_activity_written_is_the_last_adds_time(user, agent, settings, use_tz):
+    """A message stamps a float (no datetime per message); the flush writes it as the datetime
+    ``timezone.now()`` would have given at that moment, aware or (without USE_TZ) naive."""
+    sid, _ = _open(user, agent)
+    settings.USE_TZ = use_tz
+    buf = MetricsBuffer()
+    before = timezone.now()
+    buf.add(sid)
+    time.sleep(0.01)
+    buf.add(sid, messages=2)
+    after = timezone.now()
+    counts = buf._counts[str(sid)]
+    assert counts.messages == 3
+    assert (counts.last_activity.tzinfo is not None) is use_tz
+    assert before <= counts.last_activity <= after
+    later = _Counts()
+    later.last_activity = after
+    counts.merge(later)
+    assert counts.last_activity == after  # the newer of the two
+    buf.flush_sync()
+    settings.USE_TZ = True
+    row = A2UISessionLog.objects.get(pk=sid)
+    assert row.message_count == 3
+    if use_tz:
+        assert abs((row.last_activity - after).total_seconds()) < 1e-3

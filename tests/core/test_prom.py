@@ -82,3 +82,18 @@ async def test_the_scrape_is_answered_in_front_of_django(metrics_on, app):
     assert b"a2ui_pushes_total" in body or b"# HELP a2ui_pushes" in body
     status, _, _ = await call(app, "/a2ui/metrics", method="POST")
     assert status == 405
+
+
+def test_a_batch_counts_its_pushes_and_one_latency(metrics_on):
+    """A batch of ``count`` pushes: that many pushes, one latency observation (its time);
+    protocols beyond the label bound are ``other``, not new series."""
+    prom.pushed(0.003, {"jsonrpc": 1}, count=5)
+    prom.pushed(0.003, {"jsonrpc": 1})
+    prom.pushed(0.01, {"Not A Label": 1})
+    got = samples(prom.exposition()[1])
+    assert got[("a2ui_pushes_total", (("protocol", "jsonrpc"),))] == 6
+    assert got[("a2ui_push_latency_seconds_count", (("protocol", "jsonrpc"),))] == 2
+    assert got[("a2ui_push_latency_seconds_bucket", (("le", "0.0025"), ("protocol", "jsonrpc")))] == 0
+    assert got[("a2ui_push_latency_seconds_bucket", (("le", "0.005"), ("protocol", "jsonrpc")))] == 2
+    assert abs(got[("a2ui_push_latency_seconds_sum", (("protocol", "jsonrpc"),))] - 0.006) < 1e-9
+    assert got[("a2ui_pushes_total", (("protocol", "other"),))] == 1

@@ -248,3 +248,24 @@ def test_the_admin_session_page_shows_what_the_session_can_show(client, superuse
     assert page.status_code == 200
     text = page.content.decode().lower()
     assert "what it can show now" in text and f"v0.9 catalogs {BASIC_CATALOG_ID}" in text
+
+
+def test_count_reads_members_once_and_stays_bounded(monkeypatch):
+    """``clients.count`` on the push path: each member is parsed once, not per push; members
+    that are not ours are left out; the cache is emptied when full."""
+    monkeypatch.setattr(clients, "_protocols", {})
+    monkeypatch.setattr(clients, "MAX_PROTOCOLS_CACHED", 4)
+    parsed = []
+    real = clients.parse_member
+    monkeypatch.setattr(clients, "parse_member", lambda m: parsed.append(m) or real(m))
+    one = "L1 " + clients.encode("v09", ["c"])
+    two = "L2 " + clients.encode("agui", None)
+    assert clients.count([one]) == {"v09": 1}
+    assert clients.count([one]) == {"v09": 1}
+    assert clients.count([two, one, "junk", "L3 [1, 2]"]) == {"agui": 1, "v09": 1}
+    assert clients.count([]) == {} and clients.count(["junk"]) == {}
+    assert clients.count(iter([one, one])) == {"v09": 2}
+    assert parsed.count(one) == 1 and parsed.count(two) == 1
+    assert len(clients._protocols) == 4
+    assert clients.count(["L5 " + clients.encode("agui1", "*")]) == {"agui1": 1}
+    assert len(clients._protocols) == 1  # full: emptied before the new member went in
