@@ -92,6 +92,13 @@ def print_probes():
     for big in PROBES[-1].get("big", []):
         print(f"  after: a {big['type']} of {big['len']} held by {big['owners']}, "
               f"e.g. {big['sample']}")
+    hollow = PROBES[-1].get("hollow")
+    if hollow:
+        print(f"  after: containers bigger than their entries need: "
+              f"{hollow['total_saved'] / 2**20:.1f} MB a copy of each would give back")
+        for h in hollow["containers"][:15]:
+            print(f"    {h['saved'] / 1024:8.0f} KB: a {h['type']} of {h['len']} in "
+                  f"{h['bytes'] / 1024:.0f} KB held by {h['owners']}, e.g. {h['sample']}")
     pin = PROBES[-1].get("pinning")
     if pin:
         print(f"  pages that held no object before and hold live ones after: "

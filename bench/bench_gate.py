@@ -38,7 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gate_servers import Server, flush_redis, prepare_database  # noqa: E402
+from gate_servers import Server, flush_redis, pin_plan, pinned, prepare_database  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
@@ -120,14 +120,16 @@ def fixtures(tree, env, n, workdir):
     return data
 
 
-def run_load(cfg, workdir, timeout):
-    """Run bench/gate_load.py; print its progress; return its result rows."""
+def run_load(cfg, workdir, timeout, cpus=None):
+    """Run bench/gate_load.py (on ``cpus``, when given); print its progress; return its result
+    rows."""
     path = Path(workdir) / "load.json"
     path.write_text(json.dumps(cfg))
     deadline = time.monotonic() + timeout
     rows = []
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "gate_load.py"), str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=pinned(cpus))
     try:
         for line in proc.stdout:
             event = json.loads(line)
@@ -156,11 +158,13 @@ def phase(trees, procs, args, workdir):
     """Both trees with ``procs`` Daphne processes each, and the echo, all serving at once; one
     load generator measures them in turn (only one is loaded at a time)."""
     flush_redis(args.redis_url)
+    server_cpus, load_cpus = pin_plan(args.pin)
     servers, targets = [], {}
     try:
         for tree in trees.values():
             env = tree.env(args.redis_url, workdir, procs)
-            own = [Server(f"{tree.name}-{i}", tree.path, A2UI_APP, env) for i in range(procs)]
+            own = [Server(f"{tree.name}-{i}", tree.path, A2UI_APP, env, server_cpus)
+                   for i in range(procs)]
             servers += own
             targets[tree.name] = {
                 "kind": "push", "agent_key": tree.fixtures["agent_key"],
@@ -168,7 +172,8 @@ def phase(trees, procs, args, workdir):
                 "agent_url": f"ws://{HOST}:{own[0].port}/ws/v4/a2ui/agent",
                 "user_url": f"ws://{HOST}:{own[-1].port}/ws/v4/a2ui",
             }
-        echo = Server("echo", ROOT, ECHO_APP, server_env(args.database_url, args.redis_url))
+        echo = Server("echo", ROOT, ECHO_APP, server_env(args.database_url, args.redis_url),
+                      server_cpus)
         servers.append(echo)
         targets["echo"] = {"kind": "echo", "url": f"ws://{HOST}:{echo.port}/ws/echo",
                            "pids": [echo.proc.pid]}
@@ -177,7 +182,7 @@ def phase(trees, procs, args, workdir):
         cfg = {"targets": targets, "sessions": args.sessions, "reps": args.reps,
                "warm": args.warm, "measure": args.measure, "in_flight": args.in_flight,
                "agents": args.agents, "method": args.method}
-        rows = run_load(cfg, workdir, args.block_timeout)
+        rows = run_load(cfg, workdir, args.block_timeout, load_cpus)
         for tree in trees.values():
             if tree.prometheus:
                 scraped(tree, servers[[s.name for s in servers].index(f"{tree.name}-0")])
@@ -273,6 +278,9 @@ def parse_args():
                    help="the current tree's servers with the Prometheus metrics on "
                         "(A2UI_PROMETHEUS=1, a multiprocess directory per phase); the baseline's "
                         "as configured (off by default)")
+    p.add_argument("--pin", action="store_true",
+                   help="servers on the last CPU, the load generator on the others "
+                        "(os.sched_setaffinity): steadier figures on a small machine")
     p.add_argument("--threshold", type=float, default=0.90)
     p.add_argument("--gate-metric", choices=["rate", "cpu"], default="rate",
                    help="what the gate compares: msg/s (the issue's), or the servers' CPU time "
@@ -339,7 +347,9 @@ def main():
         print(f"current: {trees['current'].label}; baseline: {trees['baseline'].label}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; Redis "
               f"{args.redis_url} (flushed); {args.reps} repetitions, {args.warm} s "
-              f"warm-up + {args.measure} s counted; {args.method}", flush=True)
+              f"warm-up + {args.measure} s counted; {args.method}"
+              + ("; servers on CPU {}, load on {}".format(*pin_plan(True)) if args.pin else ""),
+              flush=True)
         for tree in trees.values():  # stream tokens serve every block (new sessions each time)
             env = server_env(tree.database_url, args.redis_url)
             prepare_database(tree.path, tree.database_url, env)

@@ -22,17 +22,39 @@ def free_port():
         return s.getsockname()[1]
 
 
+def pinned(cpus):
+    """A ``preexec_fn`` confining the child to ``cpus`` (None when ``cpus`` is None)."""
+    if cpus is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def pin_plan(pin):
+    """``--pin``'s CPU sets: (servers, load generator), or (None, None) without it. The servers
+    get the last CPU, the load generator the others, so that the load's own work and the
+    scheduler's choices do not fall on the measured process differently from one measurement to
+    the next."""
+    if not pin:
+        return None, None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    return {cpus[-1]}, set(cpus[:-1])
+
+
 class Server:
     """``python manage.py a2ui_serve -p PORT APP`` in ``tree`` (that tree's code and settings)."""
 
-    def __init__(self, name, tree, app, env):
+    def __init__(self, name, tree, app, env, cpus=None):
+        """``cpus``: the CPUs the process may run on (``os.sched_setaffinity``; None: any)."""
         self.name, self.port = name, free_port()
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{name}-", suffix=".log",
                                                delete=False)
         argv = [sys.executable, "manage.py", "a2ui_serve", "-v", "0", "-b", HOST, "-p",
                 str(self.port), app]
         self.proc = subprocess.Popen(argv, cwd=tree, env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     preexec_fn=pinned(cpus))
 
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout

@@ -189,6 +189,50 @@ def big_containers(limit=1000):
     return sorted(found, key=lambda f: -f["len"])[:20]
 
 
+def _owners(obj):
+    owners = []
+    for ref in gc.get_referrers(obj):
+        if type(ref) is dict:
+            for key, value in list(ref.items())[:10000]:
+                if value is obj:
+                    holders = [type(h).__qualname__ for h in gc.get_referrers(ref)
+                               if getattr(h, "__dict__", None) is ref][:1]
+                    owners.append(f"{'.'.join(holders) or 'dict'}[{key!r:.60}]")
+                    break
+        elif len(owners) < 3:
+            owners.append(type(ref).__qualname__)
+    return owners[:4]
+
+
+def hollow_containers(min_waste=32 * 1024):
+    """Dicts, sets and lists much bigger than their entries need (a dict keeps the table it
+    grew to at the peak however many entries leave it): each with the bytes a copy would save
+    and its owners. Dicts of plain values are not tracked by the collector, so the referents
+    of tracked objects are searched too."""
+    seen, found, waste = set(), [], 0
+    kinds = (dict, set, list)
+    tracked = gc.get_objects()
+    candidates = [o for o in tracked if type(o) in kinds]
+    for obj in tracked:
+        candidates.extend(r for r in gc.get_referents(obj) if type(r) in kinds)
+    del tracked
+    for obj in candidates:
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        size = sys.getsizeof(obj)
+        if size < min_waste:
+            continue
+        saved = size - sys.getsizeof(type(obj)(obj))
+        if saved >= min_waste:
+            waste += saved
+            sample = next(iter(obj), None)
+            found.append({"type": type(obj).__name__, "len": len(obj), "bytes": size,
+                          "saved": saved, "owners": _owners(obj), "sample": repr(sample)[:80]})
+    found.sort(key=lambda f: -f["saved"])
+    return {"total_saved": waste, "containers": found[:25]}
+
+
 def report(label=""):
     gc.collect()
     types = {}
@@ -197,7 +241,7 @@ def report(label=""):
         types[key] = types.get(key, 0) + 1
     out = {"label": label, "at": time.time(), "malloc": mallinfo(), "objects": types,
            "registries": registries(), "gc_objects": sum(types.values()),
-           "pymalloc": pymalloc(), "big": big_containers()}
+           "pymalloc": pymalloc(), "big": big_containers(), "hollow": hollow_containers()}
     if os.environ.get("A2UI_MEMPROBE_PINNING"):
         objects = live_objects()
         if "buckets" not in _before:
