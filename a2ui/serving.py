@@ -50,7 +50,7 @@ from twisted.web import http
 from a2ui import edge as edgecaps
 from a2ui.conf import a2ui_settings
 from a2ui.leanqueue import LeanQueue
-from a2ui.services import health, prom
+from a2ui.services import health, memory, prom
 
 log = logging.getLogger("a2ui.serving")
 
@@ -283,6 +283,13 @@ class A2UIServer(Server):
         self._user_ready = ready_callable
         self.edge = edge if edge is not None else Edge.from_settings()
         super().__init__(*args, ready_callable=self._ready, **kwargs)
+        memory.register(self.registries)
+
+    def registries(self):
+        """Daphne's table of connections (made when it runs), which grows with the sockets
+        (``memory.shrink``)."""
+        connections = getattr(self, "connections", None)
+        return [] if connections is None else [connections]
 
     @property
     def http_factory(self):

@@ -21,9 +21,11 @@ sockets only open and stay.
 import asyncio
 import ctypes
 import gc
+import inspect
 import re
 import sys
 import urllib.parse
+import weakref
 
 MIN_CLOSED = 50
 DELAY_SECONDS = 5.0
@@ -79,6 +81,7 @@ def collect():
     counts.closed = 0
     counts.collections += 1
     forget_caches()
+    shrink_registries()
     gc.collect()
     _trim()
 
@@ -100,6 +103,49 @@ def forget_caches():
     urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
     re.purge()
     sys._clear_type_cache()  # attribute names looked up per message (handler names ...)
+
+
+#: Functions returning dicts and sets that grow with the open sockets (a registry of them):
+#: shrunk at each collection (:func:`shrink`). Added to by the modules that own them.
+REGISTRIES = []
+
+
+def register(containers):
+    """Have ``containers()`` (a function returning dicts and sets) shrunk at each collection.
+    A bound method is held weakly: registering does not keep its object alive."""
+    if inspect.ismethod(containers):
+        containers = weakref.WeakMethod(containers)
+    else:
+        function = containers
+        containers = lambda: function  # noqa: E731 - the same shape as a WeakMethod
+    REGISTRIES[:] = [r for r in REGISTRIES if r() is not None] + [containers]
+
+
+def shrink(container):
+    """Give back the table a dict or set grew to at its peak, in place (the object and what
+    refers to it stay): CPython never shrinks a table as entries leave, so a registry of
+    10,000 sockets keeps its 10,000-entry table (hundreds of KB, on pages the trim cannot
+    free) with none left in it. Call it from the loop that uses the container, not while
+    something iterates over it."""
+    if not container:
+        container.clear()  # an empty dict or set frees its table
+        return
+    entries = container.copy()
+    container.clear()
+    container.update(entries)
+
+
+def shrink_registries():
+    for ref in list(REGISTRIES):
+        containers = ref()
+        if containers is None:
+            continue
+        try:
+            for container in containers():
+                if isinstance(container, dict | set):
+                    shrink(container)
+        except Exception:  # a registry gone or changed shape: nothing to give back there
+            pass
 
 
 def _malloc_trim():

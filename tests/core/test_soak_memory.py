@@ -205,3 +205,74 @@ async def test_event_streams_count_as_sockets(no_automatic_gc):
     await counted({"type": "http", "path": "/json"}, None, send)
     assert seen == [1, 0]
     assert memory.counts.open == 0 and memory.counts.closed == 1
+
+
+def test_shrink_gives_back_a_tables_peak_in_place():
+    """A dict or set keeps the table it grew to as entries leave; ``memory.shrink`` gives it
+    back without replacing the object."""
+    import sys
+
+    d = {f"channel-{i}": i for i in range(10000)}
+    s = set(d)
+    empty = dict(d)
+    peak = sys.getsizeof(d), sys.getsizeof(s), sys.getsizeof(empty)
+    for key in list(d)[3:]:
+        del d[key]
+        s.discard(key)
+    empty.clear()
+    empty.update({"x": 1})
+    del empty["x"]
+    same = d, s, empty
+    assert (sys.getsizeof(d), sys.getsizeof(s)) == peak[:2]  # CPython never shrinks them
+    for container in same:
+        memory.shrink(container)
+    assert (d, s, empty) == ({f"channel-{i}": i for i in range(3)},
+                             {f"channel-{i}" for i in range(3)}, {})
+    assert all(a is b for a, b in zip((d, s, empty), same, strict=True))
+    assert sys.getsizeof(d) < peak[0] / 50 and sys.getsizeof(s) < peak[1] / 50
+
+
+def test_registries_are_shrunk_at_the_collection_and_held_weakly():
+    import sys
+
+    class Owner:
+        def __init__(self):
+            self.table = {i: i for i in range(5000)}
+
+        def registries(self):
+            return [self.table, "not a container"]
+
+    owner = Owner()
+    memory.register(owner.registries)
+    peak = sys.getsizeof(owner.table)
+    owner.table.clear()
+    owner.table[1] = 1
+    memory.collect()
+    memory.reset()
+    assert owner.table == {1: 1} and sys.getsizeof(owner.table) < peak / 50
+    before = len(memory.REGISTRIES)
+    del owner
+    gc.collect()
+    memory.register(lambda: [])  # registering drops the entries whose owner is gone
+    assert len(memory.REGISTRIES) == before
+    memory.REGISTRIES.pop()
+
+
+async def test_the_channel_layer_and_the_server_name_what_grows_with_sockets():
+    import sys
+
+    from a2ui import serving
+    from a2ui.layer import PubSubChannelLayer
+
+    layer = PubSubChannelLayer(hosts=["redis://127.0.0.1:1/0"])  # never connected
+    loop_layer = layer._get_layer()
+    loop_layer.channels.update({f"specific.{i}": None for i in range(5000)})
+    peak = sys.getsizeof(loop_layer.channels)
+    loop_layer.channels.clear()
+    assert loop_layer.channels in layer.registries()
+    server = serving.build_server(lambda *a: None, ["tcp:port=0"])
+    assert server.registries() == []  # until it runs
+    server.connections = {}
+    assert server.registries()[0] is server.connections
+    memory.shrink_registries()
+    assert sys.getsizeof(loop_layer.channels) < peak / 50
