@@ -52,6 +52,7 @@ from a2ui.leanqueue import LeanQueue
 from a2ui.services import activity as activity_service
 from a2ui.services import (
     clients,
+    dbthreads,
     housekeeping,
     memory,
     pending,
@@ -127,20 +128,27 @@ def log_ttl(final=False):
     return resume if final else a2ui_settings.AGUI_RUN_TIMEOUT_SECONDS + resume + 60
 
 
-async def _activity(sid):
-    """The session's activity document (a2ui.services.activity)."""
-    stored = await activity_service.aload(sid)
-    return A.from_dict(stored) if isinstance(stored, dict) else A.Activity()
+def _stream_state(sid):
+    """What a run's stream shows of the session, read in one call on the per-message pool:
+    its live components, its surfaces (with the surface sequence they are at) and its
+    activity document."""
+    components = sessions.live_components(sid)
+    seq, states = surface_service.load(sid)
+    stored = activity_service.load(sid)
+    activity = A.from_dict(stored) if isinstance(stored, dict) else A.Activity()
+    surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
+    return components, seq, surfaces, activity
+
+
+_astream_state = dbthreads.wrap(_stream_state)
 
 
 async def _start(sid, ctx):
-    snap = await sessions.asnapshot(sid)
-    seq, states = await surface_service.aload(sid)
+    components, seq, surfaces, activity = await _astream_state(sid)
     tracker = surface_service.Tracker()
     tracker.seq = seq
-    surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
-    run = Run(ctx.run_input.thread_id, ctx.run_input.run_id, activity=await _activity(sid),
-              components=snap.components, surfaces=surfaces)
+    run = Run(ctx.run_input.thread_id, ctx.run_input.run_id, activity=activity,
+              components=components, surfaces=surfaces)
     return run, tracker
 
 
@@ -455,13 +463,9 @@ class RunStream(SessionStream):
         """A lost event: the run's state and what it has shown, whole again."""
         if self.run is None or self.run.ended:
             return
-        sid = self.session_id
-        snap = await sessions.asnapshot(sid)
-        seq, states = await surface_service.aload(sid)
+        components, seq, surfaces, activity = await _astream_state(self.session_id)
         self.tracker.seq = seq
-        surfaces = {s.surface_id: s.snapshot_messages() for s in states if not s.deleted}
-        self.emit(self.run.resync(activity=await _activity(sid), components=snap.components,
-                                  surfaces=surfaces))
+        self.emit(self.run.resync(activity=activity, components=components, surfaces=surfaces))
         await self.ask_open_questions()  # the lost event may have been a question
 
     async def announce_close(self, code, reason):

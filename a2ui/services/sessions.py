@@ -151,12 +151,11 @@ def resume_session(token, session_id):
 aresume_session = database_sync_to_async(resume_session)
 
 
-def snapshot(session_id):
-    """The session's current screen: live components in render order, pending requests."""
-    now = timezone.now()
-    # Components past their ttl are left out; the sweep deletes them and says so
-    # (component.removed, services.components.aexpire_due).
-    components = [
+def live_components(session_id, now=None):
+    """The session's live components in render order. Those past their ttl are left out; the
+    sweep deletes them and says so (component.removed, services.components.aexpire_due)."""
+    now = now or timezone.now()
+    return [
         {
             "component_id": c.component_id,
             "component_type": c.component_type,
@@ -167,6 +166,12 @@ def snapshot(session_id):
         for c in RenderedComponent.objects.filter(session_id=session_id)
         .exclude(expires_at__lte=now).order_by("position")
     ]
+
+
+def snapshot(session_id):
+    """The session's current screen: live components in render order, pending requests."""
+    now = timezone.now()
+    components = live_components(session_id, now)
     requests = []
     for r in PendingRequest.objects.filter(
         session_id=session_id, status=PendingRequest.Status.PENDING, deadline__gt=now
