@@ -164,31 +164,6 @@ def pinning(objects):
                         "samples": samples} for k, (n, b, sparse, samples) in top]}
 
 
-def big_containers(limit=1000):
-    """Sets, dicts and lists of more than ``limit`` entries, with what holds them: the owner's
-    type and, for an object's ``__dict__``, the attribute (to tell a registry that outlived its
-    sockets from a cache)."""
-    found = []
-    for obj in gc.get_objects():
-        if type(obj) not in (set, dict, list) or len(obj) <= limit:
-            continue
-        owners = []
-        for ref in gc.get_referrers(obj):
-            if type(ref) is dict:
-                for key, value in list(ref.items())[:10000]:
-                    if value is obj:
-                        holders = [type(h).__qualname__ for h in gc.get_referrers(ref)
-                                   if getattr(h, "__dict__", None) is ref][:1]
-                        owners.append(f"{'.'.join(holders) or 'dict'}[{key!r:.60}]")
-                        break
-            elif type(ref) not in (list,) or len(owners) < 3:
-                owners.append(type(ref).__qualname__)
-        sample = next(iter(obj), None)
-        found.append({"type": type(obj).__name__, "len": len(obj), "owners": owners[:4],
-                      "sample": repr(sample)[:80]})
-    return sorted(found, key=lambda f: -f["len"])[:20]
-
-
 def _owners(obj):
     owners = []
     for ref in gc.get_referrers(obj):
@@ -202,6 +177,20 @@ def _owners(obj):
         elif len(owners) < 3:
             owners.append(type(ref).__qualname__)
     return owners[:4]
+
+
+def big_containers(limit=1000):
+    """Sets, dicts and lists of more than ``limit`` entries, with what holds them: the owner's
+    type and, for an object's ``__dict__``, the attribute (to tell a registry that outlived its
+    sockets from a cache)."""
+    found = []
+    for obj in gc.get_objects():
+        if type(obj) not in (set, dict, list) or len(obj) <= limit:
+            continue
+        sample = next(iter(obj), None)
+        found.append({"type": type(obj).__name__, "len": len(obj), "owners": _owners(obj),
+                      "sample": repr(sample)[:80]})
+    return sorted(found, key=lambda f: -f["len"])[:20]
 
 
 def hollow_containers(min_waste=32 * 1024):
