@@ -82,7 +82,11 @@ class Counts:
 
     def add(self, key=(), n=1):
         with _tally_lock:
-            self.totals[key] = self.totals.get(key, 0) + n
+            self.add_locked(key, n)
+
+    def add_locked(self, key, n):
+        """:meth:`add` with ``_tally_lock`` already held (several tallies under one lock)."""
+        self.totals[key] = self.totals.get(key, 0) + n
 
     def flush(self):
         with _tally_lock:
@@ -115,14 +119,22 @@ class Observations:
         self.metric, self.bounds = metric, tuple(float(b) for b in buckets)
         self.totals, self.flushed = {}, {}
 
+    def bucket(self, value):
+        """The index of ``value``'s bucket: the first bound >= value (``len(bounds)``: +Inf)."""
+        return bisect.bisect_left(self.bounds, value)
+
     def observe(self, key, value, n=1):
-        i = bisect.bisect_left(self.bounds, value)  # the first bound >= value (len: +Inf)
+        i = self.bucket(value)
         with _tally_lock:
-            entry = self.totals.get(key)
-            if entry is None:
-                entry = self.totals[key] = [0.0] + [0] * (len(self.bounds) + 1)
-            entry[0] += value * n
-            entry[i + 1] += n
+            self.observe_locked(key, value, n, i)
+
+    def observe_locked(self, key, value, n, i):
+        """:meth:`observe` with ``_tally_lock`` held and the bucket (``i``) found."""
+        entry = self.totals.get(key)
+        if entry is None:
+            entry = self.totals[key] = [0.0] + [0] * (len(self.bounds) + 1)
+        entry[0] += value * n
+        entry[i + 1] += n
 
     def flush(self):
         with _tally_lock:
@@ -261,37 +273,18 @@ def client_left(session_hex, protocol):
 
 
 _DETACHED = ("detached",)
-_keys = {}  # protocol -> its label tuple (bounded by label(): MAX_LABELS values and "other")
 
 
 def pushed(seconds, clients, count=1):
-    """``count`` pushes (a batch) took ``seconds``; ``clients``: ``{protocol: n}`` attached
-    (or None). The pushes' counter and latency histogram are added to under one lock."""
-    keys = None
-    if clients:
-        for protocol, n in clients.items():
-            if n:
-                try:
-                    key = _keys[protocol]
-                except (KeyError, TypeError):
-                    key = (label(protocol),)
-                    if len(_keys) < 4 * MAX_LABELS and isinstance(protocol, str):
-                        _keys[protocol] = key
-                if keys is None:
-                    keys = [key]
-                else:
-                    keys.append(key)
-    latency = push_latency
-    i = bisect.bisect_left(latency.bounds, seconds)  # the first bound >= seconds (len: +Inf)
-    counted, observed = pushes.totals, latency.totals
+    """``count`` pushes (a batch) took ``seconds``: one latency observation per call;
+    ``clients``: ``{protocol: n}`` attached (or None). The pushes' counter and latency
+    histogram are added to under one lock."""
+    keys = [(label(protocol),) for protocol, n in clients.items() if n] if clients else None
+    i = push_latency.bucket(seconds)
     with _tally_lock:
         for key in keys or (_DETACHED,):
-            counted[key] = counted.get(key, 0) + count
-            entry = observed.get(key)
-            if entry is None:
-                entry = observed[key] = [0.0] + [0] * (len(latency.bounds) + 1)
-            entry[0] += seconds  # one observation per call (a batch: its whole time)
-            entry[i + 1] += 1
+            pushes.add_locked(key, count)
+            push_latency.observe_locked(key, seconds, 1, i)
 
 
 def pushed_result(seconds, result):
