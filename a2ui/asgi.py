@@ -82,8 +82,9 @@ def websocket_application():
 
 def http_application():
     """Django's ASGI handler, serving /static/ itself when ``A2UI['SERVE_STATIC']`` is on, behind
-    the health probes (``a2ui.probes.ProbeRoutes``: answered on the event loop, before any
-    middleware)."""
+    the handoff of long streams (``a2ui.handoff.StreamHandoff``: a run's or a surface stream's
+    body is sent once Django has ended its request) and the health probes
+    (``a2ui.probes.ProbeRoutes``: answered on the event loop, before any middleware)."""
     from django.core.asgi import get_asgi_application as django_asgi_application
 
     app = django_asgi_application()
@@ -94,10 +95,11 @@ def http_application():
         # Through the staticfiles finders (the app's modules, the vendored renderer). Turn it
         # off behind a web server that serves STATIC_ROOT itself.
         app = _static_files_handler()(app)
+    from a2ui.handoff import StreamHandoff
     from a2ui.services import prom
 
     prom.setup()
-    return probes.ProbeRoutes(app)
+    return probes.ProbeRoutes(StreamHandoff(app))
 
 
 def _static_files_handler():

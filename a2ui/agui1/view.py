@@ -9,11 +9,11 @@ bearer token, or the session cookie with its CSRF token), the ``RunAgentInput`` 
 """
 
 from channels.db import database_sync_to_async
-from django.http import JsonResponse, StreamingHttpResponse
+from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from a2ui import tokens
+from a2ui import handoff, tokens
 from a2ui.agui1 import inputs, interrupts, resume, stream, threads
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.conf import a2ui_settings
@@ -227,16 +227,9 @@ async def run_view(request):
         details["dropped"] = run_input.dropped
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
                         details=details)
-    return _event_stream(stream.run_events(
+    return handoff.event_stream(stream.run_events(
         stream.Context(session, token, run_input, plan, counted,
                        frozenset(r["message_id"] for r in said)), lease))
-
-
-def _event_stream(body):
-    response = StreamingHttpResponse(body, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
 
 
 async def _reattach(request, token, user, run_input):
@@ -261,6 +254,6 @@ async def _reattach(request, token, user, run_input):
     sid = found[0]
     await audit.arecord("agui.resume", actor=user, agent=agent, session_id=sid,
                         details={"run_id": run_input.run_id[:200], "after": after})
-    return _event_stream(caps.holding(lease, resume.reattach_events(
+    return handoff.event_stream(caps.holding(lease, resume.reattach_events(
         sid, agent.pk, run_input.thread_id, run_input.run_id, after,
         token.jti if token is not None else None)))

@@ -11,8 +11,8 @@ listener closes) it leaves: stop direct pushes, leave the groups, uncount.
 Two kinds are driven this way:
 
 * ``SessionStream``, a session's events over a plain HTTP response (SSE), so the view stays a
-  Django view (URL routing, prefixes, middleware): Django's ASGI handler closes the iterator when
-  the client goes (``aclosing``). A stream adds its wire: ``open`` (what a new stream sends
+  Django view (URL routing, prefixes, middleware); its body is sent in front of Django once the
+  request has ended (``a2ui.handoff``), and closed when the client goes (``aclosing``). A stream adds its wire: ``open`` (what a new stream sends
   first), ``show`` and ``send_state`` (as every socket), ``idle`` (called when nothing arrived
   for ``idle_seconds``: keepalives, deadlines) and ``leaving`` (last words before it uncounts);
   each writes SSE chunks with ``write``. The v0.9 surface stream (``a2ui.v09.stream``) and the
@@ -211,7 +211,8 @@ def leave_request_thread():
     ``a2ui.services.dbthreads``), and the request's thread ends (its database connections
     closed on it first: back to the pool). Django ends the request as before: its
     ``response.close()`` gets a thread for that moment. Nothing here outside a request (or
-    inside a context given its own executor) changes anything."""
+    inside a context given its own executor) changes anything: behind ``a2ui.handoff`` the
+    request has ended before its body is read, so this matters only without it."""
     context = SyncToAsync.thread_sensitive_context.get(None)
     if context is None:
         return

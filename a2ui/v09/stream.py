@@ -19,9 +19,9 @@ Comment lines keep idle connections alive.
 import json
 
 from channels.db import database_sync_to_async
-from django.http import JsonResponse, StreamingHttpResponse
+from django.http import JsonResponse
 
-from a2ui import tokens
+from a2ui import handoff, tokens
 from a2ui.api.exceptions import HTTP_STATUS
 from a2ui.consumers.streams import SessionStream
 from a2ui.core.errors import DomainError
@@ -96,13 +96,7 @@ async def surface_stream(request, session_id):
     except caps.CapReached as exc:
         return _error(ErrorCode.RATE_LIMITED, exc.message, 429, **exc.data)
     stream = SurfaceStream(token, session.session_id, _last_event_id(request))
-    response = StreamingHttpResponse(
-        caps.holding(lease, stream.frames()),
-        content_type="text/event-stream",
-    )
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
+    return handoff.event_stream(caps.holding(lease, stream.frames()))
 
 
 class SurfaceStream(SessionStream):
