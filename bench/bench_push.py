@@ -76,8 +76,9 @@ class Proc:
                     return self
             except OSError:
                 time.sleep(0.05)
+        said = Path(self.log.name).read_text()  # before stop() removes the log
         self.stop()
-        raise SystemExit(f"{self.name} not listening:\n{Path(self.log.name).read_text()}")
+        raise SystemExit(f"{self.name} not listening after {timeout} s:\n{said}")
 
     def stop(self):
         if self.proc.poll() is None:

@@ -113,7 +113,7 @@ def main():
     server = Proc("a2ui", [sys.executable, "manage.py", "a2ui_serve", "-v", "0", "-b", HOST, "-p",
                            str(port), "a2ui_project.asgi.application"], env, port)
     try:
-        server.wait_ready()
+        server.wait_ready(timeout=300)  # tracing every allocation: a slow start
         t0 = time.monotonic()
         rss = asyncio.run(run(args, server, toks, out))
         print(f"{args.protocol}: {args.sockets} clients, {time.monotonic() - t0:.0f} s; RSS "
