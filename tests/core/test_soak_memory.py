@@ -276,3 +276,16 @@ async def test_the_channel_layer_and_the_server_name_what_grows_with_sockets():
     assert server.registries()[0] is server.connections
     memory.shrink_registries()
     assert sys.getsizeof(loop_layer.channels) < peak / 50
+
+
+def test_the_collection_forgets_psycopgs_parsed_statements():
+    """psycopg's LRU of parsed statements fills with the batched statements' shapes while many
+    runs are open; the collection empties it (``memory.forget_parsed_statements``)."""
+    from psycopg import _queries
+
+    _queries._query2pg(b"SELECT %s, %s", "utf-8")
+    _queries._query2pg_client(b"SELECT %s", "utf-8")
+    assert _queries._query2pg.cache_info().currsize > 0
+    memory.forget_caches()
+    assert _queries._query2pg.cache_info().currsize == 0
+    assert _queries._query2pg_client.cache_info().currsize == 0
