@@ -83,6 +83,17 @@ def print_probes():
         m = report["malloc"]
         print(f"  probe {report['label']}: malloc in use {m.get('in_use_mb', 0):.1f} MB, free "
               f"but kept {m.get('free_kept_mb', 0):.1f} MB; {report['gc_objects']} tracked objects")
+    first, last = PROBES[0], PROBES[-1]
+    if last.get("mappings"):
+        kinds = sorted(set(first.get("mappings", {})) | set(last["mappings"]))
+        print(f"  resident by mapping, before -> after (threads {first.get('threads')} -> "
+              f"{last.get('threads')}): " + ", ".join(
+                  f"{k} {first.get('mappings', {}).get(k, 0) / 1024:.1f} -> "
+                  f"{last['mappings'].get(k, 0) / 1024:.1f} MB" for k in kinds))
+    for report in PROBES:
+        if report.get("trim_gave_back_kb") is not None:
+            print(f"  probe {report['label']}: one more malloc_trim gave back "
+                  f"{report['trim_gave_back_kb'] / 1024:.1f} MB")
     for report in PROBES:
         py = report.get("pymalloc")
         if py:
@@ -376,10 +387,31 @@ async def settle(pid, seconds):
     return rss_kb(pid)
 
 
+async def warm_ended(protocol, timeout=180):
+    """The warm-up's clients have ended in the server too. An AG-UI 1.0 run goes on
+    ``AGUI_RESUME_SECONDS`` (30 s) after its client leaves, then ends (its row, the agent told,
+    the stream's last database and Redis calls): that is first use too, and the measured runs
+    end the same way after their close."""
+    if protocol != "agui1":
+        return
+    from asgiref.sync import sync_to_async
+
+    from a2ui.models import AgentRun
+
+    running = sync_to_async(AgentRun.objects.filter(status=AgentRun.Status.RUNNING).exists)
+    deadline = time.monotonic() + timeout
+    while await running():
+        if time.monotonic() > deadline:
+            print(f"  the warm-up's runs still run after {timeout} s", flush=True)
+            return
+        await asyncio.sleep(1)
+
+
 async def measure(server, protocol, toks, settle_seconds, after_seconds):
     pid = server.proc.pid
     warm, toks = toks[:WARM], toks[WARM:]  # first use (imports, caches) is not per socket
     await asyncio.gather(*(ws.close() for ws in await open_idle(server.port, protocol, warm)))
+    await warm_ended(protocol)
     before = await settle(pid, settle_seconds + 6)  # the warm-up's collection (services.memory)
     await probe(pid, "before")
     t0 = time.monotonic()

@@ -32,6 +32,41 @@ def mallinfo():
             "arena_mb": info.arena / 2**20, "mmapped_mb": info.hblkhd / 2**20}
 
 
+def mappings():
+    """Resident KB per kind of mapping (``/proc/self/smaps``): ``[heap]`` (the main arena),
+    ``[stack]``, anonymous ones by reserved size (glibc's other arenas reserve 64 MB, a thread's
+    stack 8 MB, ``malloc``'s large blocks their own size), and files."""
+    kinds = {}
+    kind = None
+    try:
+        with open("/proc/self/smaps") as smaps:
+            for line in smaps:
+                first = line.split(None, 1)[0]
+                if "-" in first and not first.endswith(":"):
+                    fields = line.split()
+                    start, end = (int(x, 16) for x in fields[0].split("-"))
+                    path = fields[5] if len(fields) > 5 else ""
+                    size_mb = (end - start) / 2**20
+                    if path.startswith("["):
+                        kind = path
+                    elif path:
+                        kind = "file"
+                    elif size_mb >= 60:
+                        kind = "anon >= 60 MB (arenas)"
+                    elif size_mb >= 7.9:
+                        kind = "anon 8 MB (thread stacks)"
+                    else:
+                        kind = "anon < 8 MB"
+                elif first == "Rss:":
+                    rss = int(line.split()[1])
+                    kinds[kind] = kinds.get(kind, 0) + rss
+                    if kind.startswith("anon") and rss >= 1024:
+                        kinds[f"anon of {size_mb:.1f} MB at {start:x}"] = rss
+    except OSError:
+        return {}
+    return kinds
+
+
 def registries():
     """Lengths of the module-level dicts and sets of ``a2ui`` modules (the ones with entries)."""
     out = {}
@@ -89,14 +124,23 @@ _before = {}
 
 
 def live_objects():
-    """Every object the collector tracks and the untracked ones they refer to (strings, bytes,
-    numbers): id -> object."""
+    """Every object the collector tracks and the untracked ones reachable from them (strings,
+    bytes, numbers, and the tuples and dicts of those, which the collector stops tracking, with
+    what they hold): id -> object."""
     found = {}
     for obj in gc.get_objects():
         found[id(obj)] = obj
+    untracked = []
+    for obj in list(found.values()):
         for ref in gc.get_referents(obj):
             if id(ref) not in found and not gc.is_tracked(ref):
                 found[id(ref)] = ref
+                untracked.append(ref)
+    while untracked:  # what untracked tuples and dicts hold
+        for ref in gc.get_referents(untracked.pop()):
+            if id(ref) not in found:
+                found[id(ref)] = ref
+                untracked.append(ref)
     return found
 
 
@@ -222,7 +266,29 @@ def hollow_containers(min_waste=32 * 1024):
     return {"total_saved": waste, "containers": found[:25]}
 
 
+def _rss_kb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def trim_gives_back():
+    """KB of resident memory one more ``malloc_trim(0)`` hands back now (after a full
+    collection): free memory the process's last trim did not see (freed after it)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+    gc.collect()
+    before = _rss_kb()
+    libc.malloc_trim(0)
+    return before - _rss_kb()
+
+
 def report(label=""):
+    trimmed = trim_gives_back() if os.environ.get("A2UI_MEMPROBE_TRIM") else None
     gc.collect()
     types = {}
     for obj in gc.get_objects():
@@ -230,7 +296,9 @@ def report(label=""):
         types[key] = types.get(key, 0) + 1
     out = {"label": label, "at": time.time(), "malloc": mallinfo(), "objects": types,
            "registries": registries(), "gc_objects": sum(types.values()),
-           "pymalloc": pymalloc(), "big": big_containers(), "hollow": hollow_containers()}
+           "pymalloc": pymalloc(), "big": big_containers(), "hollow": hollow_containers(),
+           "mappings": mappings(), "threads": len(os.listdir("/proc/self/task")),
+           "trim_gave_back_kb": trimmed}
     if os.environ.get("A2UI_MEMPROBE_PINNING"):
         objects = live_objects()
         if "buckets" not in _before:
