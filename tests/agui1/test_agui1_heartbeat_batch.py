@@ -117,3 +117,20 @@ async def test_a_stream_that_goes_while_it_waits_leaves_the_others_theirs(user, 
     assert await staying == (Status.RUNNING, {})
     assert gone.cancelled()
     assert await beaten(made) == 2  # its row beat all the same: its stream was alive
+
+
+async def test_the_waiting_beats_do_not_keep_their_peak_table(monkeypatch):
+    """A dict keeps the table it grew to: once a batch of thousands has gone, the beats wait in
+    a new one (the memory after a mass close, docs/performance.md)."""
+    import sys
+    import uuid
+
+    async def run(fn, *args):
+        return fn(*args)
+
+    monkeypatch.setattr(runs, "heartbeat_many", lambda keys: {})
+    monkeypatch.setattr(runs.dbthreads, "run", run)
+    await asyncio.gather(*(runs.aheartbeat(uuid.uuid4(), f"r{i}") for i in range(3000)))
+    beats = runs._beats[asyncio.get_running_loop()]
+    assert beats.task is None and not beats.waiting
+    assert sys.getsizeof(beats.waiting) < 1024
