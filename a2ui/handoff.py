@@ -4,7 +4,7 @@ go, and the stream goes on without it.
 A response that streams for minutes (an AG-UI 1.0 run, the v0.9 surface stream) is served by
 Django's ASGI handler for as long as it lasts: the handler keeps the request (its ``META``, its
 body file), the response and the iterators middleware wrap around it, and two tasks (one waits
-for the client to leave, one sends), about 14 KB per stream besides the stream's own state
+for the client to leave, one sends), about 17 KB of RSS per stream at 2,000 runs
 (docs/performance.md, "What an idle AG-UI 1.0 run holds").
 
 Behind :class:`StreamHandoff` (``a2ui.asgi.http_application`` puts it in front of Django) a
