@@ -367,6 +367,9 @@ class A2UIServer(Server):
         sockets = [p for p in list(getattr(self, "connections", {}))
                    if isinstance(p, WebSocketProtocol) and p.state == p.STATE_OPEN]
         for protocol in sockets:
+            # The peer has the whole grace to answer (autobahn drops it after its own close
+            # handshake timeout, 1 s, otherwise).
+            protocol.closeHandshakeTimeout = grace
             # sendClose() only allows 1000 and 3000-4999 (the application's codes); 1001 is the
             # endpoint's own, sent by the protocol layer.
             protocol.sendCloseFrame(code=SHUTDOWN_CLOSE[0],
