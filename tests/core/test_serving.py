@@ -57,6 +57,29 @@ def test_shutdown_survives_connections_without_an_application():
         loop.close()
 
 
+def test_a_socket_has_the_whole_shutdown_grace_to_answer_the_close():
+    """autobahn drops a peer that does not answer a close within its own close handshake
+    timeout (1 s); at shutdown each open socket gets ``SHUTDOWN_GRACE`` instead."""
+    from daphne.ws_protocol import WebSocketProtocol
+
+    server = serving.build_server(app, ["tcp:port=0"])
+    sent = []
+
+    class Socket(WebSocketProtocol):
+        def __init__(self):
+            self.state = self.STATE_OPEN
+            self.closeHandshakeTimeout = 1
+
+        def sendCloseFrame(self, code=None, reasonUtf8=None, isReply=False):
+            sent.append((code, self.closeHandshakeTimeout))
+            self.state = self.STATE_CLOSED  # answered at once: the wait ends
+
+    server.connections = {Socket(): {"connected": 0.0}}
+    done = server.close_websockets(grace=7.5)
+    assert sent == [(1001, 7.5)]
+    assert done.called
+
+
 def test_jemalloc_is_preloaded_with_its_purging_thread(monkeypatch):
     from django.core.management.base import CommandError
 
