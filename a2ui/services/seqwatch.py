@@ -11,7 +11,7 @@ have none after them:
   and the next pushes reuse numbers. A socket whose newest number is above the counter's is
   resynced at once (its gap detection would otherwise stay blind until the counter passes it).
 * A published push was lost in flight (the channel layer is at-most-once; a subscription that
-  is reconnecting after a Redis restart misses what is published meanwhile).
+  is reconnecting after a Redis restart or a failover misses what is published meanwhile).
 
 So every ``INTERVAL_SECONDS``, while this process has registered sockets, it reads the newest
 sequence number and epoch of their sessions (one round trip for all) and hands a resync
@@ -35,6 +35,13 @@ from the database and more frames, which made an overloaded process fall further
 is resynced only when a number stays missing for ``GRACE_CHECKS`` checks in a row and the socket
 holds no pushes still to handle.
 
+A loss that is known is not waited for: when this process's channel-layer subscription
+reconnects (``a2ui.layer.Shard`` calls :func:`subscription_restored`), whatever was published
+while it was away will never arrive. The next round runs at once (``SETTLE_SECONDS`` later, so
+Redis has taken the new SUBSCRIBE before the numbers are read), reads every session, and resyncs
+each socket that misses a number issued by then, without the grace (a busy one in the round
+after, if it still misses it once idle).
+
 Every listener of a session (``consumers.session.SessionListener``: the sockets of every
 protocol, the SSE streams, the MCP watcher) is checked this way once it is registered for
 direct delivery.
@@ -51,8 +58,11 @@ log = logging.getLogger("a2ui.services")
 INTERVAL_SECONDS = 0.5
 #: Checks a number must stay missing for before the socket is resynced (about 2 s).
 GRACE_CHECKS = 4
+#: From a subscription's reconnect to the round it sets off.
+SETTLE_SECONDS = 0.05
 
 _tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
+_wakes = weakref.WeakKeyDictionary()  # event loop -> its watch's Event: a subscription is back
 
 
 def ensure_started():
@@ -62,16 +72,37 @@ def ensure_started():
     loop = asyncio.get_running_loop()
     task = _tasks.get(loop)
     if task is None or task.done():
-        _tasks[loop] = loop.create_task(_watch())
+        wake = _wakes[loop] = asyncio.Event()
+        _tasks[loop] = loop.create_task(_watch(wake))
 
 
-async def _watch():
-    suspects, resyncing, failing, clock = {}, {}, False, Clock()
+def subscription_restored():
+    """This loop's channel-layer subscription reconnected: what was published while it was
+    away is lost. The watch's next round runs now and resyncs without the grace."""
+    try:
+        wake = _wakes.get(asyncio.get_running_loop())
+    except RuntimeError:
+        return
+    if wake is not None:  # no watch: no socket registered here, nothing to resync
+        wake.set()
+
+
+async def _watch(wake):
+    suspects, resyncing, failing, clock, lost = {}, {}, False, Clock(), False
     while direct.registered():
-        await asyncio.sleep(INTERVAL_SECONDS)
         try:
-            suspects = await check(suspects, resyncing, clock)
-            failing = False
+            async with asyncio.timeout(INTERVAL_SECONDS):
+                await wake.wait()
+        except TimeoutError:
+            pass
+        if wake.is_set():
+            wake.clear()
+            lost = True
+            clock.forget()
+            await asyncio.sleep(SETTLE_SECONDS)
+        try:
+            suspects = await check(suspects, resyncing, clock, lost=lost)
+            failing = lost = False
         except Exception as exc:  # Redis away: try again next time, say so once
             clock.forget()
             if not failing:
@@ -102,12 +133,14 @@ class Clock:
                 or before.get(bucket := shared.clock_bucket(session_hex)) != buckets.get(bucket)]
 
 
-async def check(suspects, resyncing, clock=None):
+async def check(suspects, resyncing, clock=None, *, lost=False):
     """One round: resync sockets that are behind; returns the new ``suspects``.
 
     ``suspects`` maps a consumer to ``(a number it had not seen, checks it has been missing)``;
     ``resyncing`` maps a consumer to its resync task, so one is never queued twice; ``clock``
     (a :class:`Clock`; Redis only): read only the sessions whose bucket moved (None: all).
+    ``lost``: what was published before now may be lost (the subscription reconnected): a
+    socket missing a number is resynced now, or, if busy, once idle, without the grace.
     """
     loop = asyncio.get_running_loop()
     entries = []
@@ -131,10 +164,14 @@ async def check(suspects, resyncing, clock=None):
             if consumer in resyncing:
                 continue
             missing, checks = suspects.get(consumer, (0, 0))
+            if lost and consumer.last_seq < seq:
+                missing, checks = max(missing, seq), GRACE_CHECKS
             if epoch != consumer.epoch or seq < consumer.last_seq or (
                     consumer.last_seq < missing and checks >= GRACE_CHECKS
                     and not _busy(consumer)):
                 resyncing[consumer] = loop.create_task(consumer.take_direct(stream.resync_message()))
+            elif lost and consumer.last_seq < missing:
+                found[consumer] = (missing, checks)
             elif consumer.last_seq < missing:
                 found[consumer] = (missing, checks + 1)
             elif consumer.last_seq < seq:

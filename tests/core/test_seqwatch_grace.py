@@ -83,3 +83,63 @@ async def test_a_new_epoch_resyncs_at_once(watched):
     direct.register("s1", socket)
     await rounds(1)
     assert socket.resyncs == 1
+
+
+# A subscription that reconnected: what was published meanwhile is known lost -------------------
+
+
+async def test_after_a_reconnect_a_missing_number_resyncs_in_the_first_round(watched):
+    socket, caught_up = FakeSocket(), FakeSocket(last_seq=1)
+    direct.register("s1", socket)
+    direct.register("s2", caught_up)
+    await shared.next_seq("s1")  # published while the subscription was away
+    await shared.next_seq("s2")
+    await seqwatch.check({}, {}, lost=True)
+    await asyncio.sleep(0)
+    assert (socket.resyncs, caught_up.resyncs) == (1, 0)
+
+
+async def test_after_a_reconnect_a_busy_socket_resyncs_in_the_next_round_once_idle(watched):
+    socket = FakeSocket()
+    direct.register("s1", socket)
+    await shared.next_seq("s1")
+    socket._deferred.append({"type": "a2ui.push"})
+    suspects = await seqwatch.check({}, {}, lost=True)
+    assert socket.resyncs == 0
+    socket._deferred.clear()
+    await rounds(1, suspects)  # an ordinary round: no grace left to wait
+    assert socket.resyncs == 1
+
+
+class EveryRound:
+    """A sequence clock that has every session read (the in-memory backend has none)."""
+
+    def forget(self):
+        pass
+
+    async def moved(self, entries, suspects):
+        return entries
+
+
+async def test_a_restored_subscription_wakes_the_watch(watched, monkeypatch):
+    """With rounds an hour apart, only the wake can run one."""
+    monkeypatch.setattr(seqwatch, "INTERVAL_SECONDS", 3600)
+    monkeypatch.setattr(seqwatch, "Clock", EveryRound)
+    socket = FakeSocket()
+    direct.register("s1", socket)
+    await shared.next_seq("s1")
+    wake = asyncio.Event()
+    monkeypatch.setitem(seqwatch._wakes, asyncio.get_running_loop(), wake)
+    watch = asyncio.ensure_future(seqwatch._watch(wake))
+    try:
+        await asyncio.sleep(0.1)
+        assert socket.resyncs == 0
+        seqwatch.subscription_restored()
+        for _ in range(100):
+            if socket.resyncs:
+                break
+            await asyncio.sleep(0.02)
+        assert socket.resyncs == 1
+    finally:
+        watch.cancel()
+        await asyncio.gather(watch, return_exceptions=True)
