@@ -2,8 +2,13 @@
 PUBLISH/SUBSCRIBE layer, each channel's queue a ``LeanQueue`` (``a2ui.leanqueue``: every idle
 socket holds one).
 
+Each shard's subscription says when it reconnects (:class:`Shard`): whatever was published while
+it was away never reached this process, and ``a2ui.services.seqwatch`` resyncs the sockets that
+miss a number at once instead of after its grace.
+
 It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscribe_to_channel``
 and ``.channels``, ``RedisPubSubChannelLayer._get_layer`` and ``._layers``,
+``RedisSingleShardConnection._do_receiving`` and ``._pubsub``,
 ``channels_redis.utils._wrap_close``). Should an upgrade remove any of them, the stock loop
 layer is used (plain ``asyncio.Queue`` per channel), with one WARNING; tests/core/test_leanqueue.py
 names what is missing.
@@ -12,6 +17,7 @@ names what is missing.
 import asyncio
 import collections
 import logging
+import time
 
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
@@ -20,6 +26,8 @@ from a2ui.leanqueue import LeanQueue
 from a2ui.services import memory
 
 log = logging.getLogger("a2ui.layer")
+#: channels-redis's own logger: ``a2ui.apps`` filters its outage tracebacks to one line.
+layer_log = logging.getLogger("channels_redis.pubsub")
 
 
 def missing_internals():
@@ -27,9 +35,95 @@ def missing_internals():
     wanted = [(pubsub.RedisPubSubLoopLayer, "_subscribe_to_channel"),
               (pubsub.RedisPubSubLoopLayer, "_get_shard"),
               (pubsub.RedisPubSubChannelLayer, "_get_layer"),
+              (pubsub.RedisSingleShardConnection, "_do_receiving"),
+              (pubsub.RedisSingleShardConnection, "_receive_message"),
               (utils, "_wrap_close")]
     return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in wanted
             if not hasattr(owner, name)]
+
+
+#: The receive loop's wait after a failed read, doubled on each failure up to the cap
+#: (channels-redis waits 1 s each time: up to a second more before a subscription comes back
+#: after a restart or a failover).
+RETRY_FIRST_SECONDS = 0.05
+RETRY_CAP_SECONDS = 0.5
+#: A failed read is logged at most this often (channels-redis logs one a second).
+LOG_EVERY_SECONDS = 1.0
+
+
+def next_retry(delay):
+    """The wait after a failed read that followed a wait of ``delay`` (0: none yet)."""
+    return min(max(delay * 2, RETRY_FIRST_SECONDS), RETRY_CAP_SECONDS)
+
+
+def subscription_restored():
+    """This loop's subscription reconnected (its channels subscribed again)."""
+    from a2ui.services import seqwatch
+
+    seqwatch.subscription_restored()
+
+
+class Shard(pubsub.RedisSingleShardConnection):
+    """channels-redis's shard, whose subscription says when it comes back.
+
+    redis-py reconnects a ``PubSub`` in place and subscribes its channels again, inside a read
+    (its retry) or on the next one after a failed read: either way through the connection's
+    connect callbacks, where this one is registered after redis-py's own (so the channels are
+    subscribed again before it runs). It calls :func:`subscription_restored`. A connection that
+    is replaced by a new one counts as well.
+
+    The receive loop is channels-redis's with a short backoff after a failure
+    (:func:`next_retry`) instead of a fixed second, and a ``TimeoutError`` from a read counted
+    as a failure (channels-redis re-raises it, which ends its receive task for good: nothing
+    subscribed would be received again).
+    """
+
+    def __init__(self, host, channel_layer):
+        super().__init__(host, channel_layer)
+        self._watched = None  # the PubSub connection whose reconnects call _reconnected
+
+    async def subscribe(self, channel):
+        await super().subscribe(channel)
+        self._watch_connection()
+
+    def _watch_connection(self):
+        connection = getattr(self._pubsub, "connection", None)
+        if connection is None or connection is self._watched:
+            return
+        replaced, self._watched = self._watched is not None, connection
+        connection.register_connect_callback(self._reconnected)
+        if replaced:
+            subscription_restored()
+
+    def _reconnected(self, connection):
+        if connection is self._watched and self._pubsub is not None and self._pubsub.subscribed:
+            subscription_restored()
+
+    async def flush(self):
+        await super().flush()
+        self._watched = None
+
+    async def _do_receiving(self):
+        delay, logged = 0, -LOG_EVERY_SECONDS
+        while True:
+            try:
+                if self._pubsub and self._pubsub.subscribed:
+                    message = await self._pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=0.1)
+                    self._watch_connection()
+                    self._receive_message(message)
+                else:
+                    await asyncio.sleep(0.1)
+                delay = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # Redis away (a2ui.apps makes each record one line)
+                now = time.monotonic()
+                if now - logged >= LOG_EVERY_SECONDS:  # as often as channels-redis's loop
+                    logged = now
+                    layer_log.exception("Unexpected exception in receive task")
+                delay = next_retry(delay)
+                await asyncio.sleep(delay)
 
 
 class LeanLoopLayer(RedisPubSubLoopLayer):
@@ -49,6 +143,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._shards = [Shard(shard.host, self) for shard in self._shards]
         self._leaving = collections.deque()
         self._leaver = None
 
