@@ -9,6 +9,7 @@ test's own.
 """
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -44,28 +45,31 @@ async def subscribed(own_redis, channel):  # noqa: F811
     await eventually(named)
 
 
-async def test_a_dropped_subscription_reconnects_subscribes_again_and_says_so(own_redis, restored):  # noqa: F811
+@contextlib.asynccontextmanager
+async def receiving_on(own_redis):  # noqa: F811
+    """``(layer, channel, its receive)``, once Redis has the channel subscribed."""
     lay = channel_layer(own_redis.url())
     try:
         channel = await lay.new_channel()
         receiving = asyncio.ensure_future(lay.receive(channel))
         await subscribed(own_redis, channel)
+        yield lay, channel, receiving
+    finally:
+        await lay.flush()
+
+
+async def test_a_dropped_subscription_reconnects_subscribes_again_and_says_so(own_redis, restored):  # noqa: F811
+    async with receiving_on(own_redis) as (lay, channel, receiving):
         assert restored == []  # the first connection is not a reconnect
         assert own_redis.command("CLIENT", "KILL", "TYPE", "pubsub") == 1
         await eventually(lambda: restored)
         await subscribed(own_redis, channel)  # subscribed again when it said so
         await lay.send(channel, {"type": "after.reconnect"})
         assert (await asyncio.wait_for(receiving, 5))["type"] == "after.reconnect"
-    finally:
-        await lay.flush()
 
 
 async def test_a_restarted_redis_is_back_in_the_subscription_within_the_backoff(own_redis, restored):  # noqa: F811
-    lay = channel_layer(own_redis.url())
-    try:
-        channel = await lay.new_channel()
-        receiving = asyncio.ensure_future(lay.receive(channel))
-        await subscribed(own_redis, channel)
+    async with receiving_on(own_redis) as (lay, channel, receiving):
         await asyncio.to_thread(own_redis.stop)
         await asyncio.sleep(1.5)  # failed reads, the wait growing to its cap
         await asyncio.to_thread(own_redis.start)
@@ -75,8 +79,6 @@ async def test_a_restarted_redis_is_back_in_the_subscription_within_the_backoff(
         assert asyncio.get_running_loop().time() - back < layer.RETRY_CAP_SECONDS + 0.4
         await lay.send(channel, {"type": "after.restart"})
         assert (await asyncio.wait_for(receiving, 5))["type"] == "after.restart"
-    finally:
-        await lay.flush()
 
 
 def test_the_wait_after_failed_reads_doubles_up_to_its_cap():
