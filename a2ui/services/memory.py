@@ -96,9 +96,10 @@ def forget_caches():
     pinned by the libraries' own survivors (docs/performance.md, "Soak"). Each refills on use.
     """
     from a2ui.core import adapters
-    from a2ui.services import metrics
+    from a2ui.services import direct, metrics
 
     adapters.clear_caches()  # what the protocols declare (Adapter.caches): encoded pushes ...
+    direct.forget_unwatched()  # the last minute's publishes to sessions watched here no more
     metrics.forget_activated()  # sessions already moved to active
     urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
     re.purge()

@@ -76,6 +76,24 @@ async def test_publishes_are_forgotten_once_they_cannot_be_in_flight(monkeypatch
     assert await direct.deliver("old", 1, push(10)) is True
 
 
+async def test_the_collection_forgets_settled_publishes_of_sessions_not_watched_here(monkeypatch):
+    """After a mass close the last minute's publishes stayed (pruned only on the next publish),
+    each entry keeping a page of the closed sockets' memory (docs/performance.md)."""
+    from a2ui.services import memory
+
+    watched = Standin(last_seq=0)
+    direct.register("watched", watched)
+    for session in ("watched", "gone", "recent"):
+        direct.published(session, 7)
+    settled = time.monotonic() + direct.SETTLED_SECONDS
+    monkeypatch.setattr(direct.time, "monotonic", lambda: settled)
+    direct.published("recent", 8)  # a publish just now: may still be in flight
+    memory.collect()
+    assert set(direct._published) == {"watched", "recent"}
+    assert await direct.deliver("watched", 1, push(8)) is False  # its 7 may still be in flight
+    memory.reset()
+
+
 async def test_a_sender_on_another_loop_uses_the_layer():
     other = asyncio.new_event_loop()
     try:
