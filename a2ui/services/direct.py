@@ -16,9 +16,10 @@ The rules that keep it exactly as safe as the group send:
 * **Order kept.** This process remembers, for a minute, the newest sequence number it published
   to each session's group (before publishing it); until every consumer here has seen it, pushes
   keep going through the layer, so a direct push never overtakes a published one still in
-  flight. (The collection after sockets closed forgets sooner those of sessions no consumer
-  here watches: :func:`forget_unwatched`.) (Pushes from senders in other processes are concurrent with ours, as they are with
-  the group send alone: the sequence numbers and resync cover them.)
+  flight; the collection after sockets closed forgets sooner those of sessions no consumer
+  here watches (:func:`forget_unwatched`). (Pushes from senders in other processes are
+  concurrent with ours, as they are with the group send alone: the sequence numbers and resync
+  cover them.)
 * **One message at a time per socket.** A consumer takes a direct push only when it is idle (see
   ``consumers.base.DirectDeliveryMixin``); otherwise the push waits in the consumer's own queue
   and is handled right after its current message.
