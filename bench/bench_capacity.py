@@ -119,6 +119,11 @@ def print_probes():
                   f"{g['objects']:6d} x {g['what']}")
             for sample in g.get("samples", [])[:SAMPLES_SHOWN]:
                 print(f"        {sample}")
+    traced = PROBES[-1].get("traced_growth")
+    if traced:
+        print(f"  traced memory grown from before to after: {traced['grown_kb'] / 1024:.1f} MB")
+        for t in traced["top"][:30]:
+            print(f"    {t['kb']:8.0f} KB {t['blocks']:+7d} blocks: {t['where']}")
     first, last = PROBES[0], PROBES[-1]
     grown = sorted(((n - first["objects"].get(t, 0), t) for t, n in last["objects"].items()),
                    reverse=True)[:15]

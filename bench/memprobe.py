@@ -241,13 +241,17 @@ def hollow_containers(min_waste=32 * 1024):
     """Dicts, sets and lists much bigger than their entries need (a dict keeps the table it
     grew to at the peak however many entries leave it): each with the bytes a copy would save
     and its owners. Dicts of plain values are not tracked by the collector, so the referents
-    of tracked objects are searched too."""
+    of tracked objects, and the values of those that are dicts, are searched too."""
     seen, found, waste = set(), [], 0
     kinds = (dict, set, list)
     tracked = gc.get_objects()
     candidates = [o for o in tracked if type(o) in kinds]
-    for obj in tracked:
-        candidates.extend(r for r in gc.get_referents(obj) if type(r) in kinds)
+    for obj in tracked:  # and one level down: a collection untracks an empty dict
+        for ref in gc.get_referents(obj):
+            if type(ref) in kinds:
+                candidates.append(ref)
+                if type(ref) is dict:
+                    candidates.extend(r for r in ref.values() if type(r) in kinds)
     del tracked
     for obj in candidates:
         if id(obj) in seen:
@@ -287,6 +291,34 @@ def trim_gives_back():
     return before - _rss_kb()
 
 
+def _frames(tb, n=3):
+    frames = [f for f in reversed(list(tb))
+              if "/a2ui/" in f.filename or "site-packages" in f.filename or "/lib/python" in f.filename][:n]
+    return " < ".join(f"{f.filename.split('site-packages/')[-1].rsplit('/main/', 1)[-1].rsplit('/lib/', 1)[-1]}:"
+                      f"{f.lineno}" for f in frames)
+
+
+def traced_growth(limit=40):
+    """Under ``PYTHONTRACEMALLOC=N`` with ``A2UI_MEMPROBE_TRACEDIFF``: the first report keeps a
+    snapshot; later ones list the tracebacks whose live memory grew most since (what the
+    sockets left alive, where it was allocated)."""
+    import tracemalloc
+
+    if not tracemalloc.is_tracing():
+        return None
+    snap = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__)])
+    first = _before.get("snapshot")
+    if first is None:
+        _before["snapshot"] = snap
+        return None
+    diff = [d for d in snap.compare_to(first, "traceback") if d.size_diff > 0]
+    total = sum(d.size_diff for d in diff)
+    return {"grown_kb": total / 1024,
+            "top": [{"kb": d.size_diff / 1024, "blocks": d.count_diff, "where": _frames(d.traceback)}
+                    for d in diff[:limit]]}
+
+
 def report(label=""):
     trimmed = trim_gives_back() if os.environ.get("A2UI_MEMPROBE_TRIM") else None
     gc.collect()
@@ -299,6 +331,8 @@ def report(label=""):
            "pymalloc": pymalloc(), "big": big_containers(), "hollow": hollow_containers(),
            "mappings": mappings(), "threads": len(os.listdir("/proc/self/task")),
            "trim_gave_back_kb": trimmed}
+    if os.environ.get("A2UI_MEMPROBE_TRACEDIFF"):
+        out["traced_growth"] = traced_growth()
     if os.environ.get("A2UI_MEMPROBE_PINNING"):
         objects = live_objects()
         if "buckets" not in _before:
