@@ -33,7 +33,7 @@ from django.core.signals import setting_changed
 
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
-from a2ui.services import outages, prom, shared
+from a2ui.services import memory, outages, prom, shared
 
 log = logging.getLogger("a2ui.caps")
 
@@ -258,6 +258,7 @@ def _ttl_ms():
 #: lease id -> Lease, the counted leases this process holds (weakly: one its owner dropped is
 #: no longer refreshed, and its finalizer frees it).
 _live = weakref.WeakValueDictionary()
+memory.register(lambda: [_live.data])
 _refreshers = {}  # event loop -> its refresher task
 
 

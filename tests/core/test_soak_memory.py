@@ -289,3 +289,51 @@ def test_the_collection_forgets_psycopgs_parsed_statements():
     memory.forget_caches()
     assert _queries._query2pg.cache_info().currsize == 0
     assert _queries._query2pg_client.cache_info().currsize == 0
+
+
+async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
+    """asyncio's set of every task, the loop's selector map, ``weakref.finalize``'s registry
+    (a cap's lease) and the caps' live leases keep their peak table once the sockets closed;
+    the collection gives each back (``memory.library_registries``)."""
+    import asyncio
+    import socket
+    import sys
+    import weakref
+
+    from a2ui.services import caps
+
+    class Thing:
+        pass
+
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(asyncio.sleep(0)) for _ in range(3000)]
+    things = [Thing() for _ in range(3000)]
+    finalizers = [weakref.finalize(t, int) for t in things]
+    for i, thing in enumerate(things):
+        caps._live[f"lease-{i}"] = thing
+    pairs = [socket.socketpair() for _ in range(200)]
+    for a, _ in pairs:
+        loop.add_reader(a.fileno(), lambda: None)
+    all_tasks = asyncio.tasks._all_tasks.data
+    fd_map = loop._selector._fd_to_key
+    tables = [all_tasks, fd_map, weakref.finalize._registry, caps._live.data]
+    assert all(table in memory.library_registries() + [caps._live.data] for table in tables)
+    peaks = [sys.getsizeof(t) for t in tables]
+    for task in tasks:
+        await task
+    del tasks, task
+    for f in finalizers:
+        f.detach()
+    del things, finalizers
+    for a, b in pairs:
+        loop.remove_reader(a.fileno())
+        a.close()
+        b.close()
+    gc.collect()
+    assert [sys.getsizeof(t) for t in tables] == peaks  # CPython never shrinks them
+    memory.shrink_registries()
+    after = [sys.getsizeof(t) for t in tables]
+    assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks, [len(t) for t in tables])
+    assert all(table is same for table, same in zip(
+        [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key, weakref.finalize._registry,
+         caps._live.data], tables, strict=True))
