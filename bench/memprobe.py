@@ -32,12 +32,32 @@ def mallinfo():
             "arena_mb": info.arena / 2**20, "mmapped_mb": info.hblkhd / 2**20}
 
 
+def _thread_stacks():
+    """(start, end, thread name) of the stack each thread is on now (the stack pointer in
+    ``/proc/self/task/TID/syscall`` of a thread waiting in a system call)."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    found = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/syscall") as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        if len(fields) >= 8:
+            found.append((int(fields[-2], 16), names.get(int(tid), f"tid {tid}")))
+    return found
+
+
 def mappings():
     """Resident KB per kind of mapping (``/proc/self/smaps``): ``[heap]`` (the main arena),
-    ``[stack]``, anonymous ones by reserved size (glibc's other arenas reserve 64 MB, a thread's
-    stack 8 MB, ``malloc``'s large blocks their own size), and files."""
+    ``[stack]``, anonymous ones by reserved size and place (glibc's other arenas reserve 64 MB
+    at a multiple of 64 MB and grow within it, a thread's stack 8 MB, ``malloc``'s large
+    blocks their own size), and files."""
     kinds = {}
     kind = None
+    stacks = _thread_stacks()
     try:
         with open("/proc/self/smaps") as smaps:
             for line in smaps:
@@ -51,8 +71,8 @@ def mappings():
                         kind = path
                     elif path:
                         kind = "file"
-                    elif size_mb >= 60:
-                        kind = "anon >= 60 MB (arenas)"
+                    elif size_mb >= 60 or start % (64 << 20) == 0:  # glibc aligns its heaps
+                        kind = "anon, 64 MB aligned (arenas)"
                     elif size_mb >= 7.9:
                         kind = "anon 8 MB (thread stacks)"
                     else:
@@ -60,8 +80,10 @@ def mappings():
                 elif first == "Rss:":
                     rss = int(line.split()[1])
                     kinds[kind] = kinds.get(kind, 0) + rss
-                    if kind.startswith("anon") and rss >= 1024:
-                        kinds[f"anon of {size_mb:.1f} MB at {start:x}"] = rss
+                    if kind.startswith("anon") and rss >= 256:
+                        users = [n for sp, n in stacks if start <= sp < end]
+                        kinds[f"anon of {size_mb:.1f} MB at {start:x}"
+                              f"{' (stack of ' + ', '.join(users) + ')' if users else ''}"] = rss
     except OSError:
         return {}
     return kinds
