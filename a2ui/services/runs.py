@@ -23,6 +23,7 @@ by listing running runs (``running``, for agents with no socket).
 
 import asyncio
 import functools
+import json
 import logging
 import operator
 import uuid
@@ -30,7 +31,7 @@ import weakref
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -206,14 +207,43 @@ aend_row = dbthreads.wrap(end)
 
 
 def heartbeat_many(keys):
-    """Each run's stream is alive (its row's ``heartbeat_at``, while it runs), in two
-    statements; returns ``{(session_id, run_id): (status, outcome)}`` as stored, for the runs
-    that have a row (``session_id`` a UUID)."""
+    """Each run's stream is alive (its row's ``heartbeat_at``, while it runs); returns
+    ``{(session_id, run_id): (status, outcome)}`` as stored, for the runs that have a row
+    (``session_id`` a UUID). On PostgreSQL one statement of one shape whatever the number of
+    runs (the keys as two arrays); elsewhere two, of a shape per number."""
+    connection = connections[router.db_for_write(AgentRun)]
+    if connection.vendor == "postgresql":
+        return _heartbeat_many_pg(connection, keys)
     match = functools.reduce(operator.or_, (Q(session_id=sid, run_id=rid) for sid, rid in keys))
     AgentRun.objects.filter(match, status=Status.RUNNING).update(heartbeat_at=timezone.now())
     return {(sid, rid): (status, outcome) for sid, rid, status, outcome in
             AgentRun.objects.filter(match).values_list("session_id", "run_id", "status",
                                                        "outcome")}
+
+
+def _heartbeat_sql(connection):
+    qn = connection.ops.quote_name
+    meta = AgentRun._meta
+    sid, rid, status, outcome, beat = (qn(meta.get_field(f).column) for f in (
+        "session", "run_id", "status", "outcome", "heartbeat_at"))
+    table = qn(meta.db_table)
+    # The SELECT sees the rows as they were before the UPDATE (one snapshot): the statuses
+    # it reads are those the UPDATE matched on, which it leaves as they are.
+    return (f"WITH k(sid, rid) AS (SELECT * FROM unnest(%s::uuid[], %s::text[])), "
+            f"u AS (UPDATE {table} SET {beat} = %s FROM k WHERE {table}.{sid} = k.sid "
+            f"AND {table}.{rid} = k.rid AND {table}.{status} = %s) "
+            f"SELECT r.{sid}, r.{rid}, r.{status}, r.{outcome} FROM {table} r "
+            f"JOIN k ON r.{sid} = k.sid AND r.{rid} = k.rid")
+
+
+def _heartbeat_many_pg(connection, keys):
+    sids = [sid if isinstance(sid, uuid.UUID) else uuid.UUID(str(sid)) for sid, _ in keys]
+    with connection.cursor() as cursor:
+        cursor.execute(_heartbeat_sql(connection),
+                       [sids, [rid for _, rid in keys], timezone.now(), Status.RUNNING.value])
+        rows = cursor.fetchall()
+    return {(sid, rid): (status, json.loads(outcome) if isinstance(outcome, str) else outcome)
+            for sid, rid, status, outcome in rows}
 
 
 #: How long a heartbeat waits for others to share its statements, and the most in one batch.
@@ -261,9 +291,9 @@ def _retrieved(future):
 async def aheartbeat(session_id, run_id):
     """The run's stream is alive; returns (status, outcome) of the run as stored (``(None,
     {})`` without a row). Batched (:func:`heartbeat_many`): every running run's stream beats every
-    ``AGUI_KEEPALIVE_SECONDS``, 667 beats a second at 10,000 runs in a process, each an
-    UPDATE and a SELECT; the beats of ``BEAT_BATCH_SECONDS`` share one UPDATE and one SELECT
-    (of up to ``BEAT_BATCH_MAX`` runs), on the pool of per-message threads (``dbthreads``):
+    ``AGUI_KEEPALIVE_SECONDS``, 667 beats a second at 10,000 runs in a process; the beats of
+    ``BEAT_BATCH_SECONDS`` share one statement on PostgreSQL (of up to ``BEAT_BATCH_MAX``
+    runs), on the pool of per-message threads (``dbthreads``):
     on the one thread-sensitive thread they held up every other database call of the process."""
     loop = asyncio.get_running_loop()
     beats = _beats.get(loop)

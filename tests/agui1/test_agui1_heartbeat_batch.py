@@ -1,8 +1,8 @@
 """The runs' heartbeats are batched (``runs.aheartbeat``): every running run's stream beats
 every AGUI_KEEPALIVE_SECONDS (667 beats a second at 10,000 runs in a process); the beats that
-come within ``BEAT_BATCH_SECONDS`` share one UPDATE and one SELECT. Each stream still gets its
-own run's stored status and outcome, a failure reaches every stream of the batch, and the next
-beats go on."""
+come within ``BEAT_BATCH_SECONDS`` share one statement on PostgreSQL (an UPDATE and a SELECT
+elsewhere). Each stream still gets its own run's stored status and outcome, a failure reaches
+every stream of the batch, and the next beats go on."""
 
 import asyncio
 from datetime import timedelta
@@ -134,3 +134,36 @@ async def test_the_waiting_beats_do_not_keep_their_peak_table(monkeypatch):
     beats = runs._beats[asyncio.get_running_loop()]
     assert beats.task is None and not beats.waiting
     assert sys.getsizeof(beats.waiting) < 1024
+
+
+async def test_on_postgresql_a_batch_is_one_statement_of_one_shape(user, agent):
+    """However many runs beat together, PostgreSQL gets the same one statement (the keys as
+    arrays): no statement text per batch size for the server or psycopg to parse and keep."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement heartbeat is PostgreSQL's")
+    running = await sessions_with_runs(user, agent, 5)
+    ended = await sessions_with_runs(user, agent, 1, status=Status.FINISHED,
+                                     outcome={"ok": 1}, first=5)
+
+    @database_sync_to_async
+    def beat(keys):
+        sent = []
+
+        def wrapper(execute, sql, params, many, context):
+            sent.append(sql)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(wrapper):
+            found = runs.heartbeat_many(keys)
+        return found, sent
+
+    small, small_sql = await beat(running[:2])
+    large, large_sql = await beat([*running, *ended, (running[0][0], "no-such-run")])
+    assert len(small_sql) == 1 and small_sql == large_sql  # the very same text
+    assert {str(sid): v for (sid, _), v in small.items()} == {
+        sid: (Status.RUNNING, {}) for sid, _ in running[:2]}
+    assert {(str(sid), rid): v for (sid, rid), v in large.items()} == {
+        **{key: (Status.RUNNING, {}) for key in running}, ended[0]: (Status.FINISHED, {"ok": 1})}
+    assert await beaten(running) == 5 and await beaten(ended) == 0
