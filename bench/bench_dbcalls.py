@@ -5,8 +5,9 @@
 For each call a push or an answer makes (``a2ui.services.hotsql`` through the per-message pool,
 ``a2ui.services.dbthreads.run``) and its baseline (the same statement through the ORM, on
 ``database_sync_to_async`` with the pool as executor: the code before), the wall time and the
-CPU time of this process per call, and the ratio baseline / ours. PostgreSQL only (the pool
-runs there). Not a test.
+CPU time of this process per call, and the ratio baseline / ours; and the batched heartbeat
+of AG-UI 1.0 runs (``runs.heartbeat_many``, one statement of one shape) against the ORM's two
+statements of an OR per run. PostgreSQL only (the pool runs there). Not a test.
 """
 
 from __future__ import annotations
@@ -129,6 +130,23 @@ def orm_is_form(sid, component_id):
 # Ours -------------------------------------------------------------------------------------------
 
 
+def orm_heartbeat_many(keys):
+    """``runs.heartbeat_many`` as the ORM writes it: an OR of every run's key, twice."""
+    import functools
+    import operator
+
+    from django.db.models import Q
+    from django.utils import timezone
+
+    from a2ui.models import AgentRun
+
+    match = functools.reduce(operator.or_, (Q(session_id=sid, run_id=rid) for sid, rid in keys))
+    AgentRun.objects.filter(match, status="running").update(heartbeat_at=timezone.now())
+    return {(sid, rid): (status, outcome) for sid, rid, status, outcome in
+            AgentRun.objects.filter(match).values_list("session_id", "run_id", "status",
+                                                       "outcome")}
+
+
 def ours_create(sid, request_id):
     from a2ui.services import pending
 
@@ -139,6 +157,26 @@ def ours_answer(sid, request_id):
     from a2ui.services import pending
 
     return pending.respond(sid, request_id, "R-1")  # with the form check, in the same call
+
+
+#: The runs of one heartbeat batch (``runs.BEAT_BATCH_MAX``).
+BEAT_RUNS = 500
+
+
+def running_runs(n):
+    """``n`` running AG-UI 1.0 runs, each in a session of its own: their (session, run) keys."""
+    from django.contrib.auth import get_user_model
+
+    from a2ui.models import A2UISessionLog, AgentRun
+
+    user, _ = get_user_model().objects.get_or_create(username="bench-dbcalls")
+    sessions = A2UISessionLog.objects.bulk_create(
+        [A2UISessionLog(user=user, state="active") for _ in range(n)])
+    tag = uuid.uuid4().hex[:8]
+    made = AgentRun.objects.bulk_create(
+        [AgentRun(session=s, run_id=f"r{tag}{i}", thread_id=f"t{tag}{i}")
+         for i, s in enumerate(sessions)])
+    return [(run.session_id, run.run_id) for run in made]
 
 
 async def measure(name, call, n, concurrency):
@@ -162,6 +200,7 @@ async def run(args):
 
     from a2ui.models import A2UISessionLog
     from a2ui.services import components, dbthreads
+    from a2ui.services import runs as runs_service
 
     def orm_hop(func):
         return database_sync_to_async(func, thread_sensitive=False, executor=dbthreads._pool())
@@ -198,13 +237,21 @@ async def run(args):
                  lambda i: _both(orm_hop(orm_is_form)(sids[i % k], f"o{tag}{i}"),
                                  orm_hop(orm_answer), sids[i % k], f"o{tag}{i}"),
                  lambda i: dbthreads.run(ours_answer, sids[i % k], f"q{tag}{i}")))
-    print(f"{args.calls} calls each, {args.concurrency} at a time, PostgreSQL "
+    beat_keys = await sync_to_async(running_runs)(BEAT_RUNS)
+    beats = (f"AG-UI 1.0 heartbeats (a batch of {BEAT_RUNS} runs)",
+             lambda i: orm_hop(orm_heartbeat_many)(beat_keys),
+             lambda i: dbthreads.run(runs_service.heartbeat_many, beat_keys))
+    print(f"{args.calls} calls each, {args.concurrency} at a time (the heartbeat batch: "
+          f"{max(1, args.calls // 20)}, one at a time), PostgreSQL "
           f"({os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f})\n")
     print("| call | ORM + asgiref: wall / CPU us | hotsql + pool: wall / CPU us | CPU ratio |")
     print("|---|---:|---:|---:|")
-    for name, base, ours in runs:
-        bw, bc = await measure(name, base, args.calls, args.concurrency)
-        ow, oc = await measure(name, ours, args.calls, args.concurrency)
+    for name, base, ours in [*runs, beats]:
+        one_batch = (name, base, ours) == beats  # one at a time, as a process's batches go
+        calls = max(1, args.calls // 20) if one_batch else args.calls
+        concurrency = 1 if one_batch else args.concurrency
+        bw, bc = await measure(name, base, calls, concurrency)
+        ow, oc = await measure(name, ours, calls, concurrency)
         print(f"| {name} | {bw:,.0f} / {bc:,.0f} | {ow:,.0f} / {oc:,.0f} | {bc / oc:.2f}x |",
               flush=True)
 
