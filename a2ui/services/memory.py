@@ -109,9 +109,11 @@ def forget_caches():
 
 def forget_parsed_statements():
     """psycopg's parsed statements: an LRU of 128 per kind, whose entries are each query's
-    text cut at its placeholders. The batched statements (heartbeats of up to 500 runs: one
-    statement per batch size, up to a thousand parts) fill it while many runs are open and
-    end; 2,000 runs left 1,300 of their parts scattered over about 1,200 pages."""
+    text cut at its placeholders. Statements whose text grows with a list (Django writes an
+    ``IN`` list or an OR of keys out in full) fill it while many sockets are busy: the
+    heartbeat batches of AG-UI 1.0 runs written so (one text per batch size, up to a thousand
+    parts; one text on PostgreSQL now, ``runs.heartbeat_many``) left 1,300 parts scattered
+    over about 1,200 pages at 2,000 runs."""
     try:
         from psycopg import _queries
     except ImportError:
@@ -156,7 +158,8 @@ def library_registries():
     """The tables of the standard library and Twisted that grow with the open sockets and
     keep their peak size: asyncio's set of every task (a task or more per socket), the
     running loop's selector's map of descriptors, Twisted's reactor's readers and writers,
-    and ``weakref.finalize``'s registry (a cap's lease is finalized: ``a2ui.services.caps``).
+    anyio's state of each task (MCP's sessions run in its task groups) and
+    ``weakref.finalize``'s registry (a cap's lease is finalized: ``a2ui.services.caps``).
     At 1,500 AG-UI sockets these held 0.6 MB of empty tables after the close."""
     found = [getattr(weakref.finalize, "_registry", None)]
     tasks = getattr(asyncio.tasks, "_all_tasks", None)  # a WeakSet up to Python 3.11
@@ -166,6 +169,8 @@ def library_registries():
     except RuntimeError:
         loop = None
     found.append(getattr(getattr(loop, "_selector", None), "_fd_to_key", None))
+    anyio = sys.modules.get("anyio._backends._asyncio")  # its state of every task it ran
+    found.append(getattr(getattr(anyio, "_task_states", None), "data", None))
     reactor = sys.modules.get("twisted.internet.reactor")
     if reactor is not None:
         found += [getattr(reactor, "_readers", None), getattr(reactor, "_writers", None)]

@@ -337,3 +337,37 @@ async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
     assert all(table is same for table, same in zip(
         [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key, weakref.finalize._registry,
          caps._live.data], tables, strict=True))
+
+
+async def test_the_mcp_session_managers_tables_and_anyios_task_states_are_shrunk():
+    """Each MCP session runs in the session manager's anyio task group: the group's and its
+    cancel scope's sets of tasks, anyio's state of each task and the manager's tables of
+    sessions keep their peak once the sessions ended (3.2 MB after 10,000)."""
+    import sys
+
+    import anyio
+    from anyio._backends import _asyncio as anyio_asyncio
+
+    from a2ui.mcp.manager import SessionManager
+
+    manager = SessionManager(app=None)
+    assert any(r() == manager.registries for r in memory.REGISTRIES)
+
+    async def one(i):
+        manager._server_instances[f"s{i}"] = i
+        await anyio.sleep(0)
+        del manager._server_instances[f"s{i}"]
+
+    async with anyio.create_task_group() as group:
+        manager._task_group = group
+        for i in range(3000):
+            group.start_soon(one, i)
+        await anyio.sleep(0)
+        tables = [manager._server_instances, group._tasks, group.cancel_scope._tasks,
+                  anyio_asyncio._task_states.data]
+        assert all(t in manager.registries() + memory.library_registries() for t in tables)
+        peaks = [sys.getsizeof(t) for t in tables]
+    gc.collect()
+    memory.shrink_registries()
+    after = [sys.getsizeof(t) for t in tables]
+    assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
