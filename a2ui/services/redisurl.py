@@ -32,6 +32,12 @@ SENTINEL_PORT = 26379
 SENTINEL_OPTIONS = {"sentinel_username", "sentinel_password", "ssl_cert_reqs"}
 CERT_REQS = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 
+#: The RESP version of every redis-py connection made here (unless a caller names one): RESP2,
+#: what the hot-path line speaks and what channels-redis's pub/sub reads. redis-py 8.2 made
+#: RESP3 its default (a ``HELLO 3`` on every new connection, and pub/sub messages as pushes);
+#: the version the app was built and measured on is kept, whichever redis-py is installed.
+PROTOCOL = 2
+
 
 @dataclass(frozen=True)
 class SentinelTarget:
@@ -172,13 +178,14 @@ def async_pool(url, *, blocking_max_connections=None, **kwargs):
     """
     import redis.asyncio as aioredis
 
+    kwargs.setdefault("protocol", PROTOCOL)
     if is_sentinel(url):
         from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 
         target = parse_sentinel(url)
         kwargs.pop("timeout", None)  # the blocking pool's wait, not a connection option
         sentinel = Sentinel(list(target.sentinels), sentinel_kwargs={
-            **target.sentinel_kwargs(), **_sentinel_timeouts(kwargs)})
+            **target.sentinel_kwargs(), **_sentinel_timeouts(kwargs), "protocol": PROTOCOL})
         if blocking_max_connections is not None:
             kwargs["max_connections"] = blocking_max_connections
         return SentinelConnectionPool(target.service, sentinel,
@@ -197,10 +204,12 @@ def layer_host(url, **kwargs):
     """channels-redis's ``hosts`` entry for ``url`` (``channels_redis.utils.create_pool`` reads
     ``address`` for one server, ``sentinels`` + ``master_name`` for Sentinel), with ``kwargs``
     for the connections."""
+    kwargs.setdefault("protocol", PROTOCOL)
     if is_sentinel(url):
         target = parse_sentinel(url)
         return {"sentinels": [list(s) for s in target.sentinels], "master_name": target.service,
-                "sentinel_kwargs": {**target.sentinel_kwargs(), **_sentinel_timeouts(kwargs)},
+                "sentinel_kwargs": {**target.sentinel_kwargs(), **_sentinel_timeouts(kwargs),
+                                    "protocol": PROTOCOL},
                 **target.connection_kwargs(), **kwargs}
     return {"address": url, **kwargs}
 
@@ -217,12 +226,13 @@ class CachePool:
     def from_url(cls, url, **kwargs):
         import redis
 
+        kwargs.setdefault("protocol", PROTOCOL)
         if is_sentinel(url):
             from redis.sentinel import Sentinel, SentinelConnectionPool
 
             target = parse_sentinel(url)
             sentinel = Sentinel(list(target.sentinels), sentinel_kwargs={
-                **target.sentinel_kwargs(), **_sentinel_timeouts(kwargs)})
+                **target.sentinel_kwargs(), **_sentinel_timeouts(kwargs), "protocol": PROTOCOL})
             return SentinelConnectionPool(target.service, sentinel,
                                           **target.connection_kwargs(), **kwargs)
         return redis.ConnectionPool.from_url(url, **kwargs)

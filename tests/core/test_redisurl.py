@@ -164,3 +164,24 @@ async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis
         assert (await line.execute(("HGET", "a2ui:ss:a", "e"))) == [epoch]
     finally:
         line.close()
+
+
+def test_every_redis_py_connection_speaks_resp2_whatever_redis_pys_default():
+    """redis-py 8.2 made RESP3 its default: the app keeps RESP2 (what the hot-path line and
+    channels-redis's pub/sub read), for servers and sentinels alike, unless a caller names one."""
+    from a2ui.services import redisurl
+
+    sentinel_url = "redis+sentinel://s1:26379,s2/mymaster/0"
+    pools = [redisurl.async_pool("redis://127.0.0.1:6379/0"),
+             redisurl.async_pool("redis://127.0.0.1:6379/0", blocking_max_connections=4),
+             redisurl.async_pool(sentinel_url),
+             redisurl.CachePool.from_url("redis://127.0.0.1:6379/0"),
+             redisurl.CachePool.from_url(sentinel_url)]
+    assert [p.connection_kwargs["protocol"] for p in pools] == [2] * 5
+    for pool in pools[2::2]:  # the Sentinel pools: their sentinels too
+        assert {s.connection_pool.connection_kwargs["protocol"]
+                for s in pool.sentinel_manager.sentinels} == {2}
+    hosts = [redisurl.layer_host("redis://h/0"), redisurl.layer_host(sentinel_url)]
+    assert [h["protocol"] for h in hosts] == [2, 2]
+    assert hosts[1]["sentinel_kwargs"]["protocol"] == 2
+    assert redisurl.async_pool("redis://h/0", protocol=3).connection_kwargs["protocol"] == 3
