@@ -4,20 +4,22 @@ Every AuditEvent insert (``AuditEvent.save``) runs :func:`chained_insert` inside
 transaction: it first bumps the site's ``AuditChainHead`` row with an UPDATE that returns the
 head (which takes the row lock on PostgreSQL, the write lock on SQLite), so concurrent writers
 of every process queue there and ``seq`` follows commit order with no gap; it then inserts the
-event with its link and stores the new head hash. The hashing and the walk are in ``a2ui.core.auditchain``.
+event with its link and stores the new head hash. The hashing and the walk are in
+``a2ui.core.auditchain``.
 """
 
 import hashlib
 import json
 
 from django.conf import settings
-from django.db import IntegrityError, connections, router, transaction
-from django.db.models import F, QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core import auditchain as chain
 from a2ui.models import AuditAnchor, AuditChainHead, AuditEvent
+from a2ui.services import hotsql
 
 CHUNK = 5000
 ROW_FIELDS = ("id", "seq", "prev_hash", "chain_hash", "content_digest", "at", "action",
@@ -38,28 +40,10 @@ def signing_key():
     return hashlib.sha256(b"a2ui.audit.checkpoint-key\x00" + secret).digest()
 
 
-def _next_link(name):
-    """(seq, hash) of the site's head once this writer took the next number: one
-    ``UPDATE ... RETURNING`` (PostgreSQL, SQLite), which takes the head's lock until the
-    transaction commits. None when the site has no head yet."""
-    connection = connections[router.db_for_write(AuditChainHead)]
-    if connection.vendor not in ("postgresql", "sqlite"):
-        if not AuditChainHead.objects.filter(site=name).update(seq=F("seq") + 1):
-            return None
-        head = AuditChainHead.objects.get(site=name)
-        return head.seq, head.hash
-    qn = connection.ops.quote_name
-    meta = AuditChainHead._meta
-    seq, hash_, site_ = (qn(meta.get_field(f).column) for f in ("seq", "hash", "site"))
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {qn(meta.db_table)} SET {seq} = {seq} + 1 WHERE {site_} = %s "
-                       f"RETURNING {seq}, {hash_}", [name])
-        row = cursor.fetchone()
-    return None if row is None else (row[0], row[1])
-
-
 def _bump_head(name):
-    link = _next_link(name)
+    """``(seq, hash)`` of the head once this writer took the next number; the head's lock is
+    held until the transaction commits (``hotsql.bump_audit_head``)."""
+    link = hotsql.bump_audit_head(name)
     if link is not None:
         return link
     try:
@@ -67,14 +51,13 @@ def _bump_head(name):
             AuditChainHead.objects.create(site=name, seq=0, hash=chain.GENESIS)
     except IntegrityError:
         pass  # another writer created it first
-    return _next_link(name)
+    return hotsql.bump_audit_head(name)
 
 
 def chained_insert(event, insert):
     """Give ``event`` its place in the chain and ``insert()`` it, in one transaction."""
     with transaction.atomic():
         name = event.site or site()
-        # Holds the head's lock until this transaction commits.
         event.site = name
         event.seq, event.prev_hash = _bump_head(name)
         if event.redacted_at is None:

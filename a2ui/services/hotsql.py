@@ -13,7 +13,15 @@ import functools
 
 from django.db import connections, transaction
 
-from a2ui.models import A2UISessionLog, Agent, PendingRequest, PushKey, RenderedComponent
+from a2ui.models import (
+    A2UISessionLog,
+    Agent,
+    AgentRun,
+    AuditChainHead,
+    PendingRequest,
+    PushKey,
+    RenderedComponent,
+)
 
 
 @functools.cache
@@ -53,6 +61,14 @@ def _instance(model, row, connection):
         values.append(value)
     return model.from_db(connection.alias, [f.attname for f in model._meta.concrete_fields],
                          values)
+
+
+def _from_db(model, name, value, connection):
+    """``value`` of ``model.name`` as the database returned it, converted as the ORM would."""
+    col = model._meta.get_field(name).get_col(model._meta.db_table)
+    for conv in connection.ops.get_db_converters(col) + col.get_db_converters(connection):
+        value = conv(value, col, connection)
+    return value
 
 
 def _select_all(model):
@@ -282,3 +298,52 @@ def delete_key(session_id, key):
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {table} WHERE {cols['session']} = %s AND {cols['key']} = %s",
                        [_prep(PushKey, "session", session_id, connection), key])
+
+
+# Audit chain ----------------------------------------------------------------------------------
+
+
+def bump_audit_head(site):
+    """``(seq, hash)`` of the site's audit chain head once this writer took the next number,
+    or None when the site has no head yet: one ``UPDATE ... RETURNING`` where the database has
+    it (it holds the head's lock until the transaction commits), else the UPDATE and a read."""
+    connection = connections["default"]
+    table, cols = _names(AuditChainHead)
+    sql = (f"UPDATE {table} SET {cols['seq']} = {cols['seq']} + 1 WHERE {cols['site']} = %s")
+    with connection.cursor() as cursor:
+        if _returning(connection):
+            cursor.execute(f"{sql} RETURNING {cols['seq']}, {cols['hash']}", [site])
+            return cursor.fetchone()
+        cursor.execute(sql, [site])
+        if not cursor.rowcount:
+            return None
+        cursor.execute(f"SELECT {cols['seq']}, {cols['hash']} FROM {table} "
+                       f"WHERE {cols['site']} = %s", [site])
+        return cursor.fetchone()
+
+
+# AG-UI 1.0 runs -------------------------------------------------------------------------------
+
+
+def heartbeat_runs(keys, now):
+    """``runs.heartbeat_many`` on PostgreSQL in one statement whose text is the same for any
+    number of runs: the keys as two arrays, the UPDATE of the running ones in a CTE and the
+    SELECT of every one's status and outcome beside it (one snapshot: it reads the rows as the
+    UPDATE matched them, and the UPDATE changes no status). ``{(session UUID, run_id): (status,
+    outcome)}`` for the keys that have a row."""
+    connection = connections["default"]
+    table, cols = _names(AgentRun)
+    sid, rid, status = cols["session"], cols["run_id"], cols["status"]
+    sql = (f"WITH k(sid, rid) AS (SELECT * FROM unnest(%s::uuid[], %s::text[])), "
+           f"u AS (UPDATE {table} SET {cols['heartbeat_at']} = %s FROM k "
+           f"WHERE {table}.{sid} = k.sid AND {table}.{rid} = k.rid AND {table}.{status} = %s) "
+           f"SELECT r.{sid}, r.{rid}, r.{status}, r.{cols['outcome']} FROM {table} r "
+           f"JOIN k ON r.{sid} = k.sid AND r.{rid} = k.rid")
+    params = [[_prep(AgentRun, "session", s, connection) for s, _ in keys],
+              [r for _, r in keys], _prep(AgentRun, "heartbeat_at", now, connection),
+              AgentRun.Status.RUNNING.value]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return {(s, r): (st, _from_db(AgentRun, "outcome", outcome, connection))
+            for s, r, st, outcome in rows}

@@ -177,8 +177,11 @@ def library_registries():
     return [c for c in found if isinstance(c, dict | set)]
 
 
+register(library_registries)
+
+
 def shrink_registries():
-    for ref in [lambda: library_registries] + list(REGISTRIES):
+    for ref in list(REGISTRIES):
         containers = ref()
         if containers is None:
             continue

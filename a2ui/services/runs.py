@@ -23,7 +23,6 @@ by listing running runs (``running``, for agents with no socket).
 
 import asyncio
 import functools
-import json
 import logging
 import operator
 import uuid
@@ -31,7 +30,7 @@ import weakref
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
-from django.db import IntegrityError, connections, router, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -40,7 +39,7 @@ from a2ui.core.content.sanitize import clean_display_string, sanitize_tree
 from a2ui.core.errors import DomainError, Fault, invalid_input
 from a2ui.core.events import Kind
 from a2ui.models import AgentRun
-from a2ui.services import dbthreads, groups, outages, runleases, sessions, stream
+from a2ui.services import dbthreads, groups, hotsql, outages, runleases, sessions, stream
 
 log = logging.getLogger(__name__)
 Status = AgentRun.Status
@@ -211,39 +210,13 @@ def heartbeat_many(keys):
     ``{(session_id, run_id): (status, outcome)}`` as stored, for the runs that have a row
     (``session_id`` a UUID). On PostgreSQL one statement of one shape whatever the number of
     runs (the keys as two arrays); elsewhere two, of a shape per number."""
-    connection = connections[router.db_for_write(AgentRun)]
-    if connection.vendor == "postgresql":
-        return _heartbeat_many_pg(connection, keys)
+    if connections["default"].vendor == "postgresql":
+        return hotsql.heartbeat_runs(keys, timezone.now())
     match = functools.reduce(operator.or_, (Q(session_id=sid, run_id=rid) for sid, rid in keys))
     AgentRun.objects.filter(match, status=Status.RUNNING).update(heartbeat_at=timezone.now())
     return {(sid, rid): (status, outcome) for sid, rid, status, outcome in
             AgentRun.objects.filter(match).values_list("session_id", "run_id", "status",
                                                        "outcome")}
-
-
-def _heartbeat_sql(connection):
-    qn = connection.ops.quote_name
-    meta = AgentRun._meta
-    sid, rid, status, outcome, beat = (qn(meta.get_field(f).column) for f in (
-        "session", "run_id", "status", "outcome", "heartbeat_at"))
-    table = qn(meta.db_table)
-    # The SELECT sees the rows as they were before the UPDATE (one snapshot): the statuses
-    # it reads are those the UPDATE matched on, which it leaves as they are.
-    return (f"WITH k(sid, rid) AS (SELECT * FROM unnest(%s::uuid[], %s::text[])), "
-            f"u AS (UPDATE {table} SET {beat} = %s FROM k WHERE {table}.{sid} = k.sid "
-            f"AND {table}.{rid} = k.rid AND {table}.{status} = %s) "
-            f"SELECT r.{sid}, r.{rid}, r.{status}, r.{outcome} FROM {table} r "
-            f"JOIN k ON r.{sid} = k.sid AND r.{rid} = k.rid")
-
-
-def _heartbeat_many_pg(connection, keys):
-    sids = [sid if isinstance(sid, uuid.UUID) else uuid.UUID(str(sid)) for sid, _ in keys]
-    with connection.cursor() as cursor:
-        cursor.execute(_heartbeat_sql(connection),
-                       [sids, [rid for _, rid in keys], timezone.now(), Status.RUNNING.value])
-        rows = cursor.fetchall()
-    return {(sid, rid): (status, json.loads(outcome) if isinstance(outcome, str) else outcome)
-            for sid, rid, status, outcome in rows}
 
 
 #: How long a heartbeat waits for others to share its statements, and the most in one batch.
