@@ -246,10 +246,10 @@ async def run(args):
           f"({os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f})\n")
     print("| call | ORM + asgiref: wall / CPU us | hotsql + pool: wall / CPU us | CPU ratio |")
     print("|---|---:|---:|---:|")
-    for name, base, ours in [*runs, beats]:
-        one_batch = (name, base, ours) == beats  # one at a time, as a process's batches go
-        calls = max(1, args.calls // 20) if one_batch else args.calls
-        concurrency = 1 if one_batch else args.concurrency
+    # The heartbeat batches go one at a time, as a process's do.
+    plan = [(run, args.calls, args.concurrency) for run in runs]
+    plan.append((beats, max(1, args.calls // 20), 1))
+    for (name, base, ours), calls, concurrency in plan:
         bw, bc = await measure(name, base, calls, concurrency)
         ow, oc = await measure(name, ours, calls, concurrency)
         print(f"| {name} | {bw:,.0f} / {bc:,.0f} | {ow:,.0f} / {oc:,.0f} | {bc / oc:.2f}x |",

