@@ -45,12 +45,17 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import groups
+from a2ui.push import entry as agentapi
+from a2ui.requests import pending
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.services import agentapi, agentroute, groups, pending, presence, runs, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.runs import records as runs
+from a2ui.sessions import agentroute, presence
+from a2ui.sessions import lifecycle as sessions
 
 
 def _seed_errors(func):

@@ -12,13 +12,13 @@ def redis_layer_host(redis_url):
     restart or fail over: a command written to a connection that turns out dead is sent once
     more on a new one (the pool's connections have no retry otherwise), and the PubSub layer's
     subscription reconnects and subscribes again in place. A ``redis+sentinel://`` URL gives a
-    Sentinel host (``a2ui.services.redisurl``): each new connection asks the sentinels for
+    Sentinel host (``a2ui.infra.redisurl``): each new connection asks the sentinels for
     the primary, so the retry after a failover reaches the promoted one.
     """
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
 
-    from a2ui.services.redisurl import layer_host
+    from a2ui.infra.redisurl import layer_host
 
     return layer_host(redis_url, socket_timeout=15,
                       retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1))
@@ -41,7 +41,7 @@ def pubsub_prefix(redis_url):
     scoped by database number, so two sites (or test runs) on one Redis server with different
     databases would otherwise hear each other's group sends. Database 0 keeps channels-redis's
     own prefix, ``asgi``; database N is ``asgi.dbN``."""
-    from a2ui.services.redisurl import database
+    from a2ui.infra.redisurl import database
 
     db = database(redis_url)
     return "asgi" if db == 0 else f"asgi.db{db}"
@@ -54,7 +54,7 @@ class A2UIConfig(AppConfig):
 
     def ready(self):
         from a2ui import checks  # noqa: F401  (registers the system checks)
-        from a2ui.services import outages, prom
+        from a2ui.infra import outages, prom
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
 

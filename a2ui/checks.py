@@ -56,7 +56,7 @@ def _check_catalogs(user):
     value = user.get("CATALOGS", DEFAULTS["CATALOGS"])
     from django.core.exceptions import ImproperlyConfigured
 
-    from a2ui.services.surfaces import build_registry
+    from a2ui.surfaces import build_registry
 
     try:
         build_registry(value)
@@ -108,7 +108,7 @@ def _check_audit(user):
 
 def _check_redis_url():
     from a2ui.conf import a2ui_settings
-    from a2ui.services import redisurl
+    from a2ui.infra import redisurl
 
     url = a2ui_settings.REDIS_URL
     if not url:

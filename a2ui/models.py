@@ -148,7 +148,7 @@ class A2UISessionLog(models.Model):
     resumable_clients = models.JSONField(
         default=list, blank=True,
         help_text="What each client that left within the resume window declared "
-                  "(a2ui.services.clients): protocol, v0.9 catalogs, when it left.",
+                  "(a2ui.sessions.clients): protocol, v0.9 catalogs, when it left.",
     )
 
     class Meta:
@@ -188,7 +188,7 @@ class SessionEvent(models.Model):
     session = models.ForeignKey(
         A2UISessionLog, on_delete=models.CASCADE, related_name="events", db_constraint=False
     )
-    seq = models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.services.shared).")
+    seq = models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.infra.shared).")
     kind = models.CharField(max_length=40)
     data = models.JSONField(default=dict)
     at = models.DateTimeField(default=timezone.now)
@@ -394,7 +394,7 @@ class PushKey(models.Model):
     """An agent's idempotency key of one push, stored in the push's own transaction.
 
     A retry with the same key for the same session finds it and is answered with the original
-    outcome instead of being stored and shown again (``a2ui.services.outcomes``). Kept for
+    outcome instead of being stored and shown again (``a2ui.push.keys``). Kept for
     ``A2UI['IDEMPOTENCY_KEY_TTL_SECONDS']`` (the housekeeping sweep deletes older ones) and
     never longer than its session.
     """
@@ -443,7 +443,7 @@ class AuditEvent(models.Model):
     )
     details = models.JSONField(default=dict, blank=True)
     at = models.DateTimeField(default=timezone.now, db_index=True)
-    # The hash chain (a2ui.core.auditchain, a2ui.services.auditchain): set on insert.
+    # The hash chain (a2ui.core.auditchain, a2ui.compliance.chain): set on insert.
     site = models.CharField(max_length=64, default="", editable=False)
     seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
     prev_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
@@ -473,7 +473,7 @@ class AuditEvent(models.Model):
     def save(self, *args, **kwargs):
         if self.pk is not None and not self._state.adding:
             raise PermissionDenied("Audit events are append-only.")
-        from a2ui.services.auditchain import chained_insert  # the service imports this module
+        from a2ui.compliance.chain import chained_insert  # the service imports this module
 
         chained_insert(self, lambda: super(AuditEvent, self).save(*args, **kwargs))
 

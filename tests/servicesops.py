@@ -10,12 +10,14 @@ operation as the agent, the person or the clock would, on the test database.
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui.core.content import methods
 from a2ui.core.events import Kind
+from a2ui.jsonrpc import pushes
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import activity as activity_service
-from a2ui.services import housekeeping, pending, pushes
-from a2ui.services import surfaces as surface_service
+from a2ui.requests import pending
+from a2ui.sessions import housekeeping
+from a2ui.surfaces import activity as activity_service
 from tests.activityops import ActivityOps
 from tests.sessionops import Ops
 

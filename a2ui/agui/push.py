@@ -6,7 +6,7 @@ import uuid
 
 from a2ui.agui import inbound
 from a2ui.core.errors import DomainError
-from a2ui.services import activity
+from a2ui.surfaces import activity
 
 
 async def apush(agent_id, session_id, event, prefix="event", key=None):

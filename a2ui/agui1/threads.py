@@ -18,10 +18,14 @@ import uuid
 from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 
+from a2ui.consent import choices as consent
 from a2ui.core import events
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import groups
 from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
-from a2ui.services import admission, consent, groups, runs, sessions
+from a2ui.runs import records as runs
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 

@@ -7,16 +7,21 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
 from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from a2ui.api.permissions import IsAgent, IsPerson
 from a2ui.api.serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
+from a2ui.compliance import audit
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
-from a2ui.services import agentapi, audit, delivery, pending, sessions, tracing
-from a2ui.services import surfaces as surface_service
-from a2ui.services.agents import find_agent
+from a2ui.infra import tracing
+from a2ui.push import entry as agentapi
+from a2ui.push import pipeline as delivery
+from a2ui.requests import pending
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.agents import find_agent
 
 log = logging.getLogger("a2ui")
 

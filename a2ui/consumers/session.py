@@ -23,24 +23,17 @@ import asyncio
 import time
 
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
+from a2ui.consumers import seqwatch
 from a2ui.core import events
 from a2ui.core.closes import CloseCode
 from a2ui.core.lifecycle import Event, Lifecycle, State
+from a2ui.infra import caps, groups, outages, prom, shared, tracing
+from a2ui.push import direct as direct_delivery
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import (
-    caps,
-    clients,
-    consent,
-    groups,
-    outages,
-    prom,
-    seqwatch,
-    sessions,
-    shared,
-    tracing,
-)
-from a2ui.services import direct as direct_delivery
-from a2ui.services.metrics import buffer
+from a2ui.sessions import clients
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 
 
 class SessionListener:
@@ -57,7 +50,7 @@ class SessionListener:
     adapter = None  # the Adapter whose kinds this listener shows (None: every kind)
     session_id = None
     token = None
-    epoch = None  # of the sequence counter ``last_seq`` belongs to (a2ui.services.shared)
+    epoch = None  # of the sequence counter ``last_seq`` belongs to (a2ui.infra.shared)
     counted = None  # the epoch this listener is counted under in the session's socket count
     last_seq = 0
     missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
@@ -130,7 +123,7 @@ class SessionListener:
         if not self.life.keeps_count:
             await sessions.asocket_closed(self.session_id, self.counted)
 
-    # The session's clients and what each declared (a2ui.services.clients) -------------------
+    # The session's clients and what each declared (a2ui.sessions.clients) -------------------
 
     client_protocol = None  # the protocol's adapter name; None: not in the session's registry
     client_lease = None
@@ -254,7 +247,7 @@ class SessionSocket(SessionListener):
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
 
-    # The cap on a person's sockets (a2ui.services.caps) ---------------------------------------
+    # The cap on a person's sockets (a2ui.infra.caps) ---------------------------------------
 
     cap_lease = None
 

@@ -44,7 +44,7 @@ class Adapter:
     #: (a2ui.checks).
     settings_defaults: dict = field(default_factory=dict)
     #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
-    #: (``a2ui.services.memory`` empties them all once sockets have closed: ``clear_caches``).
+    #: (``a2ui.infra.memory`` empties them all once sockets have closed: ``clear_caches``).
     caches: Callable[[], tuple] = lambda: ()
     #: Called once per process when the ASGI application is built (after Django setup).
     on_start: Callable[[], Any] | None = None
@@ -104,6 +104,6 @@ def caches():
 
 
 def clear_caches():
-    """Empty every registered adapter's caches (``a2ui.services.memory``, tests)."""
+    """Empty every registered adapter's caches (``a2ui.infra.memory``, tests)."""
     for _, clear in caches():
         clear()

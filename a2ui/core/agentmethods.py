@@ -5,7 +5,7 @@ a callable returning :class:`AgentMethod` entries, so that declaring imports not
 :func:`table` merges them in ``A2UI['ADAPTERS']`` order. Every agent path reads it: the agent
 socket dispatches by ``name``, REST posts the entries with a ``rest`` route, the Python API and
 the MCP agent tools expose the entries with an ``sdk`` / ``tool`` name, and
-``a2ui.services.agentapi.apush`` is the one push entry point. Adding an agent method is one
+``a2ui.push.entry.apush`` is the one push entry point. Adding an agent method is one
 entry.
 
 Sans-I/O: plain data and callables, no Django, no Channels.

@@ -31,7 +31,7 @@ def _seed_push(method, awaits=False):
 
     async def call(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None,
                    where="params"):
-        from a2ui.services import pushes
+        from a2ui.jsonrpc import pushes
 
         seq, request = await pushes.apush(agent_id, session_id, method, params,
                                           reply_channel=reply_channel, rpc_id=rpc_id, key=key)
@@ -42,7 +42,7 @@ def _seed_push(method, awaits=False):
 
 def _seed_validate(method):
     def validate(params):
-        from a2ui.services import pushes
+        from a2ui.jsonrpc import pushes
 
         return pushes.validate(method, params)
 

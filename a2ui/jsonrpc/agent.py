@@ -6,7 +6,7 @@ and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 
 runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
 ``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications: each session's
-at one socket of the agent, the one holding it (``a2ui.services.agentroute``), unless the socket
+at one socket of the agent, the one holding it (``a2ui.sessions.agentroute``), unless the socket
 was opened with ``?events=all`` (an observer: every event).
 
 ``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
@@ -21,10 +21,10 @@ a chat message, tool call, state delta, plan card, resource tree, roster or arti
 
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
-person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
+person's actions arrive as ``a2ui.v09`` notifications (see a2ui.surfaces).
 
 AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
-requests (a2ui.services.runs, docs/agents.md "Runs").
+requests (a2ui.runs.records, docs/agents.md "Runs").
 """
 
 import asyncio
@@ -35,22 +35,16 @@ from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
+from a2ui.infra import caps, groups, tracing
+from a2ui.jsonrpc import pushes
+from a2ui.push import entry as agentapi
+from a2ui.push import pipeline as delivery
+from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.services import (
-    agentapi,
-    agentroute,
-    caps,
-    delivery,
-    groups,
-    housekeeping,
-    pending,
-    presence,
-    pushes,
-    runs,
-    sessions,
-    tracing,
-)
+from a2ui.runs import records as runs
+from a2ui.sessions import agentroute, housekeeping, presence
+from a2ui.sessions import lifecycle as sessions
 
 #: Requests of one agent socket whose trace context it keeps for the answer's span.
 MAX_REQUEST_TRACES = 1000
@@ -108,7 +102,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                                      self.events, listening_since):
             await self.send_obj(jsonrpc.notification("session.resumed", params))
 
-    cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
+    cap_lease = None  # the agent key's place among its sockets (a2ui.infra.caps)
 
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():

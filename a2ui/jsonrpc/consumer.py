@@ -7,42 +7,36 @@ channel layer dropped something, and the socket is resynchronised from the datab
 """
 
 
+from a2ui import surfaces as surface_service
+from a2ui.compliance import replay as replaylog
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
 from a2ui.consumers.base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer, log
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
+from a2ui.infra import groups, shared
 from a2ui.jsonrpc import events as wire
 from a2ui.jsonrpc.adapter import ADAPTER
 from a2ui.jsonrpc.capabilities import server_capabilities
+from a2ui.requests import actions as agui_actions
+from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import actions as agui_actions
-from a2ui.services import (
-    admission,
-    clients,
-    consent,
-    groups,
-    housekeeping,
-    pending,
-    presence,
-    replaylog,
-    sessions,
-    shared,
-)
-from a2ui.services import surfaces as surface_service
-from a2ui.services.metrics import buffer
+from a2ui.sessions import admission, clients, housekeeping, presence
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 
 State = sessions.State
-#: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
+#: Operator closes (a2ui.sessions.revocation) and the title of the notice sent before them.
 OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
 
 
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     adapter = ADAPTER
-    surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
-    presence_of = None  # the agent whose presence this socket is told (a2ui.services.presence)
+    surface_tracker = None  # a2ui.surfaces.Tracker once a v0.9 client initialized
+    presence_of = None  # the agent whose presence this socket is told (a2ui.sessions.presence)
     client_protocol = "jsonrpc"
 
     def client_catalogs(self):
@@ -184,7 +178,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     def _declared_catalogs(session, params, resumed):
         """The v0.9 catalogs this client is sent (None: no surfaces): what ``a2ui.init``
         declared; else, resuming, what this protocol's client declared before it left
-        (``a2ui.services.clients``: kept with the session); else the session's opener's."""
+        (``a2ui.sessions.clients``: kept with the session); else the session's opener's."""
         declared = params.get("capabilities") or {}
         if surface_service.declares_a2ui(declared):  # "v0.9.1" or "v0.9"
             return surface_service.client_catalog_ids(declared)
@@ -352,7 +346,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
     async def a2ui_agent_presence(self, message):
-        """The session's agent came online or went offline (``a2ui.services.presence``)."""
+        """The session's agent came online or went offline (``a2ui.sessions.presence``)."""
         if self.session_id is None or self.gone:
             return
         try:

@@ -12,8 +12,11 @@ from a2ui.api.permissions import IsAgent
 from a2ui.api.views import _key
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.errors import DomainError
+from a2ui.infra import tracing
+from a2ui.jsonrpc import pushes
+from a2ui.push import entry as agentapi
+from a2ui.push import pipeline as delivery
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import agentapi, delivery, pushes, tracing
 
 
 class SessionMessagesView(A2UIAsyncAPIView):

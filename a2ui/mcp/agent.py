@@ -22,13 +22,16 @@ import uuid
 
 import mcp_types as types
 
-from a2ui import agents
+from a2ui import agents, surfaces
 from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools
+from a2ui.push import entry as agentapi
+from a2ui.push import pipeline as delivery
+from a2ui.requests import pending
 from a2ui.rpc.errors import REQUEST_CANCELLED, ErrorCode, ProtocolError
-from a2ui.services import agentapi, delivery, pending, sessions, surfaces
+from a2ui.sessions import lifecycle as sessions
 
 #: Seconds between progress notifications while a request waits for the person.
 PROGRESS_INTERVAL = 5.0

@@ -14,15 +14,18 @@ import json
 import mcp_types as types
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError
 from a2ui.core.surfaces import translate
 from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
+from a2ui.infra import groups, shared
 from a2ui.mcp import negotiation, render, sessionapp, tools, uris
+from a2ui.requests import pending
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import consent, groups, pending, sessions, shared
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import lifecycle as sessions
 
 
 def _init_capabilities(ctx):

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from a2ui.core import tracecontext
 from a2ui.core.errors import DomainError
+from a2ui.infra import outages, prom, tracing
 from a2ui.mcp import tools, uris
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import outages, prom, tracing
 
 log = logging.getLogger("a2ui.mcp")
 

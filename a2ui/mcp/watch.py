@@ -38,7 +38,7 @@ class WatchedSession(ChannelListener):
 
     adapter = ADAPTER
     idle_seconds = IDLE_SECONDS
-    client_protocol = "mcp"  # among the session's clients (a2ui.services.clients): no catalogs
+    client_protocol = "mcp"  # among the session's clients (a2ui.sessions.clients): no catalogs
 
     def __init__(self, watcher, session_id):
         super().__init__(None, session_id)

@@ -28,7 +28,7 @@ def _http_urls():
 
 async def _push_surfaces(agent_id, session_id, params, *, key=None, reply_channel="",
                          rpc_id=None, where="params"):
-    from a2ui.services import surfaces
+    from a2ui import surfaces
 
     return await surfaces.apush(agent_id, session_id, params.get("messages"), key)
 

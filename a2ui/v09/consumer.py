@@ -21,16 +21,18 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from a2ui import surfaces as surface_service
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import PROTOCOL_VERSION, translate
+from a2ui.infra import groups, outages, prom
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import groups, housekeeping, outages, prom, sessions
-from a2ui.services import surfaces as surface_service
-from a2ui.services.metrics import buffer
+from a2ui.sessions import housekeeping
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 from a2ui.v09.adapter import ADAPTER
 from a2ui.v09.view import SessionView
 

@@ -16,7 +16,7 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.mcp import agent as mcp_agent
 from a2ui.rpc.errors import ProtocolError
-from a2ui.services import sessions
+from a2ui.sessions import lifecycle as sessions
 from tests.activityops import AGUI_EVENTS as EVENTS
 from tests.activityops import TREE
 from tests.wsutil import connect_agent, recv_until, send

@@ -30,7 +30,8 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import SessionSurfaces
 from a2ui.models import RenderedComponent
-from a2ui.services import housekeeping, sessions
+from a2ui.sessions import housekeeping
+from a2ui.sessions import lifecycle as sessions
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, frame, open_agui
 from tests.agui1 import sse

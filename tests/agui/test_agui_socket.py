@@ -236,7 +236,7 @@ async def test_errors_as_the_seed_and_the_socket_stays_usable(user, agent, agent
 
 
 async def test_operator_close_is_announced(user, agent, agent_key):
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     bot, person, sid = await pair(user, agent, agent_key)
     await sessions.aclose_session(uuid.UUID(sid), reason="Operator ended it", close_code=4010)

@@ -1,6 +1,6 @@
 """The person's custom action on the JSON-RPC socket, ``user.action`` (in process): forwarded to
 the agent as ``user.action`` and audited, the way the AG-UI socket's custom USER_ACTION is
-(``a2ui.services.actions.custom_action``, one code path); refused input is -32602 naming the field
+(``a2ui.requests.actions.custom_action``, one code path); refused input is -32602 naming the field
 and changes nothing; a missing required consent is -32010."""
 
 import asyncio
@@ -12,7 +12,7 @@ from django.test import override_settings
 from a2ui.core.content import methods
 from a2ui.jsonrpc.consumer import A2UIUserConsumer
 from a2ui.models import AuditEvent
-from a2ui.services import actions
+from a2ui.requests import actions
 from tests.wsutil import (
     agent_and_person,
     connect_user,

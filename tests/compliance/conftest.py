@@ -5,7 +5,7 @@ import pytest
 
 @pytest.fixture
 def compliance_group(db):
-    from a2ui.services import revocation
+    from a2ui.sessions import revocation
 
     return revocation.ensure_compliance_group()[0]
 

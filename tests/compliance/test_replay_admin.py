@@ -8,8 +8,11 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from a2ui import tokens
+from a2ui.consent import choices as consent
+from a2ui.jsonrpc import pushes
 from a2ui.models import SessionEvent
-from a2ui.services import consent, pending, pushes, sessions
+from a2ui.requests import pending
+from a2ui.sessions import lifecycle as sessions
 from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,7 +60,7 @@ def test_the_frame_is_isolated(admin_client, story):
 
 
 def test_each_moment_shows_what_stood(admin_client, story):
-    from a2ui.services import replaylog
+    from a2ui.compliance import replay as replaylog
 
     replaylog.buffer.flush_sync()
     kinds = list(SessionEvent.objects.filter(session=story).values_list("kind", flat=True))

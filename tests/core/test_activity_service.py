@@ -1,4 +1,4 @@
-"""The activity service (a2ui.services.activity) on the test database: the snapshot invariant
+"""The activity service (a2ui.surfaces.activity) on the test database: the snapshot invariant
 for each activity kind and random sequences, old values, limits and hostile input."""
 
 import random
@@ -12,7 +12,8 @@ from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
-from a2ui.services import activity, sessions
+from a2ui.sessions import lifecycle as sessions
+from a2ui.surfaces import activity
 from tests.activityops import ACTIVITY_EXAMPLES, TREE, ActivityOps
 from tests.core.test_snapshot_invariant import Recorder
 from tests.surfaces.helpers import V09_CAPS

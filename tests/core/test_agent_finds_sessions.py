@@ -48,7 +48,7 @@ async def test_a_socket_that_connects_later_is_told_of_the_live_sessions(
 
 
 async def test_a_closed_session_is_not_told(stream_token, agent_key):
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     person = await connect_user(stream_token)
     sid = await init_session(person)

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from a2ui import agents, tokens
 from a2ui.models import Agent, PendingRequest
-from a2ui.services import housekeeping
+from a2ui.sessions import housekeeping
 from tests.wsutil import (
     agent_and_person,
     connect_agent,
@@ -243,7 +243,8 @@ async def test_python_api_takes_a_lost_answer_once(stream_token, agent_key, agen
 def test_racing_takers_tell_the_waiter_they_really_replaced(user, agent, monkeypatch):
     """Two sockets take over the same open request at once: the one that loses it is told,
     even when the winner read the request before the loser re-pointed it."""
-    from a2ui.services import pending, sessions
+    from a2ui.requests import pending
+    from a2ui.sessions import lifecycle as sessions
 
     session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
     pending.create(session.pk, "input", {

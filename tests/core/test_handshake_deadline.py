@@ -50,7 +50,7 @@ async def test_an_init_under_way_at_the_deadline_is_let_finish(short_deadline, s
                                                                monkeypatch):
     """Under load an a2ui.init that arrived in time may still be waiting on the database when
     the deadline passes: it completes, and the socket stays."""
-    from a2ui.services import admission
+    from a2ui.sessions import admission
 
     slow = admission.aadmit
 

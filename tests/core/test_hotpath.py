@@ -1,5 +1,5 @@
-"""The per-message statements in SQL (``a2ui.services.hotsql``) and the pool threads that keep
-their connection (``a2ui.services.dbthreads``): what the ORM did, they must do, on SQLite and
+"""The per-message statements in SQL (``a2ui.infra.hotsql``) and the pool threads that keep
+their connection (``a2ui.infra.dbthreads``): what the ORM did, they must do, on SQLite and
 PostgreSQL alike."""
 
 import threading
@@ -11,8 +11,10 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import dbthreads, hotsql
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent
-from a2ui.services import components, dbthreads, hotsql, pending
+from a2ui.requests import pending
+from a2ui.surfaces import components
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -136,7 +138,7 @@ def test_an_event_stored_into_a_session_deleted_meanwhile_is_session_not_found(
     transaction; the constraints are deferred): -32001, nothing stored, not -32603."""
     from a2ui.core.events import Kind
     from a2ui.models import SessionActivity
-    from a2ui.services import delivery
+    from a2ui.push import pipeline as delivery
 
     kind = Kind[kind]
     sid = _session()
@@ -337,7 +339,7 @@ def test_a_live_connection_is_judged_without_a_round_trip(monkeypatch):
     per-message path keeps its one round trip per statement."""
     from psycopg_pool import ConnectionPool
 
-    from a2ui.services import dbconn
+    from a2ui.infra import dbconn
 
     _backend_pid()
     calls = []

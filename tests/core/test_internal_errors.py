@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from a2ui.services import pending, pushes
+from a2ui.jsonrpc import pushes
+from a2ui.requests import pending
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

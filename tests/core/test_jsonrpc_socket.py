@@ -145,7 +145,7 @@ async def test_rate_limit_61st_request(stream_token, monkeypatch):
     import time as time_module
     import types
 
-    from a2ui.services import redisstate, shared
+    from a2ui.infra import redisstate, shared
 
     now = time_module.time()
     frozen = types.SimpleNamespace(time=lambda: now, monotonic=time_module.monotonic)

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog
-from a2ui.services import housekeeping, sessions
-from a2ui.services.metrics import buffer
+from a2ui.sessions import housekeeping
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

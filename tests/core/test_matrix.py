@@ -40,9 +40,9 @@ from a2ui import agents, tokens
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import events as wire
+from a2ui.jsonrpc import pushes
 from a2ui.mcp import uris
 from a2ui.models import StreamToken
-from a2ui.services import pushes
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, open_agui
 from tests.agui1 import sse
@@ -435,7 +435,7 @@ class _Session:  # what tests.servicesops.run needs of a session row
 
 
 async def ask(m, request_id):
-    """The agent asks (``ui.request_input`` through ``a2ui.services.pushes``, as
+    """The agent asks (``ui.request_input`` through ``a2ui.jsonrpc.pushes``, as
     ``agents.arequest_input`` does, its reply channel heard in ``m.asking``); returns once the
     request is stored and sent."""
     layer = get_channel_layer()

@@ -11,7 +11,10 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from a2ui.services import components, pushes, seqwatch, shared
+from a2ui.consumers import seqwatch
+from a2ui.infra import shared
+from a2ui.jsonrpc import pushes
+from a2ui.surfaces import components
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 from tests.wsutil import INIT, connect_agent, connect_user, init_session, recv, recv_until, send
 

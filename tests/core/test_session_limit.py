@@ -18,9 +18,10 @@ from django.test import override_settings
 from django.utils import timezone
 
 from a2ui import tokens
+from a2ui.infra import shared
 from a2ui.models import A2UISessionLog, AuditEvent
-from a2ui.services import admission, housekeeping, shared
-from a2ui.services.metrics import buffer
+from a2ui.sessions import admission, housekeeping
+from a2ui.sessions.counters import buffer
 from tests.wsutil import connect_agent, connect_user, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,13 +18,17 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
+from a2ui.infra import groups
+from a2ui.jsonrpc import pushes
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import groups, housekeeping, pending, pushes, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.requests import pending
+from a2ui.sessions import housekeeping
+from a2ui.sessions import lifecycle as sessions
 from tests.sessionops import Ops, all_events, surface_create
 from tests.surfaces.helpers import V09_CAPS
 

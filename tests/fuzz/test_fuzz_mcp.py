@@ -22,9 +22,10 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
+from a2ui.jsonrpc import pushes
 from a2ui.mcp import tools as mcp_tools
 from a2ui.models import AgentRun, StreamToken
-from a2ui.services import pushes, sessions
+from a2ui.sessions import lifecycle as sessions
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, check_mcp
@@ -230,9 +231,9 @@ async def mcp_app():
     from django.conf import settings
 
     from a2ui.conf import a2ui_settings
+    from a2ui.infra import shared
     from a2ui.mcp.app import MCPApp
     from a2ui.mcp.server import build_server
-    from a2ui.services import shared
 
     app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
                  max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE,

@@ -10,8 +10,9 @@ from urllib.parse import quote
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from a2ui.services import pushes, runs
-from a2ui.services import surfaces as surface_service
+from a2ui import surfaces as surface_service
+from a2ui.jsonrpc import pushes
+from a2ui.runs import records as runs
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver

@@ -186,7 +186,7 @@ def test_the_page_has_every_example():
 async def test_every_example_on_the_page_works(daphne_server, live_services, settings, user,
                                                agent, agent_key):
     from a2ui import tokens
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     settings.CHANNEL_LAYERS = default_channel_layers(live_services)
     settings.A2UI = {**getattr(settings, "A2UI", {}), "REDIS_URL": live_services}

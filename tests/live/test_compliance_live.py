@@ -94,7 +94,7 @@ async def closed_by(client, done_at):
 def operator(db):
     from django.contrib.auth import get_user_model
 
-    from a2ui.services import revocation
+    from a2ui.sessions import revocation
 
     group = revocation.ensure_compliance_group()[0]
     user = get_user_model().objects.create_user("officer", "o@example.com", "pw-officer-123",

@@ -28,7 +28,7 @@ from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.mcp import adapter as mcp_adapter
 from a2ui.mcp import changes, uris
 from a2ui.models import StreamToken
-from a2ui.services import sessions
+from a2ui.sessions import lifecycle as sessions
 from tests.mcp.asgiclient import build_app, sdk_session
 from tests.servicesops import AllOps, kinds_of, run
 from tests.sessionops import surface_create

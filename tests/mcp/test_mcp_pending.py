@@ -158,7 +158,7 @@ async def test_a_request_the_person_cancels_ends_the_call_with_a_tool_error(
         stream_token, agent_key):
     """A person's cancel (an AG-UI client's ``resume`` ``cancelled``) is an outcome the model
     reads: a tool result with ``isError``, not a protocol error."""
-    from a2ui.services import pending
+    from a2ui.requests import pending
 
     person, sid, mcp = await _setup(stream_token, agent_key)
     ask = {"session_id": sid, "input_type": "text", "prompt": "Your name?", "request_id": "r1"}
@@ -180,7 +180,7 @@ async def test_a_session_that_closes_ends_the_call_with_a_tool_error(stream_toke
     try:
         asking = asyncio.ensure_future(mcp.tool("confirm", ask))
         await recv_until(person, lambda m: m.get("method") == "ui.confirm")
-        from a2ui.services import sessions
+        from a2ui.sessions import lifecycle as sessions
 
         await sessions.aclose_session(sid, reason="closed by an operator")
         out, is_error = result(await asyncio.wait_for(asking, 10))

@@ -11,9 +11,10 @@ import uuid
 import pytest
 
 from a2ui.core.events import Kind
+from a2ui.infra import groups, shared
 from a2ui.mcp.adapter import ADAPTER
 from a2ui.mcp.watch import WatchedSession, Watcher
-from a2ui.services import direct, groups, shared
+from a2ui.push import direct
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

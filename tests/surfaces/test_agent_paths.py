@@ -5,9 +5,9 @@ from channels.db import database_sync_to_async
 from rest_framework.test import APIClient
 
 from a2ui import agents
+from a2ui import surfaces as surface_service
 from a2ui.core.surfaces import SurfaceState
 from a2ui.models import A2UISessionLog, Surface
-from a2ui.services import surfaces as surface_service
 from tests.surfaces.helpers import (
     booking,
     components,
@@ -63,7 +63,7 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
 async def test_agent_socket_invalid_batch_changes_nothing(stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     agent = await connect_agent(agent_key)
-    # The person is told the agent came online (a2ui.services.presence); nothing else after.
+    # The person is told the agent came online (a2ui.sessions.presence); nothing else after.
     await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status")
     bad = booking()
     bad[1]["updateComponents"]["components"][3]["label"] = 42
@@ -243,7 +243,7 @@ async def test_python_api_push_and_actions(stream_token, agent):
 
 def test_python_api_sync_wrapper(transactional_db, user, agent):
     from a2ui import tokens
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     token = tokens.verify_stream_token(tokens.issue_stream_token(user, agent).token)
     session = sessions.open_session(token, {}, {"v0.9": {}})

@@ -5,9 +5,9 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui import surfaces as surface_service
 from a2ui.core.surfaces import BASIC_CATALOG_ID, validate_batch
-from a2ui.services import groups
-from a2ui.services import surfaces as surface_service
+from a2ui.infra import groups
 from tests.surfaces.helpers import (
     V09_CAPS,
     action,
@@ -405,7 +405,7 @@ async def test_consent_required_blocks_actions(stream_token, agent_key, settings
 
 
 async def test_session_close_closes_v09_socket(stream_token, agent_key):
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     comm, sid = await v09_socket(stream_token)
     await sessions.aclose_session(sid, reason="bye", close_code=4010)

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from a2ui.services import revocation
+from a2ui.sessions import revocation
 
 
 class Command(BaseCommand):
