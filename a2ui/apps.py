@@ -54,7 +54,11 @@ class A2UIConfig(AppConfig):
 
     def ready(self):
         from a2ui import checks  # noqa: F401  (registers the system checks)
+        from a2ui.conf import a2ui_settings
+        from a2ui.core import adapters
         from a2ui.infra import outages, prom
+
+        adapters.use_source(lambda: a2ui_settings.ADAPTERS)  # A2UI['ADAPTERS'], read lazily
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
 
@@ -65,6 +69,4 @@ class A2UIConfig(AppConfig):
             layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
-            from a2ui.conf import a2ui_settings
-
             settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL)

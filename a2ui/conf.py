@@ -239,10 +239,8 @@ _MISSING = object()
 def adapter_defaults():
     """The registered adapters' ``settings_defaults``, merged in ``A2UI['ADAPTERS']`` order
     (imported on first use: ``a2ui.core.adapters.registered``)."""
-    from a2ui.core.adapters import registered
-
     merged = {}
-    for adapter in registered():
+    for adapter in registered_adapters():
         for name, value in adapter.settings_defaults.items():
             merged.setdefault(name, value)
     return merged
@@ -295,6 +293,16 @@ class A2UISettings:
 
 
 a2ui_settings = A2UISettings()
+
+
+def registered_adapters():
+    """The adapters of ``A2UI['ADAPTERS']`` (``a2ui.core.adapters.registered``), the registry
+    told where its list is first (the core imports no settings; importing this module imports
+    no adapter)."""
+    from a2ui.core import adapters
+
+    adapters.use_source(lambda: a2ui_settings.ADAPTERS)
+    return adapters.registered()
 
 
 def _reload(*, setting, **kwargs):

@@ -2,7 +2,7 @@
 
     python bench/bench_dbcalls.py [--database-url postgres://...] [--calls 600] [--concurrency 8]
 
-For each call a push or an answer makes (``a2ui.infra.hotsql`` through the per-message pool,
+For each call a push or an answer makes (the statements of ``a2ui.infra.sql`` through the per-message pool,
 ``a2ui.infra.dbthreads.run``) and its baseline (the same statement through the ORM, on
 ``database_sync_to_async`` with the pool as executor: the code before), the wall time and the
 CPU time of this process per call, and the ratio baseline / ours; and the batched heartbeat

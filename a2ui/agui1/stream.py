@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from ag_ui.encoder import EventEncoder
 
 from a2ui import surfaces as surface_service
-from a2ui.agui1.adapter import ADAPTER
 from a2ui.agui1.translate import Run, known_messages
 from a2ui.conf import a2ui_settings
 from a2ui.consumers.streams import SessionStream, leave_request_thread
@@ -51,11 +50,12 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.infra import dbthreads, memory
 from a2ui.leanqueue import LeanQueue
+from a2ui.push import answers, sweep
 from a2ui.requests import pending
 from a2ui.runs import leases as runleases
 from a2ui.runs import log as runlog
 from a2ui.runs import records as runs
-from a2ui.sessions import clients, housekeeping
+from a2ui.sessions import clients
 from a2ui.sessions import lifecycle as sessions
 from a2ui.surfaces import activity as activity_service
 
@@ -151,9 +151,9 @@ async def _start(sid, ctx):
 async def _resume(sid, plan):
     for request_id, kind, action in plan:
         if action[0] == "cancel":
-            await pending.acancel(sid, request_id)
+            await answers.acancel(sid, request_id)
         else:
-            await pending.aanswer(sid, request_id, kind, action[1], via="agui1")
+            await answers.aanswer(sid, request_id, kind, action[1], via="agui1")
 
 
 def _final(run, status, outcome):
@@ -208,7 +208,7 @@ class RunStream(SessionStream):
     epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
     watch's resync orders, follows consent changes and operator closes."""
 
-    adapter = ADAPTER
+    adapter_name = "agui1"
     client_protocol = "agui1"
 
     def client_catalogs(self):
@@ -354,7 +354,7 @@ class RunStream(SessionStream):
         # This process streams the run: it keeps the run's lease while the stream lives, and
         # its housekeeping ends the runs of processes that died (runs.aend_lost).
         await runleases.ahold(sid, self.ctx.run_input.run_id)
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
         self.last_beat = self.loop.time()
         self.run.own_messages = set(self.ctx.own_messages)

@@ -22,6 +22,7 @@ from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
 from a2ui.infra import caps, prom, shared
 from a2ui.models import StreamToken
+from a2ui.push import person
 from a2ui.requests import pending
 from a2ui.runs import leases as runleases
 from a2ui.runs import records as runs
@@ -216,7 +217,7 @@ async def run_view(request):
         await lease.release()
         return _domain(exc)
     # The person's words join the session's transcript, for every client: one batch.
-    await activity.arecord_person_messages(sid, said)
+    await person.arecord_person_messages(sid, said)
     details = {"run_id": run_input.run_id[:200], "messages": len(run_input.new_messages),
                "resume": len(plan)}
     if run_input.dropped:

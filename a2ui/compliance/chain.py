@@ -12,22 +12,21 @@ import hashlib
 import json
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core import auditchain as chain
-from a2ui.infra import hotsql
 from a2ui.models import AuditAnchor, AuditChainHead, AuditEvent
+from a2ui.models import audit as audit_models
 
 CHUNK = 5000
 ROW_FIELDS = ("id", "seq", "prev_hash", "chain_hash", "content_digest", "at", "action",
               "target_type", "session_id", "actor_label", "target_id", "details", "redacted_at")
 
 
-def site():
-    return a2ui_settings.AUDIT_SITE
+site = audit_models.site
 
 
 def signing_key():
@@ -38,37 +37,6 @@ def signing_key():
     secret = settings.SECRET_KEY
     secret = secret.encode() if isinstance(secret, str) else secret
     return hashlib.sha256(b"a2ui.audit.checkpoint-key\x00" + secret).digest()
-
-
-def _bump_head(name):
-    """``(seq, hash)`` of the head once this writer took the next number; the head's lock is
-    held until the transaction commits (``hotsql.bump_audit_head``)."""
-    link = hotsql.bump_audit_head(name)
-    if link is not None:
-        return link
-    try:
-        with transaction.atomic():
-            AuditChainHead.objects.create(site=name, seq=0, hash=chain.GENESIS)
-    except IntegrityError:
-        pass  # another writer created it first
-    return hotsql.bump_audit_head(name)
-
-
-def chained_insert(event, insert):
-    """Give ``event`` its place in the chain and ``insert()`` it, in one transaction."""
-    with transaction.atomic():
-        name = event.site or site()
-        event.site = name
-        event.seq, event.prev_hash = _bump_head(name)
-        if event.redacted_at is None:
-            event.content_digest = chain.content_digest(
-                event.actor_label, event.target_id, event.details)
-        event.chain_hash = chain.link_hash(
-            site=name, seq=event.seq, prev=event.prev_hash, at=event.at, action=event.action,
-            target_type=event.target_type, session_id=event.session_id,
-            content=event.content_digest)
-        insert()
-        AuditChainHead.objects.filter(site=name).update(hash=event.chain_hash)
 
 
 # -- verification ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ What is held about a person (``user``):
 * the agents they own (names only) and their account's identity fields.
 
 Erasure first revokes their stream tokens in force and closes their live sessions (through
-``a2ui.sessions.revocation``, so sockets in every process close), then in one transaction:
+``a2ui.push.revocation``, so sockets in every process close), then in one transaction:
 deletes what their sessions showed and awaited, anonymizes the session rows (kept for
 statistics: state, counters, dates), deletes consent records and stream token records, drops
 them as owner of agents, and redacts the audit events about them (actor label, target id and
@@ -198,7 +198,7 @@ def _counts(user):
 def erase(user, *, actor=None, dry_run=False):
     """Erase what is held about ``user`` (or, with ``dry_run``, count it). Audited as
     ``person.erase``. Returns an ErasureReport."""
-    from a2ui.sessions import revocation
+    from a2ui.push import revocation
 
     report = ErasureReport(user_id=user.pk, dry_run=dry_run, counts=_counts(user))
     if not dry_run:

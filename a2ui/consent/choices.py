@@ -28,10 +28,8 @@ from django.utils import timezone
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault, invalid_input
-from a2ui.core.events import Kind
 from a2ui.infra import dbthreads, groups, shared
 from a2ui.models import A2UIConsentRecord, A2UISessionLog
-from a2ui.push import fanout as stream
 
 CACHE_TTL = 300
 MAX_TYPE_LENGTH = 64
@@ -69,7 +67,7 @@ def require(missing):
 
     Where ``missing`` comes from depends only on the caller: a person's socket keeps it in
     memory (``consumers.session.SessionSocket.check_consent``), the agent side and the
-    socketless paths read it per session or per person (``aensure_session``,
+    socketless paths read it per session or per person (``a2ui.push.admit.consent_gate``,
     ``arequire_person``).
     """
     if missing:
@@ -161,18 +159,6 @@ async def amissing_for_session(session_id):
             active = await dbthreads.run(lambda: active_types(_session_user(session_id)))
         await _cache_active(hexid, active)
     return [t for t in required if t not in active]
-
-
-async def aensure_session(session_id, prompt=True):
-    """Raise -32010 if the session's person lacks a required consent.
-
-    With ``prompt``, the session's sockets are first sent ``a2ui.consent_required``, so the
-    person can answer what the agent is waiting for.
-    """
-    missing = await amissing_for_session(session_id)
-    if missing and prompt:
-        await stream.emit(session_id, Kind.CONSENT_REQUIRED, {"consent_types": describe(missing)})
-    require(missing)
 
 
 async def arequire_person(user_id):
@@ -324,18 +310,9 @@ async def anotify(change):
         },
     )
     for sid, agent_id in sessions:
-        if agent_id:
-            await groups.send_group(
-                groups.agent_group(agent_id),
-                groups.agent_event(
-                    "consent.changed",
-                    {
-                        "session_id": str(sid),
-                        "consent_type": change["consent_type"],
-                        "granted": change["granted"],
-                    },
-                ),
-            )
+        await groups.tell_agent(agent_id, "consent.changed", {
+            "session_id": str(sid), "consent_type": change["consent_type"],
+            "granted": change["granted"]})
 
 
 def notify(changes):

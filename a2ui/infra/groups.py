@@ -39,6 +39,15 @@ def token_group(jti):
     return f"a2ui.t.{uuid.UUID(str(jti)).hex}"
 
 
+async def tell_agent(agent_id, method, params):
+    """Tell the agent ``agent_id`` (if any) of something in one of its sessions: the one way
+    every session notice and person input reaches an agent (``agent_event`` to its group; its
+    relay in each process hands it to the socket holding the session,
+    ``a2ui.sessions.agentroute``)."""
+    if agent_id:
+        await send_group(agent_group(agent_id), agent_event(method, params))
+
+
 async def send_group(group, event):
     await get_channel_layer().group_send(group, event)
 

@@ -96,12 +96,10 @@ def forget_caches():
     pinned by the libraries' own survivors (docs/performance.md, "Soak"). Each refills on use.
     """
     from a2ui.core import adapters
-    from a2ui.push import direct
-    from a2ui.sessions import counters as metrics
 
     adapters.clear_caches()  # what the protocols declare (Adapter.caches): encoded pushes ...
-    direct.forget_unwatched()  # the last minute's publishes to sessions watched here no more
-    metrics.forget_activated()  # sessions already moved to active
+    for forget in FORGETS:  # the owners' own (direct delivery's publishes, sessions activated)
+        forget()
     urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
     re.purge()
     sys._clear_type_cache()  # attribute names looked up per message (handler names ...)
@@ -123,6 +121,17 @@ def forget_parsed_statements():
         cache_clear = getattr(getattr(_queries, name, None), "cache_clear", None)
         if cache_clear is not None:
             cache_clear()
+
+
+#: Functions emptying a cache of what busy sockets left behind, called at each collection
+#: (:func:`forget_caches`). Added to by the modules that own the caches (:func:`on_collect`).
+FORGETS = []
+
+
+def on_collect(forget):
+    """Have ``forget()`` (emptying a cache of its module's) called at each collection."""
+    if forget not in FORGETS:
+        FORGETS.append(forget)
 
 
 #: Functions returning dicts and sets that grow with the open sockets (a registry of them):

@@ -25,7 +25,7 @@ import zlib
 
 from a2ui.conf import a2ui_settings
 from a2ui.infra import redisline, redisurl
-from a2ui.infra.shared import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
+from a2ui.infra.localstate import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
 #: A command (or a wait for a pooled connection) that takes longer fails.
 REDIS_TIMEOUT_SECONDS = 15

@@ -34,16 +34,16 @@ from django.utils import timezone
 from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
+from a2ui.core.content import methods as wire
 from a2ui.core.errors import DomainError
 from a2ui.infra import caps, groups, tracing
-from a2ui.jsonrpc import pushes
-from a2ui.push import entry as agentapi
-from a2ui.push import pipeline as delivery
+from a2ui.push import answers, outcome, sweep
+from a2ui.push import entry as pushentry
 from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from a2ui.runs import records as runs
-from a2ui.sessions import agentroute, housekeeping, presence
+from a2ui.sessions import agentroute, presence
 from a2ui.sessions import lifecycle as sessions
 
 #: Requests of one agent socket whose trace context it keeps for the answer's span.
@@ -92,7 +92,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The agent's people are told it is online if this is its first socket or listener.
         await presence.ajoin(self.agent.id, self.channel_name)
         await self.accept()
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
         if waiting:  # answers given while no socket of the agent could take them
             await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
@@ -120,7 +120,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).
         entry = agentmethods.get(msg.method)
         if entry is None or not entry.socket:  # seed 000's -32601, as for any unknown method
-            pushes.validate(msg.method, idempotency.pop(msg.params)[0])
+            wire.agent_message(msg.method, idempotency.pop(msg.params)[0])
         if msg.method == "a2ui.sessions":
             return {"sessions": await sessions.alive_sessions(self.agent)}
         if msg.method == "a2ui.pending":
@@ -145,7 +145,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if entry.awaits:
             if key is not None:
                 raise idempotency.for_request(key)
-            seq, request = await agentapi.apush(
+            seq, request = await pushentry.apush(
                 self.agent.id, session_id, msg.method, params,
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
@@ -154,10 +154,10 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             if traced is not None and len(self.request_traces) < MAX_REQUEST_TRACES:
                 self.request_traces[(str(request.session_id), request.request_id)] = traced
             return NO_RESPONSE
-        result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
+        result = await pushentry.apush(self.agent.id, session_id, msg.method, params, key=key)
         if entry.shape == "result":
             return result
-        return delivery.answer(result)
+        return outcome.answer(result)
 
     async def _take_pending(self, params):
         if params is None:
@@ -165,7 +165,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if not isinstance(params, dict):
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
                                 data={"path": "params"})
-        items, taken = await pending.apending(self.agent.id, params.get("session_id"),
+        items, taken = await answers.apending(self.agent.id, params.get("session_id"),
                                               self.channel_name)
         for request in taken:
             self._arm_timer(request)
@@ -181,7 +181,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             # cancels the timer it finds) while aexpire still tells the person's sockets.
             if self.timers.get(key) is asyncio.current_task():
                 del self.timers[key]
-            await pending.aexpire(request.session_id, request.request_id)
+            await answers.aexpire(request.session_id, request.request_id)
 
         old = self.timers.pop(key, None)
         if old is not None:

@@ -137,6 +137,7 @@ def registries():
 
 
 memory.register(registries)
+memory.on_collect(forget_unwatched)
 
 
 def clear():

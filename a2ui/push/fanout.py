@@ -1,11 +1,16 @@
-"""A session's event stream: number each event and deliver it to every socket of the session.
+"""Stage 6 of a push, the fan-out: hand a numbered event to every client of its session.
 
-Every change a person can see goes through here as one ``a2ui.core.events`` event: it takes
-the session's next sequence number (``shared``: one Redis round trip, which also reads the
-open-socket count), then goes straight to this process's consumers when they are all the
-session has (``direct``), else as one group send to ``a2ui.s.<session>``. Each protocol's
-consumers translate the kinds they know and ignore the rest; all of them see every number, so
-a gap means a loss whatever the kind.
+Straight to this process's consumers when they are all the session has (``a2ui.push.direct``),
+else one publish to the session's group ``a2ui.s.<session>`` on the channel layer, which every
+process holding one of its clients reads. Before it leaves, an event of a kind replay folds is
+kept for the compliance replay (``a2ui.compliance.replay``: the replay hook), and the current
+trace context rides along (``a2ui.infra.tracing``). Each protocol's listener shows the kinds it
+knows and drops the rest; all of them see every number, so a gap means a loss whatever the
+kind.
+
+:func:`emit` is the whole of stages 5 and 6 for an event that has no store of its own to wait
+for (a request closed, a consent prompt, a component expired); :func:`repair` makes every
+client of a session resync when a stored push could not be sent.
 """
 
 import asyncio
@@ -13,29 +18,33 @@ import logging
 
 from a2ui.compliance import replay as replaylog
 from a2ui.core import events, replay
-from a2ui.infra import groups, prom, shared, tracing
-from a2ui.push import direct
-from a2ui.sessions.clients import Sent, count
+from a2ui.infra import groups, prom, tracing
+from a2ui.push import direct, sequence
+from a2ui.push.outcome import Sent, reached
+from a2ui.sessions import clients as registry
 
 log = logging.getLogger("a2ui.services")
 
 
 async def emit(sid, kind, data, clients=False):
-    """Number and deliver one event of session ``sid`` (a UUID); returns its sequence number.
-
-    ``clients``: a ``clients.Sent``, the number with the session's attached clients per
-    protocol (read in the same round trip), for the push's answer.
-    """
-    seq, epoch, sockets, *members = await shared.next_seq_and_sockets(
-        sid.hex, direct.wanted(sid.hex), clients)
+    """Number and send one event of session ``sid`` (a UUID); returns its sequence number, or
+    with ``clients`` a :class:`~a2ui.push.outcome.Sent` (the number with the session's
+    attached clients, read in the same round trip, for a push's answer)."""
+    seq, epoch, sockets, *members = await sequence.take(sid, clients)
     await send(sid, seq, sockets, events.to_message(kind, data, seq, epoch))
-    return Sent(seq, count(members[0])) if clients else seq
+    return sent(seq, kind, members[0]) if clients else seq
+
+
+def sent(seq, kind, members):
+    """The :class:`Sent` of event ``seq`` of ``kind`` given the session's client members."""
+    attached = registry.count(members)
+    return Sent(seq, attached, reached(kind, attached))
 
 
 async def send(sid, seq, sockets, message):
     """Straight to this process's consumers when they are all the session has, else the group.
 
-    An event of a kind replay folds is kept (``replaylog``); the current trace context rides
+    An event of a kind replay folds is kept (the replay hook); the current trace context rides
     along in the message (``tracing.inject``; none when off)."""
     if message.get("kind") in replay.KINDS:
         await replaylog.arecord(sid, seq, message["kind"], message["data"])
@@ -84,7 +93,7 @@ def repair(sid):
 async def _repair(sid):
     for _ in range(REPAIR_TRIES):
         try:
-            seq, _, sockets = await shared.next_seq_and_sockets(sid.hex, direct.wanted(sid.hex))
+            seq, _, sockets = await sequence.take(sid)
             await send(sid, seq, sockets, resync_message())
             return True
         except Exception:

@@ -1,11 +1,12 @@
-"""What a push's agent is told is what happened: idempotency keys and unknown outcomes.
+"""Stage 4 of a push, the keys: what the agent is told is what happened (idempotency keys
+and unknown outcomes).
 
 A push is stored first (committed), then delivered; what the agent is answered follows that:
 
 * a failure before or at the store (nothing committed) is an error, and nothing was sent;
 * a failure after the commit (Redis or the channel layer failed to number or deliver it) is a
   success with a ``warning``: the push is stored, and the session's clients show it when they
-  resync (``stream.repair`` makes them);
+  resync (``fanout.repair`` makes them);
 * a database connection lost while storing leaves the commit unknown. With an idempotency key
   the server finds out at once (``probe``: a committed key is there, one in flight is waited
   for); without one, or when the database cannot tell yet, the answer is ``OUTCOME_UNKNOWN``
@@ -27,13 +28,14 @@ push is sent and removed again when sending fails, so they are shown at most onc
 import logging
 from datetime import timedelta
 
-from django.db import DatabaseError, InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import hotsql
+from a2ui.infra import dbthreads, sql
 from a2ui.models import PushKey
+from a2ui.push import fanout
 
 log = logging.getLogger("a2ui.outcomes")
 
@@ -83,7 +85,7 @@ def keyed(session_id, apply, key, fingerprint, outcome, *args):
     """
     try:
         with transaction.atomic():
-            if hotsql.push_key(session_id, key.value) is not None:
+            if push_key(session_id, key.value) is not None:
                 raise _Taken
             try:
                 result = apply(session_id, *args)
@@ -92,7 +94,7 @@ def keyed(session_id, apply, key, fingerprint, outcome, *args):
                 if _stored(session_id, key):
                     raise _Taken from None
                 raise
-            if hotsql.insert_key(session_id, key.value, fingerprint, outcome(result),
+            if insert_key(session_id, key.value, fingerprint, outcome(result),
                                  timezone.now()):
                 return result, None
             raise _Taken
@@ -103,7 +105,7 @@ def keyed(session_id, apply, key, fingerprint, outcome, *args):
 
 def _stored(session_id, key):
     try:
-        return hotsql.push_key(session_id, key.value) is not None
+        return push_key(session_id, key.value) is not None
     except DatabaseError:  # the refusal's transaction cannot read any more: it stands
         return False
 
@@ -111,19 +113,19 @@ def _stored(session_id, key):
 def claim(session_id, key, fingerprint, outcome=None):
     """Store the key alone (a push that stores nothing else); None when stored now, else the
     original outcome."""
-    if hotsql.insert_key(session_id, key.value, fingerprint, outcome or {}, timezone.now()):
+    if insert_key(session_id, key.value, fingerprint, outcome or {}, timezone.now()):
         return None
     return replay(session_id, key, fingerprint)
 
 
 def release(session_id, key):
     """Forget a claimed key whose push was not sent (so a retry sends it)."""
-    hotsql.delete_key(session_id, key.value)
+    delete_key(session_id, key.value)
 
 
 def replay(session_id, key, fingerprint):
     """The stored outcome of ``key``; -32602 when it was stored for a different push."""
-    row = hotsql.push_key(session_id, key.value)
+    row = push_key(session_id, key.value)
     if row is None:  # expired between the INSERT and here: the push is long gone
         return {}
     if row.fingerprint != fingerprint:
@@ -137,10 +139,10 @@ def probe(session_id, key):
     """After a lost connection: the outcome stored with ``key``, or None when the push was not
     stored. A transaction still holding the key is waited for (the INSERT below blocks on it)."""
     with transaction.atomic():
-        if hotsql.insert_key(session_id, key.value, "", {}, timezone.now()):
+        if insert_key(session_id, key.value, "", {}, timezone.now()):
             transaction.set_rollback(True)
             return None
-    row = hotsql.push_key(session_id, key.value)
+    row = push_key(session_id, key.value)
     return None if row is None else row.outcome
 
 
@@ -174,20 +176,56 @@ async def asettle(session_id, key):
     """After a connection lost while storing a push with ``key``: its stored outcome, or None
     when it was not stored; OUTCOME_UNKNOWN when the database cannot tell yet (the session's
     clients are then told to resync, so they show the push exactly if it is stored)."""
-    from a2ui.infra import dbthreads
-    from a2ui.push import fanout as stream
-
     try:
         return await dbthreads.run(probe, session_id, key)
     except DatabaseError:
-        stream.repair(session_id)
+        fanout.repair(session_id)
         raise unknown(session_id, key) from None
 
 
 def lost(session_id, key=None):
     """A push's store lost its connection and the outcome cannot be found out: tell the
     session's clients to resync and return the OUTCOME_UNKNOWN error to raise."""
-    from a2ui.push import fanout as stream
-
-    stream.repair(session_id)
+    fanout.repair(session_id)
     return unknown(session_id, key)
+
+
+# The statements (``a2ui.infra.sql``) -------------------------------------------------------------
+
+
+def insert_key(session_id, key, fingerprint, outcome, created_at):
+    """INSERT the session's push key ``key`` unless it is there: True when this call stored it.
+
+    A key still held by a transaction in flight makes the statement wait for that transaction's
+    end (the unique index), so False means a push with this key was committed."""
+    connection = connections["default"]
+    table, cols = sql.names(PushKey)
+    statement = (f"INSERT INTO {table} ({cols['session']}, {cols['key']}, {cols['fingerprint']}, "
+           f"{cols['outcome']}, {cols['created_at']}) VALUES (%s, %s, %s, %s, %s) "
+           f"ON CONFLICT ({cols['session']}, {cols['key']}) DO NOTHING")
+    params = [sql.prep(PushKey, "session", session_id, connection), key, fingerprint,
+              sql.prep(PushKey, "outcome", outcome, connection),
+              sql.prep(PushKey, "created_at", created_at, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.rowcount == 1
+
+
+def push_key(session_id, key):
+    """The session's push key ``key`` (a PushKey) or None."""
+    connection = connections["default"]
+    table, columns = sql.select_all(PushKey)
+    _, cols = sql.names(PushKey)
+    statement = f"SELECT {columns} FROM {table} WHERE {cols['session']} = %s AND {cols['key']} = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [sql.prep(PushKey, "session", session_id, connection), key])
+        row = cursor.fetchone()
+    return None if row is None else sql.instance(PushKey, row, connection)
+
+
+def delete_key(session_id, key):
+    connection = connections["default"]
+    table, cols = sql.names(PushKey)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {table} WHERE {cols['session']} = %s AND {cols['key']} = %s",
+                       [sql.prep(PushKey, "session", session_id, connection), key])

@@ -29,12 +29,9 @@ from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
-from a2ui.core.events import Kind
-from a2ui.infra import dbthreads, groups, hotsql, prom
+from a2ui.infra import dbthreads, sql
 from a2ui.models import A2UISessionLog, PendingRequest
-from a2ui.push import fanout as stream
-from a2ui.sessions import lifecycle as sessions
-from a2ui.sessions.counters import buffer
+from a2ui.requests import sql as request_sql
 from a2ui.surfaces import components
 
 Status = PendingRequest.Status
@@ -76,7 +73,7 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
     (``RequestIdUsed``)."""
     now = timezone.now()
     try:
-        return hotsql.insert(PendingRequest(
+        return sql.insert(PendingRequest(
             session_id=session_id,
             request_id=params["request_id"],
             kind=kind,
@@ -88,7 +85,7 @@ def create(session_id, kind, params, reply_channel="", rpc_id=None):
             created_at=now,
         ))
     except IntegrityError:
-        existing = hotsql.request(session_id, params["request_id"])
+        existing = request_sql.request(session_id, params["request_id"])
         if existing is None:  # the session was deleted
             raise DomainError(Fault.SESSION_NOT_FOUND,
                               data={"session_id": str(session_id)}) from None
@@ -125,7 +122,7 @@ def _retake(row, channel, rpc_id):
     moved, expired = [], False
     if row.status == Status.PENDING and row.deadline <= timezone.now():
         expired = _finish(row.session_id, row.request_id, row.kind, Status.TIMED_OUT) is not None
-        row = hotsql.request(row.session_id, row.request_id)
+        row = request_sql.request(row.session_id, row.request_id)
     if row.status == Status.PENDING and _repoint(row, channel, moved, rpc_id, retry=True):
         return Asked(row, False, moved, expired)
     # Resolved (before or meanwhile): its outcome goes to this caller, who claims it.
@@ -135,20 +132,7 @@ def _retake(row, channel, rpc_id):
         raise DomainError(Fault.REQUEST_TAKEN_OVER, "Request taken over by another waiter",
                           data={"session_id": str(row.session_id),
                                 "request_id": row.request_id})
-    return Asked(hotsql.request(row.session_id, row.request_id), False, moved, expired)
-
-
-async def aretried(asked):
-    """Tell the waiters of a retry (``ask`` with ``new`` False): the old ones that lost the
-    request, and the new one its outcome if it has one."""
-    await _tell_moved(asked.moved)
-    row = asked.row
-    if asked.expired:
-        await _notify(row)  # the waiter and the person's clients
-    elif row.status != Status.PENDING and row.reply_channel:
-        await groups.send_channel(row.reply_channel, groups.answer_event(
-            row.session_id, row.request_id, row.status, _outcome_value(row), row.rpc_id,
-            row.kind))
+    return Asked(request_sql.request(row.session_id, row.request_id), False, moved, expired)
 
 
 def _finish(session_id, request_id, kind, status, answer=None):
@@ -156,7 +140,7 @@ def _finish(session_id, request_id, kind, status, answer=None):
 
     An answer is taken only while some agent can still receive it: before the deadline, the
     session live and its agent not revoked (``deliverable``)."""
-    return hotsql.finish_request(session_id, request_id, kind, status, answer, timezone.now(),
+    return request_sql.finish_request(session_id, request_id, kind, status, answer, timezone.now(),
                                  deliverable=status == Status.ANSWERED, live_states=LIVE)
 
 
@@ -165,7 +149,7 @@ def answer(session_id, request_id, kind, value):
     row = _finish(session_id, request_id, kind, Status.ANSWERED, value)
     if row is not None:
         return row
-    existing = hotsql.request(session_id, request_id)
+    existing = request_sql.request(session_id, request_id)
     if existing is None or existing.kind != kind:
         raise DomainError(
             Fault.INVALID_INPUT, "Unknown request_id", data={"path": "params.request_id"}
@@ -193,38 +177,11 @@ def cancelled_by(value):
     return "person" if value == PERSON_CANCEL else "session"
 
 
-def _outcome_value(row):
+def outcome_value(row):
     if row.kind == PendingRequest.KIND_CONFIRM:
         if row.status == Status.TIMED_OUT:
             return {"approved": False, "reason": "timeout"}
     return row.answer
-
-
-async def _notify(row):
-    """Tell the waiter and every socket of the session that the request is over."""
-    if row.reply_channel:
-        await groups.send_channel(
-            row.reply_channel,
-            groups.answer_event(
-                row.session_id, row.request_id, row.status, _outcome_value(row), row.rpc_id,
-                row.kind,
-            ),
-        )
-    await stream.emit(
-        row.session_id, Kind.REQUEST_CLOSED,
-        {"request_id": row.request_id, "status": row.status},
-    )
-
-
-async def aanswer(session_id, request_id, kind, value, via=None):
-    """``answer``, then tell the waiter and the session's clients. ``via``: the protocol of
-    the client that answered, for the metrics (``prom.answered``)."""
-    row = await dbthreads.run(answer, session_id, request_id, kind, value)
-    if prom.ON:
-        prom.answered(row, via)
-    buffer.add(session_id)
-    await _notify(row)
-    return row
 
 
 def settle(session_id, request_id, kind, value):
@@ -236,22 +193,10 @@ def settle(session_id, request_id, kind, value):
     row = _finish(session_id, request_id, kind, Status.ANSWERED, value)
     if row is not None:
         return row, True
-    existing = hotsql.request(session_id, request_id)
+    existing = request_sql.request(session_id, request_id)
     if existing is not None and existing.kind == kind and existing.status != Status.PENDING:
         return existing, False
     return answer(session_id, request_id, kind, value), True
-
-
-async def asettle(session_id, request_id, kind, value, via=None):
-    """``settle``; the waiter and the session's clients are told once, by the call that took
-    the answer (``via``: as ``aanswer``'s)."""
-    row, taken = await dbthreads.run(settle, session_id, request_id, kind, value)
-    if taken:
-        if prom.ON:
-            prom.answered(row, via)
-        buffer.add(session_id)
-        await _notify(row)
-    return row, taken
 
 
 def respond(session_id, request_id, value):
@@ -260,19 +205,6 @@ def respond(session_id, request_id, value):
     if components.is_form(session_id, request_id):
         return None
     return answer(session_id, request_id, PendingRequest.KIND_INPUT, value)
-
-
-async def arespond(session_id, request_id, value, via=None):
-    """``respond`` in one database call; False for a form's submission, which the caller
-    forwards to the agent, True for an answer taken (``via``: as ``aanswer``'s)."""
-    row = await dbthreads.run(respond, session_id, request_id, value)
-    if row is None:
-        return False
-    if prom.ON:
-        prom.answered(row, via)
-    buffer.add(session_id)
-    await _notify(row)
-    return True
 
 
 def open_request(session_id, request_id):
@@ -298,27 +230,6 @@ def open_requests(session_id):
 aopen_requests = dbthreads.wrap(open_requests)
 
 
-async def acancel(session_id, request_id):
-    """The person cancels an open request (AG-UI ``resume`` ``cancelled``); True if it was open.
-    The waiter gets ``cancelled`` with :data:`PERSON_CANCEL` (``cancelled_by: "person"``): a
-    cancellation, not a closed session (the session goes on)."""
-    row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.CANCELLED,
-                                                dict(PERSON_CANCEL))
-    if row is None:
-        return False
-    await _notify(row)
-    return True
-
-
-async def aexpire(session_id, request_id):
-    """Time a request out if it is still pending; True if this call did it."""
-    row = await database_sync_to_async(_finish)(session_id, request_id, None, Status.TIMED_OUT)
-    if row is None:
-        return False
-    await _notify(row)
-    return True
-
-
 def overdue():
     return list(
         PendingRequest.objects.filter(status=Status.PENDING, deadline__lte=timezone.now())
@@ -326,24 +237,12 @@ def overdue():
     )
 
 
-async def areap():
-    """Time out open requests past their deadline whose waiter did not (it died).
-
-    Only the deadline counts: a request whose waiter died is left open until then, for a
-    reconnecting agent to take over. The timeout is then an undelivered outcome like an answer.
-    """
-    count = 0
-    for session_id, request_id in await database_sync_to_async(overdue)():
-        count += await aexpire(session_id, request_id)
-    return count
-
-
 # Delivery to agents ---------------------------------------------------------------------------
 
 
 def claim(session_id, request_id, channel):
     """Mark an outcome delivered to the waiter on ``channel``; True if this call won it."""
-    return bool(hotsql.claim_outcome(session_id, request_id, channel, timezone.now()))
+    return bool(request_sql.claim_outcome(session_id, request_id, channel, timezone.now()))
 
 
 # On the pool: every answer is claimed by the agent socket that waits for it, and that socket's
@@ -389,7 +288,7 @@ def describe(row):
     }
     if row.status != Status.PENDING:
         item["resolved_at"] = row.resolved_at.isoformat() if row.resolved_at else None
-        item["answer"] = _outcome_value(row) if row.status != Status.CANCELLED else None
+        item["answer"] = outcome_value(row) if row.status != Status.CANCELLED else None
         if row.status == Status.CANCELLED:
             item["cancelled_by"] = cancelled_by(row.answer)
     return item
@@ -460,27 +359,3 @@ def _repoint(row, channel, moved, rpc_id=None, retry=False):
     return False
 
 
-async def apending(agent_id, session_id=None, channel=""):
-    """``a2ui.pending``, the one operation every agent transport exposes after a restart (the
-    agent socket's ``a2ui.pending``, ``POST /api/v4/requests``, ``agents.apending``, MCP's
-    ``pending_requests``): what waits for the agent, taken over by the caller (``take_over``).
-    ``session_id`` (a UUID or its text; -32000 for anything else) narrows it to one session;
-    ``channel`` is the caller's, if it can hear outcomes later (a socket). Returns
-    ``(items, open requests re-pointed to channel)``."""
-    if session_id is not None:
-        session_id = sessions.parse_session_id(session_id)
-    return await atake_over(agent_id, channel, session_id)
-
-
-async def atake_over(agent_id, channel, session_id=None):
-    items, taken, moved = await database_sync_to_async(take_over)(agent_id, channel, session_id)
-    await _tell_moved(moved)
-    return items, taken
-
-
-async def _tell_moved(moved):
-    for old_channel, old_rpc_id, row in moved:
-        await groups.send_channel(
-            old_channel,
-            groups.answer_event(row.session_id, row.request_id, MOVED, None, old_rpc_id, row.kind),
-        )

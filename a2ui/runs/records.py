@@ -38,10 +38,12 @@ from a2ui.conf import a2ui_settings
 from a2ui.core.content.sanitize import clean_display_string, sanitize_tree
 from a2ui.core.errors import DomainError, Fault, invalid_input
 from a2ui.core.events import Kind
-from a2ui.infra import dbthreads, groups, hotsql, outages
+from a2ui.infra import dbthreads, groups, outages
 from a2ui.models import AgentRun
+from a2ui.push import admit
 from a2ui.push import fanout as stream
 from a2ui.runs import leases as runleases
+from a2ui.runs import sql as run_sql
 from a2ui.sessions import lifecycle as sessions
 
 log = logging.getLogger(__name__)
@@ -214,7 +216,7 @@ def heartbeat_many(keys):
     (``session_id`` a UUID). On PostgreSQL one statement of one shape whatever the number of
     runs (the keys as two arrays); elsewhere two, of a shape per number."""
     if connections["default"].vendor == "postgresql":
-        return hotsql.heartbeat_runs(keys, timezone.now())
+        return run_sql.heartbeat_runs(keys, timezone.now())
     match = functools.reduce(operator.or_, (Q(session_id=sid, run_id=rid) for sid, rid in keys))
     AgentRun.objects.filter(match, status=Status.RUNNING).update(heartbeat_at=timezone.now())
     return {(sid, rid): (status, outcome) for sid, rid, status, outcome in
@@ -299,7 +301,7 @@ async def _agent_end(agent_id, session_id, run_id, status, outcome, path):
     """``{"ended": true, "delivered": bool, "seq": n}``: ``delivered`` False when the run's
     stream was lost (its process died), so no client receives the end."""
     _check_run_id(run_id, path)
-    sid = await sessions.aensure_agent_session(agent_id, session_id)
+    sid = await admit.agent_session(agent_id, session_id)
     lost = await _alost(await _arunning_rows(sid, run_id))
     if not await aend_row(sid, run_id, status, outcome):
         raise await _not_running(sid, run_id, path)
@@ -350,10 +352,9 @@ async def aend(agent_id, session_id, run_id, status, outcome=None):
     """The stream ends the run (interrupt, timeout, person gone); tells the agent if it won."""
     if not await aend_row(session_id, run_id, status, outcome):
         return False
-    if agent_id:
-        await groups.send_group(groups.agent_group(agent_id), groups.agent_event(ENDED, {
-            "session_id": str(session_id), "run_id": run_id, "status": str(status),
-            **(outcome or {})}))
+    await groups.tell_agent(agent_id, ENDED, {
+        "session_id": str(session_id), "run_id": run_id, "status": str(status),
+        **(outcome or {})})
     return True
 
 
@@ -398,9 +399,7 @@ aoutcome_of = database_sync_to_async(outcome_of)
 
 async def anotify_started(agent_id, session_id, notice):
     """``agui.run_started`` to the agent's socket holding the session (``agentroute``)."""
-    if agent_id:
-        await groups.send_group(groups.agent_group(agent_id), groups.agent_event(
-            STARTED, {"session_id": str(session_id), **notice}))
+    await groups.tell_agent(agent_id, STARTED, {"session_id": str(session_id), **notice})
 
 
 def running(agent_id, session_id=None):

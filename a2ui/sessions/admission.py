@@ -27,24 +27,23 @@ import math
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from channels.db import database_sync_to_async
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
-from a2ui.core.closes import CloseCode
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import dbthreads
 from a2ui.models import A2UISessionLog, Agent
 from a2ui.sessions.lifecycle import (
     LIVE,
     State,
-    _announce_close,
-    _idle_limit,
-    _resume_cutoff,
     close_session,
+    idle_limit,
+    parse_session_id,
     record_rejected,
+    resume_cutoff,
 )
 
 REPLACED_REASON = "Replaced by a new session of the same person (session limit)."
@@ -188,10 +187,10 @@ def _take_over_detached(token, now):
     The claim is a conditional UPDATE (still live, still detached within the window): of two
     claims of one session, one wins, the other tries the next candidate.
     """
-    cutoff = _resume_cutoff(now)
+    cutoff = resume_cutoff(now)
     candidates = A2UISessionLog.objects.filter(
         user_id=token.user_id, agent_id=token.agent_id, state__in=LIVE,
-        detached_at__gte=cutoff, last_activity__gte=now - _idle_limit(),
+        detached_at__gte=cutoff, last_activity__gte=now - idle_limit(),
     ).order_by("-detached_at").values_list("pk", flat=True)[:5]
     for pk in list(candidates):
         claimed = A2UISessionLog.objects.filter(
@@ -215,28 +214,64 @@ def record_limit_rejection(token, client_info=None, capabilities=None):
     return record_rejected(token, LIMIT_REASON, client_info, capabilities)
 
 
-def _admit_or_record(token, client_info, capabilities, reuse):
+def admit_or_record(token, client_info, capabilities, reuse):
     opened = admit(token, client_info, capabilities, reuse=reuse)
     if opened.session is None:
         record_limit_rejection(token, client_info, capabilities)
     return opened
 
 
-async def aadmit(token, client_info, capabilities, *, reuse=False):
-    """``admit`` for consumers: announces the sessions closed to make room (their agent gets
-    ``session.closed``), then returns ``(session, resumed)`` or raises -32007."""
-    opened = await dbthreads.run(_admit_or_record, token, client_info, capabilities, reuse)
-    return await aannounce(opened)
+# Opening and resuming --------------------------------------------------------------------------
 
 
-async def aannounce(opened):
-    """What ``aadmit`` does after ``admit``: the closes announced, then ``(session, resumed)``
-    or -32007."""
-    for session, cancelled in opened.closed:
-        await _announce_close(
-            session, cancelled, State.CLOSED, REPLACED_REASON,
-            CloseCode.SESSION_NOT_FOUND,
-        )
+def open_session(token, client_info, capabilities):
+    """A new session (never a take-over) or -32007: ``admission.admit`` decides."""
+    opened = admit(token, client_info, capabilities)
     if opened.session is None:
         raise opened.refusal.error()
-    return opened.session, opened.resumed
+    return opened.session
+
+
+def resume_session(token, session_id):
+    """Reattach a live session of the same user and agent and return it.
+
+    The caller joins the session's group first and reads ``snapshot`` after, so nothing pushed
+    in between is missed.
+    """
+    sid = parse_session_id(session_id)
+    session = A2UISessionLog.objects.filter(pk=sid).first()
+    if (
+        session is None
+        or session.user_id != token.user_id
+        or session.agent_id != token.agent_id
+        or session.state not in LIVE
+    ):
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+    now = timezone.now()
+    if session.last_activity < now - idle_limit():
+        close_session(sid, State.TIMED_OUT, "Inactive for too long.")
+        raise DomainError(Fault.SESSION_EXPIRED, data={"session_id": str(sid)})
+    # Conditional: a session detached for longer than the resume window is the sweep's to
+    # close (it closes only what is still detached that long), never both.
+    def claim():
+        return A2UISessionLog.objects.filter(
+            Q(detached_at__isnull=True) | Q(detached_at__gte=resume_cutoff(now)),
+            pk=sid, state__in=LIVE,
+        ).update(detached_at=None, token=token, last_activity=now)
+
+    if session.detached_at is not None and session.agent_id is not None:
+        # A detached session takes no place in the agent's limits: it claims one again.
+        resumed = reattach(session.agent_id, session.user_id, sid, claim)
+    else:
+        resumed = claim()
+    if not resumed:
+        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
+    session.refresh_from_db()
+    audit.record(
+        "session.resume", actor=token.user, agent=session.agent, target=session,
+        session_id=sid,
+    )
+    return session
+
+
+aresume_session = database_sync_to_async(resume_session)

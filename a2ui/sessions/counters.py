@@ -26,7 +26,7 @@ from django.db import connection, connections
 from django.db.models import F
 
 from a2ui.conf import a2ui_settings
-from a2ui.infra import dbthreads, outages
+from a2ui.infra import dbthreads, memory, outages
 from a2ui.models import A2UISessionLog
 
 log = logging.getLogger(__name__)
@@ -215,6 +215,9 @@ _activated = {}
 def forget_activated():
     """Drop the sessions remembered as active (``a2ui.infra.memory``, once sockets closed)."""
     _activated.clear()
+
+
+memory.on_collect(forget_activated)
 
 
 def _write_postgresql(taken):

@@ -11,17 +11,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from channels.db import database_sync_to_async
-from django.db.models import Q
 from django.utils import timezone
 
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
-from a2ui.core.closes import CloseCode
+from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
-from a2ui.core.events import Kind
-from a2ui.infra import dbthreads, groups, shared
+from a2ui.infra import dbthreads, shared
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
-from a2ui.push import fanout as stream
+from a2ui.sessions import agentroute
 from a2ui.sessions.counters import buffer
 from a2ui.surfaces import activity
 
@@ -55,7 +53,7 @@ def _parse_uuid(value):
         ) from None
 
 
-def _idle_limit():
+def idle_limit():
     return timedelta(seconds=a2ui_settings.SESSION_INACTIVITY_TIMEOUT_SECONDS)
 
 
@@ -65,26 +63,8 @@ def _idle_limit():
 GONE_REASON = "Disconnected and not resumed."
 
 
-def _resume_cutoff(now):
+def resume_cutoff(now):
     return now - timedelta(seconds=a2ui_settings.RESUME_WINDOW_SECONDS)
-
-
-def open_session(token, client_info, capabilities):
-    """A new session (never a take-over) or -32007: ``admission.admit`` decides."""
-    from a2ui.sessions.admission import admit
-
-    opened = admit(token, client_info, capabilities)
-    if opened.session is None:
-        raise opened.refusal.error()
-    return opened.session
-
-
-async def aopen_session(token, client_info, capabilities):
-    """A new session (the v0.9 socket's handshake); -32007 at the limit (recorded)."""
-    from a2ui.sessions.admission import aadmit
-
-    session, _ = await aadmit(token, client_info, capabilities)
-    return session
 
 
 def record_rejected(token, reason, client_info=None, capabilities=None):
@@ -105,53 +85,6 @@ def record_rejected(token, reason, client_info=None, capabilities=None):
 
 
 arecord_rejected = database_sync_to_async(record_rejected)
-
-
-def resume_session(token, session_id):
-    """Reattach a live session of the same user and agent and return it.
-
-    The caller joins the session's group first and reads ``snapshot`` after, so nothing pushed
-    in between is missed.
-    """
-    sid = _parse_uuid(session_id)
-    session = A2UISessionLog.objects.filter(pk=sid).first()
-    if (
-        session is None
-        or session.user_id != token.user_id
-        or session.agent_id != token.agent_id
-        or session.state not in LIVE
-    ):
-        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
-    now = timezone.now()
-    if session.last_activity < now - _idle_limit():
-        close_session(sid, State.TIMED_OUT, "Inactive for too long.")
-        raise DomainError(Fault.SESSION_EXPIRED, data={"session_id": str(sid)})
-    # Conditional: a session detached for longer than the resume window is the sweep's to
-    # close (it closes only what is still detached that long), never both.
-    def claim():
-        return A2UISessionLog.objects.filter(
-            Q(detached_at__isnull=True) | Q(detached_at__gte=_resume_cutoff(now)),
-            pk=sid, state__in=LIVE,
-        ).update(detached_at=None, token=token, last_activity=now)
-
-    if session.detached_at is not None and session.agent_id is not None:
-        # A detached session takes no place in the agent's limits: it claims one again.
-        from a2ui.sessions.admission import reattach
-
-        resumed = reattach(session.agent_id, session.user_id, sid, claim)
-    else:
-        resumed = claim()
-    if not resumed:
-        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
-    session.refresh_from_db()
-    audit.record(
-        "session.resume", actor=token.user, agent=session.agent, target=session,
-        session_id=sid,
-    )
-    return session
-
-
-aresume_session = database_sync_to_async(resume_session)
 
 
 def live_components(session_id, now=None):
@@ -195,32 +128,14 @@ asnapshot = dbthreads.wrap(snapshot)  # a read: on the pool, beside the per-mess
 # Lookups on the per-message path ---------------------------------------------------------------
 
 
-def _live_owner(session_id):
-    row = (
+def live_owner(session_id):
+    """``(agent_id, user_id)`` of a live session, or None (the push's owner check:
+    ``a2ui.push.admit``)."""
+    return (
         A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE)
         .values_list("agent_id", "user_id")
         .first()
     )
-    return row
-
-
-async def aensure_agent_session(agent_id, session_id):
-    """Raise -32000 unless the session is live and belongs to this agent.
-
-    A Redis (or local) cache answers most calls; the database answers the first and after the
-    cache entry lapses. Closing a session deletes the entry everywhere.
-    """
-    sid = _parse_uuid(session_id)
-    cached = await shared.cached_session(sid.hex)
-    if cached is None:
-        row = await dbthreads.run(_live_owner, sid)
-        if row is None:
-            raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
-        await shared.cache_session(sid.hex, row[0], row[1])
-        cached = (str(row[0] or ""), str(row[1] or ""))
-    if cached[0] != str(agent_id or ""):
-        raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)})
-    return sid
 
 
 def live_sessions(agent):
@@ -245,8 +160,6 @@ ANNOUNCE_LIMIT = 100
 
 
 def _announcements(agent_id, before):
-    from a2ui.consent import choices as consent
-
     rows = (A2UISessionLog.objects.filter(agent_id=agent_id, state__in=LIVE,
                                           created_at__lt=before)
             .select_related("user").order_by("-created_at")[:ANNOUNCE_LIMIT])
@@ -270,8 +183,6 @@ async def aannouncements(agent_id, channel, mode, before):
     agent is not told of the first's sessions. An observer (``events="all"``) is told of all.
     ``before``: when the socket began to get the agent's events; a session opened since then
     is told by its own ``session.opened``, not twice."""
-    from a2ui.sessions import agentroute
-
     found = await database_sync_to_async(_announcements)(agent_id, before)
     return [params for params in found if await agentroute.atake(
         channel, mode, {"method": "session.resumed", "params": params})]
@@ -339,7 +250,7 @@ def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
     if still_detached or past_window:
         rows = rows.filter(detached_at__isnull=False)
     if past_window:
-        rows = rows.filter(detached_at__lt=_resume_cutoff(now))
+        rows = rows.filter(detached_at__lt=resume_cutoff(now))
     updated = rows.update(state=state, closed_at=now, close_reason=reason[:200])
     if not updated:
         return None
@@ -359,43 +270,6 @@ def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
     return session, cancelled
 
 
-async def aclose_session(session_id, state=State.CLOSED, reason="", *, actor=None,
-                         close_code=None, still_detached=False, past_window=False):
-    """Close a session and tell everyone: its sockets (with ``close_code``), its agent, waiters."""
-    sid = _parse_uuid(session_id)
-    result = await database_sync_to_async(close_session)(
-        sid, state, reason, actor, still_detached=still_detached, past_window=past_window
-    )
-    if result is None:
-        return False
-    await _announce_close(*result, state, reason, close_code)
-    return True
-
-
-async def _announce_close(session, cancelled, state, reason, close_code):
-    sid = session.session_id
-    await shared.forget_session(sid.hex)
-    if close_code is not None:
-        await groups.send_group(groups.session_group(sid), groups.close_event(close_code, reason))
-    for req in cancelled:  # in the session's order, so every adapter's state drops them
-        await stream.emit(sid, Kind.REQUEST_CLOSED,
-                          {"request_id": req["request_id"], "status": "cancelled"})
-    for req in cancelled:
-        if req["reply_channel"]:
-            await groups.send_channel(
-                req["reply_channel"],
-                groups.answer_event(sid, req["request_id"], "cancelled", rpc_id=req["rpc_id"],
-                                    kind=req["kind"]),
-            )
-    if session.agent_id:
-        await groups.send_group(
-            groups.agent_group(session.agent_id),
-            groups.agent_event(
-                "session.closed", {"session_id": str(sid), "state": state, "reason": reason}
-            ),
-        )
-
-
 # Housekeeping ----------------------------------------------------------------------------------
 
 
@@ -408,39 +282,18 @@ def due_for_closing():
     now = timezone.now()
     idle = list(
         A2UISessionLog.objects.filter(
-            state__in=LIVE, last_activity__lt=now - _idle_limit()
+            state__in=LIVE, last_activity__lt=now - idle_limit()
         ).values_list("pk", flat=True)
     )
     gone = list(
-        A2UISessionLog.objects.filter(state__in=LIVE, detached_at__lt=_resume_cutoff(now))
+        A2UISessionLog.objects.filter(state__in=LIVE, detached_at__lt=resume_cutoff(now))
         .exclude(pk__in=idle)
         .values_list("pk", flat=True)
     )
     return idle, gone
 
 
-def _reattach(session_id):
+def reattach(session_id):
     A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE).update(detached_at=None)
 
 
-async def areap():
-    """Close what is due; run periodically by every process (closing is idempotent)."""
-
-    idle, gone = await database_sync_to_async(due_for_closing)()
-    closed = 0
-    for sid in idle:
-        closed += await aclose_session(
-            sid, State.TIMED_OUT, "Session inactive for more than the inactivity timeout.",
-            close_code=CloseCode.SESSION_EXPIRED,
-        )
-    for sid in gone:
-        # A socket that resumed while the last one was leaving can find its session marked
-        # detached after it attached (two processes, no common lock): the socket count says.
-        if (await shared.socket_count(sid.hex) or 0) > 0:
-            await database_sync_to_async(_reattach)(sid)
-            continue
-        closed += await aclose_session(
-            sid, State.CLOSED, GONE_REASON,
-            close_code=CloseCode.SESSION_NOT_FOUND, past_window=True,
-        )
-    return closed

@@ -26,7 +26,6 @@ from a2ui.core.activitycheck import check_against
 from a2ui.core.events import Kind
 from a2ui.infra import dbthreads
 from a2ui.models import SessionActivity
-from a2ui.push import fanout as stream
 
 KINDS = A.KINDS
 
@@ -94,17 +93,6 @@ def load(session_id):
 aload = dbthreads.wrap(load)
 
 
-async def apush(agent_id, session_id, kind, data, *, prefix="", key=None):
-    """Check, store and deliver one activity event of an agent; returns its sequence number
-    (``key``: an idempotency key, ``delivery.aemit``)."""
-    from a2ui.push import pipeline as delivery
-
-    clean = check(kind, data, prefix)
-    seq, _ = await delivery.aemit(agent_id, session_id, Kind(kind), clean, prefix=prefix,
-                                  key=key)
-    return seq
-
-
 def person_message(sender, content, metadata=None, prefix=""):
     """The clean ``message`` data of a person's chat message (role user, a new id)."""
     data = {"message_id": uuid.uuid4().hex, "role": "user", "sender": sender,
@@ -114,20 +102,3 @@ def person_message(sender, content, metadata=None, prefix=""):
     return check(Kind.MESSAGE, data, prefix)
 
 
-async def arecord_person_message(session_id, data):
-    """Store and emit a person's message (``person_message`` data) in the session's order."""
-    data = await dbthreads.run(store, session_id, Kind.MESSAGE, data)
-    await stream.emit(session_id, Kind.MESSAGE, data)
-    return data
-
-
-async def arecord_person_messages(session_id, records):
-    """Store and emit several of a person's messages (``person_message`` data each) as one:
-    one transaction, one ``message.batch`` event (a lone message is a ``message``)."""
-    if len(records) == 1:
-        return [await arecord_person_message(session_id, records[0])]
-    if not records:
-        return []
-    data = await dbthreads.run(store, session_id, Kind.MESSAGE_BATCH, {"messages": records})
-    await stream.emit(session_id, Kind.MESSAGE_BATCH, data)
-    return data["messages"]

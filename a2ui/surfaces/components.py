@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from a2ui.core.content.updates import apply_update
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import dbthreads, hotsql
 from a2ui.models import RenderedComponent
+from a2ui.surfaces import sql as component_sql
 
 
 def _expiry(metadata):
@@ -30,8 +30,8 @@ def store_render(session_id, params):
     # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips;
     # a new component one INSERT (which turns into the UPDATE if another process rendered it
     # in between).
-    if not hotsql.update_component(session_id, params["component_id"], fields):
-        hotsql.insert_component(session_id, params["component_id"], fields, now)
+    if not component_sql.update_component(session_id, params["component_id"], fields):
+        component_sql.insert_component(session_id, params["component_id"], fields, now)
 
 
 #: Tries of ``store_update``'s compare-and-set before it takes the row lock instead.
@@ -48,7 +48,7 @@ def store_update(session_id, params):
     """
     for _ in range(UPDATE_TRIES):
         component = _updated(session_id, params, lock=False)
-        if hotsql.update_component(
+        if component_sql.update_component(
             session_id, params["component_id"],
             {"data": component.data, "updated_at": component.updated_at},
             expect={"updated_at": component.read_updated_at},
@@ -56,14 +56,14 @@ def store_update(session_id, params):
             return component
     with transaction.atomic():
         component = _updated(session_id, params, lock=True)
-        hotsql.update_component(session_id, params["component_id"],
+        component_sql.update_component(session_id, params["component_id"],
                                 {"data": component.data, "updated_at": component.updated_at})
     return component
 
 
 def _updated(session_id, params, *, lock):
     """The stored component with ``params`` applied (not written yet), or -32003."""
-    component = hotsql.component(session_id, params["component_id"], for_update=lock)
+    component = component_sql.component(session_id, params["component_id"], for_update=lock)
     if component is None or (
         component.expires_at is not None and component.expires_at <= timezone.now()
     ):
@@ -81,7 +81,7 @@ def _updated(session_id, params, *, lock):
 
 def is_form(session_id, component_id):
     """True when the id names a rendered form component (its submit is a user.respond)."""
-    return hotsql.has_component(session_id, component_id, "form")
+    return component_sql.has_component(session_id, component_id, "form")
 
 
 # Expiry ----------------------------------------------------------------------------------------
@@ -105,12 +105,3 @@ def expire_due():
     return gone
 
 
-async def aexpire_due():
-    """``expire_due``, then one ``component.removed`` event for each component it deleted."""
-    from a2ui.core.events import Kind
-    from a2ui.push import fanout as stream
-
-    gone = await dbthreads.run(expire_due)
-    for session_id, component_id in gone:
-        await stream.emit(session_id, Kind.COMPONENT_REMOVED, {"component_id": component_id})
-    return gone

@@ -7,16 +7,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from a2ui.core import events
-from a2ui.core.content import idempotency
 from a2ui.core.content.sanitize import sanitize_markdown
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import ServerPolicy, SurfaceState, ValidationFailed, validate_batch
 from a2ui.models import A2UISessionLog, Surface
-from a2ui.push import fanout as stream
-from a2ui.push import keys as outcomes
-from a2ui.sessions import lifecycle as sessions
-from a2ui.sessions.counters import buffer
 from a2ui.surfaces.catalogs import catalog_registry
 from a2ui.surfaces.cleaning import SurfaceValidationError, TooDeep, _failed, clean_json
 
@@ -157,69 +152,6 @@ def store_batch(session_id, messages):
             surface_seq=session.surface_seq + len(out)
         )
     return first, out
-
-
-async def apush(agent_id, session_id, messages, key=None):
-    """Deliver an agent's batch of A2UI v0.9 messages; return ``{"delivered", "seq",
-    "clients"}``.
-
-    Any batch valid against the server's catalogs is stored, whatever clients the session has
-    now (one that joins later gets it in its snapshot); each client is sent the surfaces of
-    the catalogs it declared. ``clients``: the session's attached clients the batch was sent
-    to, per protocol (``a2ui.sessions.clients``; absent when it was not sent live).
-
-    Stored (committed), then sent (``a2ui.push.keys``): a failure to send is no error
-    (``warning``: the clients resync); ``key``, an idempotency key, is stored with the batch,
-    and a retry with it is answered with the original outcome and ``"replayed": true``."""
-    sid = await sessions.aensure_agent_session(agent_id, session_id)
-    if not isinstance(messages, list) or not messages:
-        raise DomainError(
-            Fault.INVALID_INPUT, "messages must be a non-empty array of A2UI v0.9 messages",
-            data={"path": "params.messages"},
-        )
-    if len(messages) > MAX_BATCH:
-        raise DomainError(
-            Fault.INVALID_INPUT, f"At most {MAX_BATCH} messages per batch",
-            data={"path": "params.messages"},
-        )
-    if key is None:
-        try:
-            first, out = await database_sync_to_async(store_batch)(sid, messages)
-        except outcomes.CONNECTION_LOST as exc:
-            if outcomes.never_sent(exc):
-                raise  # not stored: a failure
-            raise outcomes.lost(sid) from None
-    else:
-        fingerprint = idempotency.fingerprint("a2ui.v09", messages)
-        try:
-            stored, replay = await database_sync_to_async(outcomes.keyed)(
-                sid, store_batch, key, fingerprint, _outcome, messages)
-        except outcomes.CONNECTION_LOST as exc:
-            result = None if outcomes.never_sent(exc) else await outcomes.asettle(sid, key)
-            if result is None:
-                raise  # not stored, nothing sent
-            stream.repair(sid)  # stored by this call, never sent
-            return {**result, "warning": outcomes.WARNING_LATE}
-        if replay is not None:
-            stream.repair(sid)  # the original may be stored but not delivered
-            return {**replay, "replayed": True}
-        first, out = stored
-    buffer.add(sid, pushed=True)
-    result = _outcome((first, out))
-    try:
-        sent = await stream.emit(sid, Kind.SURFACE_BATCH, batch_data(first, out), clients=True)
-        result["clients"] = sent.clients
-    except Exception as exc:  # after the commit: stored, so no error; the clients resync
-        log.warning("a2ui: a v0.9 batch to session %s was stored but not delivered (%s: %s): "
-                    "its clients resync", sid, type(exc).__name__, exc)
-        stream.repair(sid)
-        result["warning"] = outcomes.WARNING_LATE
-    return result
-
-
-def _outcome(stored):
-    first, out = stored
-    return {"delivered": len(out), "seq": first + len(out) - 1}
 
 
 def batch_data(first_seq, messages):

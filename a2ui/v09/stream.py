@@ -31,7 +31,6 @@ from a2ui.infra import caps, prom
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.sessions import clients
 from a2ui.sessions import lifecycle as sessions
-from a2ui.v09.adapter import ADAPTER
 from a2ui.v09.view import SessionView, event_id, parse_event_id
 
 KEEPALIVE_SECONDS = 15
@@ -110,7 +109,7 @@ class SurfaceStream(SessionStream):
     surface store, ``send_state`` is the ``a2ui-reset`` snapshot, ``idle`` a keepalive.
     """
 
-    adapter = ADAPTER
+    adapter_name = "v09"
     idle_seconds = KEEPALIVE_SECONDS
     client_protocol = "v09"
 

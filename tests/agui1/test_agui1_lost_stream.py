@@ -16,9 +16,9 @@ from django.utils import timezone
 from a2ui import agents, tokens
 from a2ui.core.errors import DomainError
 from a2ui.models import A2UISessionLog, AgentRun
+from a2ui.push import sweep
 from a2ui.rpc.errors import ProtocolError
 from a2ui.runs import leases as runleases
-from a2ui.sessions import housekeeping
 from tests.agui1.sse import issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -128,7 +128,7 @@ async def test_the_housekeeping_sweep_ends_lost_runs_and_tells_the_agent(user, a
     young = await start(token, "r-young", thread="t-young")  # its lease: it is streaming
     assert (await young.next())["type"] == "RUN_STARTED"
     async with agents.events(agent, events="all") as listener:
-        await housekeeping.sweep()
+        await sweep.sweep()
         params = await ended(listener, "r1")
     assert params["session_id"] == sid and params["reason"] == "stream_lost"
     assert (await row("r1"))["outcome"]["reason"] == "stream_lost"

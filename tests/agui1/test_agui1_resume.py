@@ -306,7 +306,7 @@ async def test_a_client_back_with_a_token_revoked_meanwhile_is_stopped(user, age
     """Another token of the person (e.g. a new page's) is revoked while it reads the run:
     that response ends with RUN_ERROR AUTH_FAILED; the run and its session go on."""
     from a2ui.models import StreamToken
-    from a2ui.sessions import revocation
+    from a2ui.push import revocation
 
     token = await issue(user, agent)
     run = await start(token, "r1")

@@ -21,6 +21,7 @@ from a2ui.core import replay as R
 from a2ui.core import state as S
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, SessionEvent
+from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from tests.core.test_snapshot_invariant import ASK, CONFIRM, SCENARIOS, render, run
 from tests.sessionops import Ops
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, V09_CAPS)
+    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def kept(session):

@@ -28,6 +28,7 @@ from a2ui.core.content import methods
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import adapter as jsonrpc_adapter
 from a2ui.jsonrpc import events as wire
+from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from a2ui.surfaces import activity as activity_service
 from tests.servicesops import AllOps, kinds_of, run
@@ -127,7 +128,7 @@ def stream_token(user, agent):
 
 @pytest.fixture
 def session(stream_token):
-    return sessions.open_session(stream_token.record, {}, V09_CAPS)
+    return admission.open_session(stream_token.record, {}, V09_CAPS)
 
 
 async def streams(session, token, before, after):

@@ -40,9 +40,9 @@ from a2ui import agents, tokens
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import events as wire
-from a2ui.jsonrpc import pushes
 from a2ui.mcp import uris
 from a2ui.models import StreamToken
+from a2ui.push import entry as pushentry
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, open_agui
 from tests.agui1 import sse
@@ -441,10 +441,10 @@ async def ask(m, request_id):
     layer = get_channel_layer()
     channel = await layer.new_channel()
     receiving = asyncio.ensure_future(layer.receive(channel))
-    _, clean = pushes.validate("ui.request_input", {
+    _, clean = pushentry.validate("ui.request_input", {
         "session_id": m.sid, "request_id": request_id, "input_type": "text",
         "prompt": "Name?"})
-    await pushes.apush(m.agent.pk, m.sid, "ui.request_input", clean, reply_channel=channel)
+    await pushentry.apush(m.agent.pk, m.sid, "ui.request_input", clean, reply_channel=channel)
 
     async def answer():
         return (await receiving)["value"]

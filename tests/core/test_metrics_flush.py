@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog
-from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions import admission
 from a2ui.sessions.counters import MetricsBuffer, _Counts, buffer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,7 +28,7 @@ FAST = {"METRICS_FLUSH_SECONDS": 0.05}
 
 def _open(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    session = sessions.open_session(record, {"name": "t"}, {})
+    session = admission.open_session(record, {"name": "t"}, {})
     old = timezone.now() - timezone.timedelta(minutes=30)
     A2UISessionLog.objects.filter(pk=session.pk).update(last_activity=old)
     return session.pk, old

@@ -291,7 +291,7 @@ async def test_v09_batch_retry_answers_the_original_outcome(stream_token, agent_
         "surfaceId": "s1", "catalogId": BASIC_CATALOG_ID}}]
     params = {"session_id": sid, "messages": batch, "idempotency_key": "v-1"}
     first = await call(bot, 1, "a2ui.v09", params)
-    assert first["result"] == {"delivered": 1, "seq": 1, "clients": {"jsonrpc": 1}}, first
+    assert first["result"] == {"delivered": 1, "seq": 1, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}, first
     again = await call(bot, 2, "a2ui.v09", params)
     assert again["result"] == {"delivered": 1, "seq": 1, "replayed": True}, again
     other = await call(bot, 3, "a2ui.v09", {**params, "idempotency_key": "v-2"})
@@ -431,7 +431,7 @@ async def test_a_stateless_push_whose_send_fails_frees_its_key(
 
 
 def test_the_answer_never_claims_a_number_it_has_not(stream_token):
-    from a2ui.push.pipeline import Pushed, answer, flag
+    from a2ui.push.outcome import Pushed, answer, flag
 
     assert answer(5) == {"delivered": True, "seq": 5}
     assert answer(Pushed(replayed=True)) == {"delivered": True, "seq": None, "replayed": True}

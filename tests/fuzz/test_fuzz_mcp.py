@@ -22,10 +22,10 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
-from a2ui.jsonrpc import pushes
 from a2ui.mcp import tools as mcp_tools
 from a2ui.models import AgentRun, StreamToken
-from a2ui.sessions import lifecycle as sessions
+from a2ui.push import entry as pushentry
+from a2ui.sessions import admission
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, check_mcp
@@ -245,7 +245,7 @@ async def mcp_app():
 @database_sync_to_async
 def _setup_session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    session = sessions.open_session(record, {"name": "fuzz"}, templates.V09_CAPS)
+    session = admission.open_session(record, {"name": "fuzz"}, templates.V09_CAPS)
     AgentRun.objects.create(session=session, run_id="r1", thread_id="t",
                             notice={"run_id": "r1", "messages": []})
     mcp = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
@@ -255,9 +255,9 @@ def _setup_session(user, agent):
 async def _open_things(agent_id, sid):
     """What the person's tools answer: two inputs, a confirm, a form, a v0.9 surface (the
     sockets' fuzz setup, with req-1 pushed here rather than awaited by an agent socket)."""
-    _, valid = pushes.validate("ui.request_input", {
+    _, valid = pushentry.validate("ui.request_input", {
         "request_id": "req-1", "input_type": "text", "prompt": "Colour?", "session_id": sid})
-    await pushes.apush(agent_id, sid, "ui.request_input", valid)
+    await pushentry.apush(agent_id, sid, "ui.request_input", valid)
     await _agent_setup(agent_id, sid)
 
 

@@ -125,5 +125,5 @@ async def test_a_lost_event_tells_the_watcher(stream_token, agent_key):
 
 
 def test_the_watcher_shows_the_mcp_adapters_kinds():
-    assert WatchedSession.adapter is ADAPTER
+    assert WatchedSession.adapter_name == ADAPTER.name
     assert Kind.PROGRESS not in ADAPTER.kinds and Kind.COMPONENT_RENDERED in ADAPTER.kinds

@@ -176,7 +176,7 @@ async def test_an_agui_socket_session_takes_surfaces_and_a_v09_socket_joining_ge
     person = await open_agui(await _issue(user, agent))
     sid = await connected(person)
     reply = await push(bot, sid, booking())
-    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"agui": 1}}, reply
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"agui": 1}, "reached": {"agui": 1}}, reply
     v09, same = await v09_socket(await _stream_token(user, agent), session_id=sid)
     assert same == sid
     snapshot = await frames(v09, 3)

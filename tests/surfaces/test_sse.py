@@ -7,6 +7,7 @@ import pytest
 from django.test import AsyncClient
 
 from a2ui import agents
+from a2ui.push import sessions as session_actions
 from tests.surfaces.helpers import booking, data, v09_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -116,7 +117,6 @@ async def test_sse_snapshot_live_and_resume(stream_token, agent):
 
 
 async def test_sse_empty_session_and_close(stream_token, agent):
-    from a2ui.sessions import lifecycle as sessions
 
     user, sid = await v09_user(stream_token)
     resp = await AsyncClient().get(url(sid, stream_token))
@@ -124,7 +124,7 @@ async def test_sse_empty_session_and_close(stream_token, agent):
     await stream.next()
     assert (await stream.next())["event"] == "a2ui-reset"
     assert (await stream.next()) == {"id": "0"}
-    await sessions.aclose_session(sid, reason="done", close_code=4010)
+    await session_actions.aclose_session(sid, reason="done", close_code=4010)
     with pytest.raises(StopAsyncIteration):
         await stream.next()
     await user.disconnect()

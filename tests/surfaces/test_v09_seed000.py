@@ -14,7 +14,7 @@ import pytest
 from django.test import AsyncClient
 
 from a2ui import agents
-from a2ui.sessions import lifecycle as sessions
+from a2ui.push import sessions as session_actions
 from tests.core.test_snapshot_invariant import run as run_op
 from tests.sessionops import Ops
 from tests.surfaces.helpers import V, v09_socket
@@ -364,5 +364,5 @@ async def test_closing_the_session_ends_it(stream_token, agent):
     c = await Clients.open(stream_token)
     await agents.arender(agent, c.sid, "card", {"title": "x"})
     await c.take()
-    await sessions.aclose_session(c.sid, reason="done", close_code=4010)
+    await session_actions.aclose_session(c.sid, reason="done", close_code=4010)
     await c.close()

@@ -246,7 +246,7 @@ def _message(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: USER_ACTION types with a meaning of their own on the AG-UI socket (a2ui.requests.actions): on the
+#: USER_ACTION types with a meaning of their own on the AG-UI socket (a2ui.agui.actions): on the
 #: JSON-RPC socket each has its own method, so ``user.action`` refuses them.
 RESERVED_ACTIONS = {
     "submit": "user.respond", "respond": "user.respond", "approve": "user.approve",
