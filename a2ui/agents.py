@@ -54,7 +54,6 @@ from a2ui.push import answers
 from a2ui.push import entry as pushentry
 from a2ui.requests import pending
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.runs import records as runs
 from a2ui.sessions import agentroute, presence
 from a2ui.sessions import lifecycle as sessions
 
@@ -251,20 +250,22 @@ async def apending(agent, session_id=None):
 @_seed_errors
 async def afinish_run(agent, session_id, run_id, result=None):
     """End a run the person started (``agui.run_started``): RUN_FINISHED, with ``result``."""
-    return await runs.afinish(_agent_id(agent), session_id, run_id, result)
+    return await _call(agent, session_id, _pushed("agui.run_finish"),
+                       {"run_id": run_id, "result": result}, None, where="params")
 
 
 @_seed_errors
 async def aerror_run(agent, session_id, run_id, message, code=None):
     """End a run as failed: RUN_ERROR ``message`` (``code`` optional)."""
-    return await runs.aerror(_agent_id(agent), session_id, run_id, message, code)
+    return await _call(agent, session_id, _pushed("agui.run_error"),
+                       {"run_id": run_id, "message": message, "code": code}, None,
+                       where="params")
 
 
 @_seed_errors
 async def aruns(agent, session_id=None):
     """The agent's running runs, each as its ``agui.run_started`` said (for agents that poll)."""
-    sid = sessions.parse_session_id(session_id) if session_id is not None else None
-    return await runs.arunning(_agent_id(agent), sid)
+    return await _call(agent, session_id, _pushed("agui.runs"), {}, None)
 
 
 # A2UI v0.9 surfaces -----------------------------------------------------------------------------

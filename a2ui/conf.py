@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 
 
-def _env_int(name, default):
+def env_int(name, default):
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default
@@ -29,7 +29,7 @@ def _env_int(name, default):
 
 DEFAULTS = {
     # Tokens and sessions (seed 000 section 2 and 7).
-    "STREAM_TOKEN_EXPIRE_MINUTES": _env_int("STREAM_TOKEN_EXPIRE_MINUTES", 30),
+    "STREAM_TOKEN_EXPIRE_MINUTES": env_int("STREAM_TOKEN_EXPIRE_MINUTES", 30),
     "MAX_PAYLOAD_SIZE": 1024 * 1024,
     "RATE_LIMIT_PER_MINUTE": 60,
     "MAX_CONCURRENT_SESSIONS_PER_AGENT": 10,
@@ -95,7 +95,7 @@ DEFAULTS = {
     # Connections per process and event loop of the redis-py pool (consents and ``unix://``
     # URLs; the per-message commands share one pipelined connection). A burst beyond it waits
     # for a free connection (up to 15 s) instead of failing.
-    "REDIS_MAX_CONNECTIONS": _env_int("A2UI_REDIS_MAX_CONNECTIONS", 50),
+    "REDIS_MAX_CONNECTIONS": env_int("A2UI_REDIS_MAX_CONNECTIONS", 50),
     # Pushes to a session whose sockets are all in the sending process skip the channel layer
     # (a2ui.push.direct); False sends every push through the layer.
     # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
@@ -116,15 +116,7 @@ DEFAULTS = {
     "IDEMPOTENCY_KEY_TTL_SECONDS": 3600,
     # A session whose sockets all went away may be resumed for this long before it is closed.
     "RESUME_WINDOW_SECONDS": 300,
-    # AG-UI 1.0 runs (POST /api/v4/agui/run): a run with no event from the agent for this
-    # long ends with RUN_ERROR (code RUN_TIMEOUT); keepalive comments go out this often.
-    "AGUI_RUN_TIMEOUT_SECONDS": _env_int("A2UI_AGUI_RUN_TIMEOUT_SECONDS", 300),
-    "AGUI_KEEPALIVE_SECONDS": _env_int("A2UI_AGUI_KEEPALIVE_SECONDS", 15),
-    # AG-UI 1.0 runs: the lease a run's stream holds in Redis, refreshed every third of it by
-    # the process serving it. A run whose lease lapsed lost its stream (its process died): the
-    # thread's next run or the housekeeping sweep ends it and tells the agent.
-    "AGUI_RUN_LEASE_SECONDS": _env_int("A2UI_AGUI_RUN_LEASE_SECONDS", 6),
-    # (AGUI_MAX_NEW_MESSAGES: a2ui.agui1.adapter; MCP_*: a2ui.mcp.adapter.)
+    # (AGUI_*: a2ui.agui1.adapter; MCP_*: a2ui.mcp.adapter.)
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
@@ -164,14 +156,14 @@ DEFAULTS = {
     # agent key's MCP sessions; a person's session sockets (/ws/v4/a2ui, /ws/v09/a2ui,
     # /ws/agui together); an agent key's agent sockets; a person's v0.9 SSE streams; a
     # person's AG-UI 1.0 runs in flight. Per address: of each kind, from one client address.
-    "CAP_MCP_SESSIONS_PER_PERSON": _env_int("A2UI_CAP_MCP_SESSIONS_PER_PERSON", 20),
-    "CAP_MCP_SESSIONS_PER_AGENT_KEY": _env_int("A2UI_CAP_MCP_SESSIONS_PER_AGENT_KEY", 200),
-    "CAP_SOCKETS_PER_PERSON": _env_int("A2UI_CAP_SOCKETS_PER_PERSON", 50),
-    "CAP_AGENT_SOCKETS_PER_AGENT_KEY": _env_int("A2UI_CAP_AGENT_SOCKETS_PER_AGENT_KEY", 50),
-    "CAP_STREAMS_PER_PERSON": _env_int("A2UI_CAP_STREAMS_PER_PERSON", 50),
-    "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
-    "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
-    "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
+    "CAP_MCP_SESSIONS_PER_PERSON": env_int("A2UI_CAP_MCP_SESSIONS_PER_PERSON", 20),
+    "CAP_MCP_SESSIONS_PER_AGENT_KEY": env_int("A2UI_CAP_MCP_SESSIONS_PER_AGENT_KEY", 200),
+    "CAP_SOCKETS_PER_PERSON": env_int("A2UI_CAP_SOCKETS_PER_PERSON", 50),
+    "CAP_AGENT_SOCKETS_PER_AGENT_KEY": env_int("A2UI_CAP_AGENT_SOCKETS_PER_AGENT_KEY", 50),
+    "CAP_STREAMS_PER_PERSON": env_int("A2UI_CAP_STREAMS_PER_PERSON", 50),
+    "CAP_RUNS_PER_PERSON": env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
+    "CAP_PER_ADDRESS": env_int("A2UI_CAP_PER_ADDRESS", 1000),
+    "CAP_LEASE_SECONDS": env_int("A2UI_CAP_LEASE_SECONDS", 60),
     # Health probes (a2ui.infra.health; docs/operations.md "Health and readiness probes"):
     # a readiness result is reused for this long per process, and each of its checks (the
     # database, Redis, the channel layer) fails after this long without an answer.
@@ -216,13 +208,10 @@ POSITIVE_INTS = (
     "ACTIVITY_MAX_STATE_DEPTH",
     "ACTIVITY_MAX_TREE_NODES",
     "ACTIVITY_MAX_ROSTER",
-    "AGUI_RUN_TIMEOUT_SECONDS",
-    "AGUI_KEEPALIVE_SECONDS",
     "EDGE_HEADER_TIMEOUT_SECONDS",
     "EDGE_BODY_TIMEOUT_SECONDS",
     "EDGE_KEEPALIVE_TIMEOUT_SECONDS",
     "EDGE_LOG_INTERVAL_SECONDS",
-    "AGUI_RUN_LEASE_SECONDS",
     "CAP_MCP_SESSIONS_PER_PERSON",
     "CAP_MCP_SESSIONS_PER_AGENT_KEY",
     "CAP_SOCKETS_PER_PERSON",

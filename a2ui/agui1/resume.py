@@ -3,7 +3,7 @@ run"): ``POST /api/v4/agui/run`` with the run's ``RunAgentInput`` again (same ``
 ``runId``) and ``Last-Event-ID: <the id of the last event it received>``, on any process.
 
 The run's own stream (``a2ui.agui1.stream``) keeps every event in the run's log
-(``a2ui.runs.log``) and goes on without its client for ``AGUI_RESUME_SECONDS``. This
+(``a2ui.agui1.runlog``) and goes on without its client for ``AGUI_RESUME_SECONDS``. This
 reader sends the log's events after ``Last-Event-ID``, in order and each once (their ids and
 bytes as first sent), then the new ones as the stream appends them, until the run's final
 event. It polls the log (every 50 ms after an event, slowing to every 0.5 s while quiet; one
@@ -32,15 +32,14 @@ import uuid
 
 from ag_ui.core import RunErrorEvent
 
-from a2ui.agui1 import threads
+from a2ui.agui1 import runleases, runlog, threads
+from a2ui.agui1 import runs as agui_runs
 from a2ui.agui1.inputs import InputError
 from a2ui.agui1.stream import KEEPALIVE, Status, _final, encode
 from a2ui.agui1.translate import Run
 from a2ui.conf import a2ui_settings
 from a2ui.core.events import Kind
 from a2ui.requests import pending
-from a2ui.runs import leases as runleases
-from a2ui.runs import log as runlog
 from a2ui.runs import records as runs
 
 HEADER = "Last-Event-ID"
@@ -76,7 +75,7 @@ async def asupersede(session_id):
     Their stream ends with RUN_ERROR ``SUPERSEDED`` in their log."""
     for run_id, agent_id in await runs.arunning_of(session_id):
         if await runlog.unattended(session_id, run_id):
-            await runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED,
+            await agui_runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED,
                                  dict(SUPERSEDED))
 
 
@@ -111,7 +110,7 @@ async def reattach_events(session_id, agent_id, thread_id, run_id, after, token_
                 return  # another reader took over; or the client has the run's final event
             if found is not None and found.lost:
                 yield encode(unavailable_event(after))
-                await runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED, {
+                await agui_runs.aend_said(agent_id, session_id, run_id, Status.CANCELLED, {
                     "reason": RESUME_UNAVAILABLE,
                     "message": "The client came back, but the run's events it missed are no "
                                "longer kept: it starts again from the session's state."})

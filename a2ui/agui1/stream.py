@@ -23,7 +23,7 @@ keepalive comment goes out every ``AGUI_KEEPALIVE_SECONDS`` while waiting, with 
 the row that also notices an end whose event was lost.
 
 Resumption (docs/protocol-agui.md, "Resuming a run"): every event carries its SSE ``id`` (1,
-2, ... in the run) and is kept in the run's log (``a2ui.runs.log``) before its client
+2, ... in the run) and is kept in the run's log (``a2ui.agui1.runlog``) before its client
 gets it. The stream is a task of its own (``_produce``); the response only reads what it
 sends (``body``). When the client goes before the run's end, the run goes on without it: a
 client that comes back with ``Last-Event-ID`` (to any process: ``a2ui.agui1.resume``) gets
@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from ag_ui.encoder import EventEncoder
 
 from a2ui import surfaces as surface_service
+from a2ui.agui1 import runleases, runlog
+from a2ui.agui1 import runs as agui_runs
 from a2ui.agui1.translate import Run, known_messages
 from a2ui.conf import a2ui_settings
 from a2ui.consumers.streams import SessionStream, leave_request_thread
@@ -52,8 +54,6 @@ from a2ui.infra import dbthreads, memory
 from a2ui.leanqueue import LeanQueue
 from a2ui.push import answers, sweep
 from a2ui.requests import pending
-from a2ui.runs import leases as runleases
-from a2ui.runs import log as runlog
 from a2ui.runs import records as runs
 from a2ui.sessions import clients
 from a2ui.sessions import lifecycle as sessions
@@ -176,7 +176,7 @@ def _final(run, status, outcome):
 
 async def _end(ctx, run, status, outcome, events_if_won):
     sid, run_id = ctx.session.session_id, ctx.run_input.run_id
-    if await runs.aend(ctx.session.agent_id, sid, run_id, status, outcome):
+    if await agui_runs.aend(ctx.session.agent_id, sid, run_id, status, outcome):
         return events_if_won()
     stored, stored_outcome = await runs.aoutcome_of(sid, run_id)
     return _final(run, stored, stored_outcome)
@@ -352,7 +352,7 @@ class RunStream(SessionStream):
     async def open(self):
         sid = self.session_id
         # This process streams the run: it keeps the run's lease while the stream lives, and
-        # its housekeeping ends the runs of processes that died (runs.aend_lost).
+        # its housekeeping ends the runs of processes that died (agui_runs.aend_lost).
         await runleases.ahold(sid, self.ctx.run_input.run_id)
         sweep.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
@@ -362,7 +362,7 @@ class RunStream(SessionStream):
         # What the session holds that the client lacks (a surface pushed before the run, ...).
         self.emit(self.run.screen(known_messages(self.ctx.run_input.model.messages)))
         # The agent hears of the run first, then gets the answers its resume entries carry.
-        await runs.anotify_started(self.ctx.session.agent_id, sid, self.ctx.run_input.notice())
+        await agui_runs.anotify_started(self.ctx.session.agent_id, sid, self.ctx.run_input.notice())
         plan, self.ctx = self.ctx.plan, self.ctx.started()
         try:
             await _resume(sid, plan)
@@ -474,6 +474,6 @@ class RunStream(SessionStream):
     async def leaving(self):
         sid = self.session_id or self.target
         if self.run is None or not self.run.ended:  # the client went away (or the stream failed)
-            await runs.aend(self.ctx.session.agent_id, sid, self.ctx.run_input.run_id,
+            await agui_runs.aend(self.ctx.session.agent_id, sid, self.ctx.run_input.run_id,
                             Status.CANCELLED)
         await runleases.arelease(sid, self.ctx.run_input.run_id)

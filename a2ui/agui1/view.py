@@ -14,7 +14,8 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from a2ui import handoff, tokens
-from a2ui.agui1 import inputs, interrupts, resume, stream, threads
+from a2ui.agui1 import inputs, interrupts, resume, runleases, stream, threads
+from a2ui.agui1 import runs as agui_runs
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
@@ -24,7 +25,6 @@ from a2ui.infra import caps, prom, shared
 from a2ui.models import StreamToken
 from a2ui.push import person
 from a2ui.requests import pending
-from a2ui.runs import leases as runleases
 from a2ui.runs import records as runs
 from a2ui.surfaces import activity
 
@@ -192,7 +192,7 @@ async def run_view(request):
         said = _transcript(user, run_input)
         if found is not None:
             await resume.asupersede(found)  # a run whose client went gives way to this one
-            await runs.acheck_free(found, run_input.run_id)
+            await agui_runs.acheck_free(found, run_input.run_id)
         run = (run_input.run_id, run_input.thread_id, run_input.notice(),
                run_input.candidate_ids())
         # A new session and its first run are one transaction (a resume needs its session).
@@ -209,7 +209,7 @@ async def run_view(request):
             raise DomainError(Fault.INVALID_INPUT, "No open interrupt has this id.",
                               {"path": "resume.0.interruptId", "reason": "not open"})
         if sid == found:
-            await runs.astart(sid, *run)
+            await agui_runs.astart(sid, *run)
         else:  # the new session's first run was stored with it: its lease from now on
             await runleases.aset(sid, run_input.run_id)
     except DomainError as exc:  # lost a race with another run of the thread

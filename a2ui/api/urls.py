@@ -1,6 +1,6 @@
 from django.urls import path
 
-from a2ui.api import consents, runs, views
+from a2ui.api import consents, views
 
 urlpatterns = [
     path("v4/stream-token", views.StreamTokenView.as_view(), name="a2ui-stream-token"),
@@ -9,11 +9,6 @@ urlpatterns = [
     path("v4/requests", views.AgentRequestsView.as_view(), name="a2ui-agent-requests"),
     path("v4/requests/take", views.AgentRequestsTakeView.as_view(),
          name="a2ui-agent-requests-take"),
-    path("v4/agui/runs", runs.AgentRunsView.as_view(), name="a2ui-agent-runs"),
-    path("v4/sessions/<uuid:session_id>/runs/finish", runs.RunFinishView.as_view(),
-         name="a2ui-run-finish"),
-    path("v4/sessions/<uuid:session_id>/runs/error", runs.RunErrorView.as_view(),
-         name="a2ui-run-error"),
     path("v4/consents", consents.ConsentListView.as_view(), name="a2ui-consents"),
     path("v4/consents/revoke", consents.ConsentRevokeTypeView.as_view(),
          name="a2ui-consents-revoke-type"),

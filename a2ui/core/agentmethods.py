@@ -64,6 +64,8 @@ class AgentMethod:
     #: (``{"v09_errors": True}``: JSON value refusals in the v0.9 answer shape;
     #: ``{"media_types": (...)}``: JSON media types taken besides application/json).
     rest_params: Callable[[Any], Any] | None = None
+    #: Its protocol serves its REST route itself (in its ``http_urls``), not the REST kit.
+    rest_routed: bool = False
     rest_refusal: Any = None
     rest_options: dict | None = None
     #: The adapter that declared it (filled by :func:`table`).
@@ -146,6 +148,7 @@ def by(path, value):
 
 def session_pushes():
     """The entries REST posts at ``sessions/<id>/<rest>``: a push or a call, a REST kind of its
-    own (seed 000's ``messages`` is its batch view)."""
+    own (seed 000's ``messages`` is its batch view) that its protocol does not route itself."""
     return [e for e in table().values()
-            if e.handled and e.rest and e.rest != "messages" and not e.awaits]
+            if e.handled and e.rest and e.rest != "messages" and not e.awaits
+            and not e.rest_routed]

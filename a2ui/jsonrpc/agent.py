@@ -24,7 +24,7 @@ A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface mes
 person's actions arrive as ``a2ui.v09`` notifications (see a2ui.surfaces).
 
 AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
-requests (a2ui.runs.records, docs/agents.md "Runs").
+requests (a2ui.agui1.runs, docs/agents.md "Runs").
 """
 
 import asyncio
@@ -42,7 +42,6 @@ from a2ui.push import entry as pushentry
 from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.runs import records as runs
 from a2ui.sessions import agentroute, presence
 from a2ui.sessions import lifecycle as sessions
 
@@ -125,8 +124,6 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             return {"sessions": await sessions.alive_sessions(self.agent)}
         if msg.method == "a2ui.pending":
             return await self._take_pending(msg.params)
-        if msg.method in runs.AGENT_METHODS:
-            return await runs.acall(self.agent.id, msg.method, msg.params)
         params, key = idempotency.pop(msg.params)
         meta = None
         if isinstance(params, dict) and "_meta" in params:  # JSON-RPC _meta: trace context

@@ -1,5 +1,5 @@
 """A run whose stream was lost with its process (issue 23, item 8), in process: the run's
-stream holds a lease (a2ui.runs.leases); a running run past its first lease with no
+stream holds a lease (a2ui.agui1.runleases); a running run past its first lease with no
 lease held lost its stream. Such a run does not hold its thread, the agent hears
 ``agui.run_ended`` (``cancelled``, ``reason: "stream_lost"``) from the thread's next run or
 the housekeeping sweep, and an agent ending it is told the client did not receive the end.
@@ -14,11 +14,12 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from a2ui import agents, tokens
+from a2ui.agui1 import runleases
+from a2ui.agui1 import runs as agui_runs
 from a2ui.core.errors import DomainError
 from a2ui.models import A2UISessionLog, AgentRun
 from a2ui.push import sweep
 from a2ui.rpc.errors import ProtocolError
-from a2ui.runs import leases as runleases
 from tests.agui1.sse import issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -147,5 +148,5 @@ async def test_a_notice_that_fails_does_not_stop_ending_the_lost_runs(user, agen
     await a_lost_run(user, agent)
     await a_lost_run(user, agent, "r2", "t2")
     monkeypatch.setattr(runs.stream, "emit", unreachable)
-    assert await runs.aend_lost() == 2
+    assert await agui_runs.aend_lost() == 2
     assert [(await row(r))["status"] for r in ("r1", "r2")] == ["cancelled", "cancelled"]

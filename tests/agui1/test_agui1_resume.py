@@ -14,8 +14,8 @@ from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
 from a2ui import agents
+from a2ui.agui1 import runlog
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.runs import log as runlog
 from tests.agui1.sse import URL, Run, issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 from channels.testing import WebsocketCommunicator
 
+from a2ui.agui1 import runs as agui_runs
 from a2ui.push import entry as pushentry
-from a2ui.runs import records as runs
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
@@ -143,7 +143,7 @@ async def test_agent_socket_agui(fuzzer, error_log, stream_token, agent, agent_k
     assert (await person.connect())[0]
     await person.send_to(text_data=json.dumps(templates.init_message()))
     sid = (await _rpc_reply(person, "init"))["result"]["session_id"]
-    await runs.astart(sid, "run-1", "thread-1", {"thread_id": "thread-1", "run_id": "run-1"})
+    await agui_runs.astart(sid, "run-1", "thread-1", {"thread_id": "thread-1", "run_id": "run-1"})
     driver = Driver("/ws/v4/a2ui/agent", headers=[(b"authorization", f"Bearer {agent_key}".encode())],
                     probe={"method": "a2ui.sessions", "params": {}}, sessions=[sid],
                     error_log=error_log, failures=failures)

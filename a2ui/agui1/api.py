@@ -13,9 +13,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from a2ui.agui1 import runs
 from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from a2ui.api.permissions import IsAgent
-from a2ui.runs import records as runs
+from a2ui.runs import records
 
 
 def _body(request):
@@ -30,7 +31,7 @@ class AgentRunsView(A2UIAPIView):
     @extend_schema(responses={200: dict})
     def get(self, request):
         session_id = session_id_query(request)
-        return Response({"runs": runs.running(request.auth.id, session_id)})
+        return Response({"runs": records.running(request.auth.id, session_id)})
 
 
 class RunFinishView(A2UIAsyncAPIView):
