@@ -606,6 +606,7 @@ class Applier:
         self.done = False
         self.events = 0
         self.refused = 0
+        self.told_refused = False
         s = port.settings
         self.flush_seconds = s.REMOTE_AGENT_TEXT_FLUSH_MS / 1000
         self.max_length = s.ACTIVITY_MAX_MESSAGE_LENGTH
@@ -624,10 +625,14 @@ class Applier:
             if str(exc.fault) == "session_not_found":
                 raise
             self.refused += 1
-            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message,
-                                            getattr(exc, "data", None)))
-            log.info("a2ui: a remote agent's %s was refused: %s", type(op).__name__,
-                     exc.message[:200])
+            detail = getattr(exc, "data", None)
+            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message, detail))
+            log.info("a2ui: a remote agent's %s was refused: %s %s", type(op).__name__,
+                     exc.message[:200], str(detail)[:300])
+            if isinstance(op, ops.Surface) and not self.told_refused:
+                self.told_refused = True
+                await _tell(self.agent_id, self.sid, "A screen from the agent could not be "
+                            f"shown ({exc.message[:200]}).")
 
     # Text ---------------------------------------------------------------------------------
 
