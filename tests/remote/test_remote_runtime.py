@@ -199,3 +199,27 @@ async def test_a_second_message_waits_for_the_run_and_a_full_queue_is_refused(
     assert found[0] == "cancelled", found
     await runtime.cancel(__import__("uuid").UUID(sid), "person")
     await person.disconnect()
+
+
+async def test_a_pydantic_ai_agent_in_process_answers_and_asks(remote_agent, person_token):
+    """pydantic-ai's AGUIAdapter (a Starlette app) as an in-process agent: its reply streams to
+    the person; its call of the question tool is a request whose answer resumes it."""
+    agent = await database_sync_to_async(remote_agent)("tests.remote.pydantic_agent:app",
+                                                       name="py")
+    person = await connect_user(await database_sync_to_async(person_token)(agent))
+    sid = await init_session(person)
+    await send(person, message("hello pydantic"))
+    frames = await frames_until(person, final_agent_message)
+    assert [m["content"] for m in activity(frames) if m["role"] == "agent"][-1].strip() == \
+        "Echo: hello pydantic"
+    await send(person, message("ask my name", "m2"))
+    frames = await frames_until(person, lambda f, _: f.get("method") == "ui.request_input")
+    request = frames[-1]["params"]
+    assert request["prompt"] == "What is your name?"
+    await send(person, {"jsonrpc": "2.0", "id": "r1", "method": "user.respond",
+                        "params": {"request_id": request["request_id"], "value": "Ada"}})
+    frames = await frames_until(person, final_agent_message)
+    assert [m["content"] for m in activity(frames) if m["role"] == "agent"][-1] == \
+        "Nice to meet you, Ada."
+    assert await settled(sid, ("finished", "waiting")) == ["finished", "waiting", "finished"]
+    await person.disconnect()
