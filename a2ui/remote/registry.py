@@ -132,6 +132,15 @@ def update(agent, *, url=None, headers=None, actor=None, max_runs=None):
     _forget()
 
 
+def audited_change(agent, actor, fields, url, headers):
+    """An operator changed a transport in the admin: audited (header names only)."""
+    port.record_audit("remote_agent.change", actor=actor, agent=agent, target=agent,
+                      details={"fields": [f for f in fields if f != "remove_headers"],
+                               "url": url[:500],
+                               **({"headers": sorted(headers)} if headers is not None else {})})
+    _forget()
+
+
 def describe(agent):
     """A remote agent as listings show it: header names, never values."""
     remote = getattr(agent, "remote", None)
