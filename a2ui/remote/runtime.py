@@ -414,7 +414,9 @@ async def _run(row):
                 await _tell(row.agent_id, sid, "Stopped.")
     except port.DomainError as exc:
         status, outcome = Status.ERROR, {"code": str(exc.fault), "message": exc.message[:300]}
-        if str(exc.fault) != "session_not_found":
+        if str(exc.fault) == "consent_required":  # the person was asked for it: no run
+            status, outcome = Status.CANCELLED, {"reason": "consent_required"}
+        elif str(exc.fault) != "session_not_found":
             await _tell(row.agent_id, sid, f"The agent's answer could not be shown: "
                                            f"{exc.message[:300]}")
     except Exception as exc:  # a bug: the person is told, the log has the traceback

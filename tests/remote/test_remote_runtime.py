@@ -223,3 +223,25 @@ async def test_a_pydantic_ai_agent_in_process_answers_and_asks(remote_agent, per
         "Nice to meet you, Ada."
     assert await settled(sid, ("finished", "waiting")) == ["finished", "waiting", "finished"]
     await person.disconnect()
+
+
+async def test_the_consent_gate_comes_before_a_run(remote_agent, person_token, settings):
+    import uuid
+
+    from a2ui.remote import ops, runtime
+    from tests.remote import agents
+
+    agent = await database_sync_to_async(remote_agent)(
+        "echo", REQUIRED_CONSENTS=["data_collection"])
+    person = await connect_user(await database_sync_to_async(person_token)(agent))
+    sid = await init_session(person)
+    await send(person, message("hi"))
+    refused = await frames_until(person, lambda f, _: f.get("id") == "m1")
+    assert refused[-1]["error"]["code"] == -32010  # the socket's own gate: nothing queued
+    assert await runs(sid) == []
+    before = len(agents.seen)
+    row = await runtime.remote_agent(agent.pk)
+    await runtime.submit(row, uuid.UUID(sid), ops.UserText("hi"))  # past the socket (any path)
+    assert await settled(sid, ("cancelled",)) == ["cancelled"]
+    assert len(agents.seen) == before  # the agent was never called
+    await person.disconnect()
