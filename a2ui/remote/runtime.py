@@ -413,12 +413,13 @@ async def _run(row):
             with contextlib.suppress(Exception):
                 await _tell(row.agent_id, sid, "Stopped.")
     except port.DomainError as exc:
-        status, outcome = Status.ERROR, {"code": str(exc.fault), "message": exc.message[:300]}
+        said = exc.message or str(exc.fault).replace("_", " ")
+        status, outcome = Status.ERROR, {"code": str(exc.fault), "message": said[:300]}
         if str(exc.fault) == "consent_required":  # the person was asked for it: no run
             status, outcome = Status.CANCELLED, {"reason": "consent_required"}
         elif str(exc.fault) != "session_not_found":
             await _tell(row.agent_id, sid, f"The agent's answer could not be shown: "
-                                           f"{exc.message[:300]}")
+                                           f"{said[:300]}")
     except Exception as exc:  # a bug: the person is told, the log has the traceback
         log.exception("a2ui: a remote agent's run failed")
         status, outcome = Status.ERROR, {"code": "internal_error", "type": type(exc).__name__}
@@ -628,13 +629,14 @@ class Applier:
                 raise
             self.refused += 1
             detail = getattr(exc, "data", None)
-            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message, detail))
+            said = exc.message or str(exc.fault).replace("_", " ")
+            self.ctx.refused.append(Refusal(op, str(exc.fault), said, detail))
             log.info("a2ui: a remote agent's %s was refused: %s %s", type(op).__name__,
-                     exc.message[:200], str(detail)[:300])
+                     said[:200], str(detail)[:300])
             if isinstance(op, ops.Surface) and not self.told_refused:
                 self.told_refused = True
                 await _tell(self.agent_id, self.sid, "A screen from the agent could not be "
-                            f"shown ({exc.message[:200]}).")
+                            f"shown ({said[:200]}).")
 
     # Text ---------------------------------------------------------------------------------
 
