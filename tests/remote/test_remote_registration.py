@@ -136,3 +136,14 @@ def test_the_admin_gives_an_agent_its_transport_and_never_shows_a_header_value(
         str(f.errors) for f in response.context["inline_admin_formsets"][0].formset]
     remote.refresh_from_db()
     assert remote.header_names == ["Authorization", "X-Team"]
+
+
+def test_the_demo_registers_its_pydantic_ai_agent_in_process():
+    from a2ui.management.commands.a2ui_demo import Command
+
+    assert Command()._ensure_framework_agent("pydantic-ai") == "pydantic-helper"
+    remote = RemoteAgent.objects.get(agent__name="pydantic-helper")
+    assert (remote.kind, remote.in_process) == ("agui", "a2ui.demo_agents:app")
+    from a2ui.remote.agui import inprocess
+
+    assert inprocess.is_asgi(inprocess.load(remote.in_process))
