@@ -34,8 +34,10 @@ again (a confirm whose approval queues the turn once more). Nothing is lost in s
 import asyncio
 import contextlib
 import copy
+import hashlib
 import logging
 import os
+import re
 import threading
 import time
 
@@ -62,6 +64,16 @@ AGUI_THREAD = "agui_thread_id"
 SYSTEM_SENDER = "system"
 TOOL_RESULT_LIMIT = 8000
 Status = store.Status
+_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+
+
+def safe_id(value):
+    """An upstream id as the core's ids are (1-128 of ``[A-Za-z0-9._:-]``): kept when it is
+    one (with room for a suffix), else a digest of it (the same id always maps the same)."""
+    text = str(value)
+    if _ID.fullmatch(text):
+        return text
+    return "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 # Which agents are remote (per process) ---------------------------------------------------------
@@ -679,10 +691,11 @@ class Applier:
             self.ticker = None
 
     def _message_id(self, text):
-        return text.id if text.part == 0 else f"{text.id}~{text.part}"
+        base = safe_id(text.id)
+        return base if text.part == 0 else f"{base}:{text.part}"
 
     def _data(self, text, content, streaming):
-        data = {"message_id": self._message_id(text)[:128],
+        data = {"message_id": self._message_id(text),
                 "role": "system" if text.role == "system" else "agent",
                 "sender": self.config.label, "content": content}
         metadata = dict(text.metadata or {})
@@ -794,7 +807,7 @@ class Applier:
             before[key] = copy.deepcopy(value)
 
     async def _tool(self, op):
-        data = {"call_id": str(op.call_id)[:128], "phase": op.phase}
+        data = {"call_id": safe_id(op.call_id), "phase": op.phase}
         if op.phase == "requested":
             data.update(tool_name=str(op.name or "tool")[:128], status="PENDING",
                         parameters=op.args if isinstance(op.args, dict) else
