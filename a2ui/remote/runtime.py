@@ -85,6 +85,7 @@ _targets = {}  # in-process import string -> loaded object
 def forget():
     """Drop the cache of remote agents (a registration changed; tests)."""
     _cache["at"] = -1e9
+    _present.clear()
 
 
 async def remote_agent(agent_id):
@@ -582,11 +583,30 @@ def _ensure_sweeping():
         _sweepers[loop] = loop.create_task(_sweep_forever(), name="a2ui-remote-sweep")
 
 
+_present = {}  # agent id -> this process's presence member for it
+
+
+async def _join_presence():
+    """A remote agent is online while a server process can run it: each process that serves
+    remote agents is a presence member of each (``presence``: refreshed by its heartbeat,
+    lapsed when the process dies); one no longer remote leaves."""
+    await remote_agent(0)  # the cache, fresh enough
+    agents = _cache["agents"]
+    for agent_id in [a for a in _present if a not in agents]:
+        await port.leave_presence(_present.pop(agent_id))
+    for agent_id in [a for a in agents if a not in _present]:
+        member = _present[agent_id] = f"{port.REPLY_PREFIX}presence.{agent_id}.{HOLDER}"
+        await port.join_presence(agent_id, member)
+
+
 async def _sweep_forever():
     await _holder()
+    with contextlib.suppress(Exception):
+        await _join_presence()
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         try:
+            await _join_presence()
             await sweep()
         except asyncio.CancelledError:
             raise
