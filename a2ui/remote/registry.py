@@ -83,6 +83,11 @@ def prepare(kind, url, headers):
     """What to store for a ``kind`` agent at ``url`` (an A2A client reads the card)."""
     if kind not in clients.kinds():
         raise Refused(f"Unknown kind {kind!r}: one of {', '.join(clients.kinds())}.")
+    try:
+        clients.client_for(kind)
+    except ImportError as exc:
+        raise Refused(f"Agents of kind {kind!r} cannot be served here ({exc.name or exc} is "
+                      "missing).") from None
     check_url(url)
     return async_to_sync(_prepare)(kind, url, headers)
 

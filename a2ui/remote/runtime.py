@@ -63,6 +63,7 @@ CONTROL_TYPE = "a2ui.remote_control"
 AGUI_THREAD = "agui_thread_id"
 SYSTEM_SENDER = "system"
 TOOL_RESULT_LIMIT = 8000
+ANSWER_QUEUE = 1000  # answers queue past REMOTE_AGENT_MAX_QUEUED (each answers one question)
 Status = store.Status
 _ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
 
@@ -237,9 +238,12 @@ async def submit(row, sid, turn, **extra):
     """Queue ``turn`` for the session's remote agent and drain the queue; a DomainError (to the
     person's client) when too many turns wait."""
     run_id = port.new_id()
+    # An answer is not one more message of the person's: it resumes what the agent asked.
+    limit = ANSWER_QUEUE if isinstance(turn, ops.Answer) else \
+        port.settings.REMOTE_AGENT_MAX_QUEUED
     try:
         await port.db(store.enqueue, sid, row["agent_id"], run_id,
-                      turns.to_json(turn, **extra), port.settings.REMOTE_AGENT_MAX_QUEUED)
+                      turns.to_json(turn, **extra), limit)
     except store.QueueFull:
         raise port.DomainError(port.Fault.RATE_LIMITED,
                                "The agent is still answering your earlier messages: wait for "
@@ -859,7 +863,12 @@ class Applier:
         self.result = op.outcome
 
     async def _runids(self, op):
+        """Kept with the run at once (not only at its end): a run whose process dies can be
+        picked up by another one with them (A2A's task id)."""
+        before = dict(self.ids)
         self.ids.update(op.as_dict())
+        if self.pk is not None and self.ids != before:
+            await port.db(store.set_ids, self.pk, dict(self.ids))
 
     # The end --------------------------------------------------------------------------------
 

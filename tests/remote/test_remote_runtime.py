@@ -245,3 +245,18 @@ async def test_the_consent_gate_comes_before_a_run(remote_agent, person_token, s
     assert await settled(sid, ("cancelled",)) == ["cancelled"]
     assert len(agents.seen) == before  # the agent was never called
     await person.disconnect()
+
+
+async def test_a_remote_agent_is_online_while_a_server_process_serves_it(remote_agent,
+                                                                         person_token):
+    from a2ui.services import presence
+
+    agent = await database_sync_to_async(remote_agent)("echo")
+    person = await connect_user(await database_sync_to_async(person_token)(agent))
+    await init_session(person)  # session.opened: this process serves the agent from now on
+    for _ in range(100):
+        if await presence.astatus(agent.pk) == presence.ONLINE:
+            break
+        await asyncio.sleep(0.05)
+    assert await presence.astatus(agent.pk) == presence.ONLINE
+    await person.disconnect()
