@@ -184,14 +184,31 @@ def sync_in_process():
     return done
 
 
+def preload_in_process():
+    """Import the in-process agents of ``A2UI['AGENTS']`` now (a server's start)."""
+    from a2ui.conf import a2ui_settings
+    from a2ui.remote import runtime
+
+    for spec in (a2ui_settings.AGENTS or {}).values():
+        target = spec.get("app") if isinstance(spec, dict) else spec
+        if isinstance(target, str):
+            try:
+                runtime.preload(target)
+            except Exception as exc:
+                log.warning("a2ui: the in-process agent %s could not be imported: %s", target,
+                            exc)
+
+
 def sync_in_process_safely():
     """:func:`sync_in_process` at a server's start: a database not migrated yet is logged,
     not fatal."""
     try:
-        return sync_in_process()
+        names = sync_in_process()
     except Exception as exc:
         log.warning("a2ui: the in-process agents of A2UI['AGENTS'] were not registered: %s", exc)
-        return []
+        names = []
+    preload_in_process()
+    return names
 
 
 def _forget():

@@ -98,15 +98,23 @@ async def remote_agent(agent_id):
     return _cache["agents"].get(agent_id)
 
 
-def _config(row):
+def preload(spec):
+    """Import an in-process agent (at a server's start: a framework's import takes seconds,
+    never on the event loop)."""
+    from a2ui.remote.agui import inprocess
+
+    if spec not in _targets:
+        _targets[spec] = inprocess.load(spec)
+    return _targets[spec]
+
+
+async def _config(row):
     target = None
     if row["in_process"]:
-        from a2ui.remote.agui import inprocess
-
         spec = row["in_process"]
         target = _targets.get(spec)
-        if target is None:
-            target = _targets[spec] = inprocess.load(spec)
+        if target is None:  # not preloaded: imported off the event loop
+            target = await asyncio.to_thread(preload, spec)
     return AgentConfig(agent_id=row["agent_id"], name=row["name"], label=row["label"],
                        kind=row["kind"], url=row["url"],
                        headers=secrets.unseal(row["sealed_headers"]), config=row["config"],
@@ -388,7 +396,7 @@ async def _run(row):
         place = await port.acquire_run(row.agent_id, user_id, limit,
                                        port.settings.REMOTE_AGENT_MAX_RUNS_PER_PERSON)
         await port.require_consent(sid)
-        config = _config(agent_row)
+        config = await _config(agent_row)
         ctx = await _context(config, row, sid, username, client_info, agui1)
         applier = Applier(config, sid, ctx, row.pk)
         await port.audit_event("remote.run_started", agent_row["agent"], sid, {

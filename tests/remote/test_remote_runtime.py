@@ -19,7 +19,7 @@ def message(content, rpc_id="m1"):
             "params": {"content": content}}
 
 
-async def frames_until(comm, done, timeout=5):
+async def frames_until(comm, done, timeout=20):
     got = []
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -57,8 +57,10 @@ def audit_actions(sid):
                 .values_list("action", flat=True))
 
 
-async def settled(sid, statuses=("finished",)):
-    for _ in range(200):
+async def settled(sid, statuses=("finished",), timeout=20):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout  # generous: a shared CI machine
+    while loop.time() < end:
         found = await runs(sid)
         if found and all(s in statuses or s in ("merged",) for s in found):
             return found
