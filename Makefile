@@ -11,18 +11,31 @@ PYTEST_ARGS ?=
 # pytest-xdist workers for the test targets (most of a test's time is waiting: servers, sockets,
 # the browser); 0 runs the tests in pytest's own process.
 TEST_WORKERS ?= 3
-# e.g. make demo DEMO_ARGS="--port 8080"
+# e.g. make demo DEMO_ARGS="--port 8080"; DEMO_ARGS="--agent pydantic-ai" serves a pydantic-ai
+# agent too (offline model; a real one when OPENAI_API_KEY or A2UI_DEMO_MODEL is set)
 DEMO_ARGS ?=
 # e.g. make bench GATE_ARGS="--quick --gate" (bench/bench_gate.py, docs/performance.md)
 GATE_ARGS ?=
 
-.PHONY: demo test test-embedded install chromium lint bench clean vendor
+.PHONY: demo test test-embedded install chromium lint bench clean vendor agents-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,agents]'
 	touch $@
+
+# The agent frameworks that do not install beside the project's pins (LangGraph, Google ADK:
+# agents-requirements.txt), for the live tests of remote agents: a venv of their own, whose
+# agents run as processes (docs/remote-agents.md). About a minute with a warm pip cache.
+AGENTS_VENV ?= .venv-agents
+$(AGENTS_VENV)/.installed: agents-requirements.txt
+	$(PYTHON) -m venv $(AGENTS_VENV)
+	$(AGENTS_VENV)/bin/python -m pip install -q --upgrade pip
+	$(AGENTS_VENV)/bin/python -m pip install -q -r agents-requirements.txt
+	touch $@
+
+agents-venv: $(AGENTS_VENV)/.installed
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -36,7 +49,8 @@ $(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/packag
 	npm ci --prefix $(MCP_HOST) --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed
+install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed \
+		$(AGENTS_VENV)/.installed
 
 # Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
 # wheel) with esbuild after changing package.json/package-lock.json. Development only: a host
@@ -77,4 +91,4 @@ bench: install
 	$(PY) bench/bench_soak.py --quick  # the full soak: bench/bench_soak.py (docs/performance.md)
 
 clean:
-	rm -rf $(VENV) node_modules $(MCP_HOST)/node_modules staticfiles .pytest_cache
+	rm -rf $(VENV) $(AGENTS_VENV) node_modules $(MCP_HOST)/node_modules staticfiles .pytest_cache

@@ -14,6 +14,7 @@ from a2ui.admin.common import (
 )
 from a2ui.compliance import audit
 from a2ui.models import Agent, StreamToken
+from a2ui.remote.admin import RemoteAgentInline
 
 
 @admin.register(Agent)
@@ -24,10 +25,14 @@ class AgentAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.Mod
     search_fields = ("name", "display_name", "owner__username", "key_prefix")
     readonly_fields = ("is_active", "key_prefix", "created_at", "revoked_at")
     actions = [revoke_agents]
+    inlines = [RemoteAgentInline]  # a remote agent's transport (a2ui.remote)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_revoke_permission(self, request):
         return request.user.has_perm("a2ui.revoke_agent")
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []  # the transport once the agent exists
 
     def save_model(self, request, obj, form, change):
         if change:
