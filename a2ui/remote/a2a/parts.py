@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from a2ui.core.content import jsonvalue
+from a2ui.core.content.sanitize import clean_string
 from a2ui.remote.a2a.extension import MIMES, canonical_catalog_id
 
 #: The most A2UI messages one part may carry, and parts one event may carry.
@@ -150,8 +151,8 @@ def read_a2ui(data: Any) -> tuple[list[dict[str, Any]], list[Refused]]:
     for i, message in enumerate(data):
         problem = message_problem(message)
         if problem is not None:
-            sid = _surface_of(message)
-            refused.append(Refused(problem[0], sid, f"/{i}{problem[1]}"))
+            path = clean_string(f"/{i}{problem[1]}")[:ECHO_CAP]
+            refused.append(Refused(problem[0], _surface_of(message), path))
             continue
         messages.append(_canonical(integral(message)))
     return messages, refused
@@ -192,7 +193,7 @@ def _surface_of(message: Any) -> str:
         for kind in SERVER_KINDS:
             body = message.get(kind)
             if isinstance(body, dict) and isinstance(body.get("surfaceId"), str):
-                return body["surfaceId"][:ECHO_CAP]
+                return clean_string(body["surfaceId"])[:ECHO_CAP]
     return ""
 
 
@@ -241,8 +242,9 @@ def read_parts(parts: Any, out: _Out, message_id: str = "") -> tuple[list[str], 
                 has_surface = True
             out.items.extend(refused)
         elif isinstance(part.get("text"), str):
-            texts.append(part["text"])
-            pending.append(part["text"])
+            text = clean_string(part["text"])  # no lone surrogates, no control characters
+            texts.append(text)
+            pending.append(text)
     flush()
     return texts, has_surface
 

@@ -46,23 +46,22 @@ class Meter:
     def __init__(self, event_bytes: int, run_bytes: int) -> None:
         self.event_bytes, self.run_bytes = event_bytes, run_bytes
         self.total = 0
-        self._event = 0
-        self._tail = b""
+        self._event = 0  # bytes of the event being read
+        self._newline = False  # the last chunk ended with a newline
 
     def count(self, chunk: bytes) -> None:
         self.total += len(chunk)
         if self.total > self.run_bytes:
             raise TooLarge(f"The agent's run passed {self.run_bytes} bytes.")
-        data = self._tail + chunk
-        lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\r\n\r\n")
-        end = max(lf + 2 if lf >= 0 else -1, crlf + 4 if crlf >= 0 else -1)
-        if end >= 0:
-            self._event = len(data) - end
-        else:
-            self._event += len(chunk)
-        self._tail = data[-3:]
-        if self._event > self.event_bytes:
-            raise TooLarge(f"An event of the agent passed {self.event_bytes} bytes.")
+        data = chunk.replace(b"\r\n", b"\n")
+        if self._newline and data.startswith(b"\n"):  # a blank line split between chunks
+            self._event, data = 0, data[1:]
+        pieces = data.split(b"\n\n")
+        for i, piece in enumerate(pieces):
+            if (len(piece) if i else self._event + len(piece)) > self.event_bytes:
+                raise TooLarge(f"An event of the agent passed {self.event_bytes} bytes.")
+        self._event = len(pieces[-1]) + (self._event if len(pieces) == 1 else 0)
+        self._newline = data.endswith(b"\n")
 
 
 class _MeteredStream(httpx.AsyncByteStream):
