@@ -11,7 +11,7 @@ What it answers (the first word of the person's text chooses):
 * ``artifact``: the surface in an artifact (``data`` one message object), then completed.
 * ``invalid``: a surface the A2UI validator refuses; an ``error`` message back gets a fixed one.
 * ``hostile``: A2UI parts no client should get (see :func:`hostile_parts`), then completed.
-* ``slow``: ``tick n`` text artifacts every 0.2 s for 10 s (cancel and stream-drop tests).
+* ``slow``: ``tick n`` text artifacts every 0.1 s for 3 s (cancel and stream-drop tests).
 * ``auth``: auth-required; the next message completes.
 * ``fail``: the task fails with a message.
 
@@ -134,17 +134,17 @@ class Agent(AgentExecutor):
             await up.complete()
         elif first == "invalid":
             bad = surface("Broken")
-            bad[1]["updateComponents"]["components"][0]["children"] = ["msg", "missing"]
+            bad[1]["updateComponents"]["components"][1]["component"] = "Marquee"
             await up.update_status(pb.TaskState.TASK_STATE_WORKING, up.new_agent_message([a2ui(bad)]))
             await up.complete()
         elif first == "hostile":
             await up.update_status(pb.TaskState.TASK_STATE_WORKING, up.new_agent_message(hostile_parts()))
             await up.complete()
         elif first == "slow":
-            for n in range(50):
+            for n in range(30):
                 await up.add_artifact([new_text_part(f"tick {n} ")], artifact_id="ticks",
                                       name="ticks", append=n > 0, last_chunk=False)
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.1)
             await up.add_artifact([new_text_part("done")], artifact_id="ticks", append=True,
                                   last_chunk=True)
             await up.complete()
