@@ -58,6 +58,10 @@ class A2UIConfig(AppConfig):
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
 
+        from a2ui.remote import runtime
+
+        runtime.install()  # remote agents' events go to their runtime (a2ui.remote)
+
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).
         layer_log = logging.getLogger("channels_redis.pubsub")

@@ -172,6 +172,37 @@ DEFAULTS = {
     "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
     "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
+    # Remote agents (a2ui.remote, docs/remote-agents.md). Outbound requests go only to these
+    # hosts (``host`` or ``host:port``; A2UI_REMOTE_AGENT_HOSTS in the environment, comma-
+    # separated); a host that resolves to a loopback, private, link-local or otherwise special
+    # address is refused unless it is listed by that address (or by a name that resolves to it).
+    "REMOTE_AGENT_HOSTS": [h.strip() for h in os.environ.get("A2UI_REMOTE_AGENT_HOSTS", "")
+                           .split(",") if h.strip()],
+    # Time limits of an upstream run: to connect (and TLS), between two events of its stream,
+    # and the whole run; size caps on one event and on a whole run's stream (bytes), and on its
+    # number of events.
+    "REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS": _env_int("A2UI_REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS", 10),
+    "REMOTE_AGENT_IDLE_TIMEOUT_SECONDS": _env_int("A2UI_REMOTE_AGENT_IDLE_TIMEOUT_SECONDS", 120),
+    "REMOTE_AGENT_RUN_TIMEOUT_SECONDS": _env_int("A2UI_REMOTE_AGENT_RUN_TIMEOUT_SECONDS", 900),
+    "REMOTE_AGENT_MAX_EVENT_BYTES": 1024 * 1024,
+    "REMOTE_AGENT_MAX_RUN_BYTES": 16 * 1024 * 1024,
+    "REMOTE_AGENT_MAX_RUN_EVENTS": 100_000,
+    # Caps: runs in flight per remote agent (RemoteAgent.max_concurrent_runs overrides it) and
+    # per person and agent, across processes; a person's messages waiting behind a running run
+    # of their session (more are refused with a message).
+    "REMOTE_AGENT_MAX_RUNS": _env_int("A2UI_REMOTE_AGENT_MAX_RUNS", 50),
+    "REMOTE_AGENT_MAX_RUNS_PER_PERSON": _env_int("A2UI_REMOTE_AGENT_MAX_RUNS_PER_PERSON", 3),
+    "REMOTE_AGENT_MAX_QUEUED": 3,
+    # Streamed text is shown as it comes, one update of the chat message at most this often
+    # (milliseconds; longer messages a little less often).
+    "REMOTE_AGENT_TEXT_FLUSH_MS": 75,
+    # Show an agent's reasoning text (AG-UI REASONING_*) to the person, marked as reasoning.
+    "REMOTE_AGENT_SHOW_REASONING": False,
+    # In-process agents: name -> import string of an AG-UI ASGI app (pydantic-ai's AGUIApp, a
+    # FastAPI app of ag-ui-langgraph or ag-ui-adk...) or of an async run function
+    # (RunAgentInput -> async iterator of AG-UI events). Each is an agent of that name (its row
+    # is created or updated when the server starts, or by ``a2ui_agent sync``).
+    "AGENTS": {},
     # Health probes (a2ui.services.health; docs/operations.md "Health and readiness probes"):
     # a readiness result is reused for this long per process, and each of its checks (the
     # database, Redis, the channel layer) fails after this long without an answer.
@@ -186,6 +217,7 @@ DEFAULTS = {
         "a2ui.mcp.adapter",
         "a2ui.agui.adapter",
         "a2ui.agui1.adapter",
+        "a2ui.remote.adapter",  # remote agents: no clients of its own (docs/remote-agents.md)
     ],
 }
 
@@ -231,6 +263,16 @@ POSITIVE_INTS = (
     "CAP_RUNS_PER_PERSON",
     "CAP_PER_ADDRESS",
     "CAP_LEASE_SECONDS",
+    "REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS",
+    "REMOTE_AGENT_IDLE_TIMEOUT_SECONDS",
+    "REMOTE_AGENT_RUN_TIMEOUT_SECONDS",
+    "REMOTE_AGENT_MAX_EVENT_BYTES",
+    "REMOTE_AGENT_MAX_RUN_BYTES",
+    "REMOTE_AGENT_MAX_RUN_EVENTS",
+    "REMOTE_AGENT_MAX_RUNS",
+    "REMOTE_AGENT_MAX_RUNS_PER_PERSON",
+    "REMOTE_AGENT_MAX_QUEUED",
+    "REMOTE_AGENT_TEXT_FLUSH_MS",
 )
 
 _MISSING = object()

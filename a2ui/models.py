@@ -508,3 +508,7 @@ class AuditAnchor(models.Model):
 
     def __str__(self):
         return f"anchor {self.site} @ {self.seq}"
+
+
+# Remote agents' transports and runs (a2ui.remote, docs/remote-agents.md).
+from a2ui.remote.models import RemoteAgent, RemoteRun  # noqa: E402, F401

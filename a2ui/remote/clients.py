@@ -122,7 +122,9 @@ class RunContext:
     #: The person's username.
     user: str | None = None
     limits: Limits = field(default_factory=Limits)
-    #: The outbound HTTP client (``httpx.AsyncClient``), policy enforced; None in-process.
+    #: The outbound HTTP client (``a2ui.remote.net.PolicyClient``, an ``httpx.AsyncClient``):
+    #: connects only to allowed hosts; ``await ctx.http.open_stream(method, url, ...)`` also
+    #: checks the URL and follows same-host redirects only.
     http: Any = field(default=None, repr=False)
     refused: list = field(default_factory=list)
 

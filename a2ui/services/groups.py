@@ -39,11 +39,25 @@ def token_group(jti):
     return f"a2ui.t.{uuid.UUID(str(jti)).hex}"
 
 
+#: The seam of remote agents (``a2ui.remote.runtime``, set once per process): ``await
+#: divert(target, event)`` is offered the events of an agent's group and of reply channels
+#: named ``DIVERTED_CHANNEL_PREFIX...``; True means it took them (a remote agent's events go to
+#: the runtime of the process where they happen, not to the channel layer).
+divert = None
+DIVERTED_CHANNEL_PREFIX = "a2ui.remote!"
+_AGENT_PREFIX = "a2ui.a."
+
+
 async def send_group(group, event):
+    if divert is not None and group.startswith(_AGENT_PREFIX) and await divert(group, event):
+        return
     await get_channel_layer().group_send(group, event)
 
 
 async def send_channel(channel, event):
+    if divert is not None and channel.startswith(DIVERTED_CHANNEL_PREFIX) and await divert(
+            channel, event):
+        return
     await get_channel_layer().send(channel, event)
 
 

@@ -1,0 +1,30 @@
+import pytest
+
+
+@pytest.fixture
+def remote_agent(db, settings):
+    """An in-process AG-UI agent (``A2UI['AGENTS']``) named ``shop``, run by ``tests.remote.
+    agents.<function>``: ``remote_agent("echo")``."""
+    from a2ui.remote import registry, runtime
+
+    def make(function="echo", name="shop", **extra):
+        settings.A2UI = {**getattr(settings, "A2UI", {}),
+                         "AGENTS": {name: f"tests.remote.agents:{function}"}, **extra}
+        registry.sync_in_process()
+        runtime.forget()
+        from a2ui.models import Agent
+
+        return Agent.objects.get(name=name)
+
+    yield make
+    runtime.forget()
+
+
+@pytest.fixture
+def person_token(user):
+    from a2ui import tokens
+
+    def make(agent):
+        return tokens.issue_stream_token(user, agent).token
+
+    return make
