@@ -26,7 +26,7 @@ from a2a.utils.errors import A2AError
 from google.protobuf import json_format
 from pydantic import ValidationError
 
-from a2ui.remote import ops
+from a2ui.remote import net, ops
 from a2ui.remote.a2a import outgoing, transport
 from a2ui.remote.a2a.card import CardError, CardInfo, card_url, read_card
 from a2ui.remote.a2a.extension import EXTENSION_URI, client_capabilities, client_data_model
@@ -274,9 +274,12 @@ class A2AClient:
         if ctx.http is None:
             raise UpstreamError("An A2A agent needs the outbound HTTP client.", "unsupported")
         try:
-            return await self._card(ctx)
+            info = await self._card(ctx)
         except CardError as e:
             raise UpstreamError(str(e), "bad_card") from None
+        if getattr(ctx.http, "entries", None) is not None:
+            net.checked(info.rpc_url, ctx.http.entries)  # the card's endpoint: an allowed URL
+        return info
 
 
 async def _aclose(iterator: Any) -> None:

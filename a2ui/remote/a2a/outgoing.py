@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from a2ui.remote.a2a import extension as ext
@@ -54,9 +55,23 @@ def answer_parts(value: Any) -> list[dict[str, Any]]:
     return [text_part(json.dumps(value))]
 
 
+def complete_action(action: dict[str, Any]) -> dict[str, Any]:
+    """The action with the five fields v0.9 requires (a seed-000 ``user.action`` lacks some)."""
+    out = dict(action)
+    for key in ("name", "surfaceId", "sourceComponentId"):
+        if not isinstance(out.get(key), str):
+            out[key] = ""
+    if not isinstance(out.get("timestamp"), str):
+        out["timestamp"] = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")
+    if not isinstance(out.get("context"), dict):
+        out["context"] = {}
+    return out
+
+
 def action_parts(action: dict[str, Any], *, legacy: bool) -> list[dict[str, Any]]:
     """The extension's action DataPart(s) for a person's v0.9 action."""
-    return ext.parts_for([ext.action_message(action)], as_list=not legacy)
+    return ext.parts_for([ext.action_message(complete_action(action))], as_list=not legacy)
 
 
 def error_parts(errors: Iterable[dict[str, Any]], *, legacy: bool) -> list[dict[str, Any]]:
