@@ -8,6 +8,8 @@ What it answers (the first word of the person's text chooses):
 * ``hello``: a surface (status update, working), a streamed text artifact, then input-required
   with a question; the answer updates the surface and waits (input-required with the surface as
   the question); an ``action`` DataPart completes the task with "Action <name>: <context>".
+* ``show``: the surface and input-required with the surface as the question (no text); an
+  ``action`` then completes the task as above.
 * ``artifact``: the surface in an artifact (``data`` one message object), then completed.
 * ``invalid``: a surface the A2UI validator refuses; an ``error`` message back gets a fixed one.
 * ``hostile``: A2UI parts no client should get (see :func:`hostile_parts`), then completed.
@@ -127,6 +129,8 @@ class Agent(AgentExecutor):
                 [new_text_part(f"Fixing {len(errors)} error(s): {errors[0].get('message', '')[:80]}"),
                  a2ui(surface("Fixed."))]))
             await up.complete()
+        elif first == "show":
+            await up.requires_input(up.new_agent_message([a2ui(surface("Press confirm."))]))
         elif first == "artifact":
             await up.add_artifact([a2ui(surface("From an artifact."), as_list=False)], name="ui")
             await up.add_artifact([a2ui(surface("From an artifact.")[1:2], as_list=False)],
