@@ -36,7 +36,17 @@ $(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/packag
 	npm ci --prefix $(MCP_HOST) --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed
+# The agent frameworks of the remote-agent tests (a2a-sdk's server, Google ADK...), in a venv of
+# their own so that their pins stay out of ours; the tests run them as subprocesses.
+AGENTS_VENV ?= .venv-agents
+$(AGENTS_VENV)/.installed: requirements-agents.txt
+	$(PYTHON) -m venv $(AGENTS_VENV)
+	$(AGENTS_VENV)/bin/pip install -q --upgrade pip
+	$(AGENTS_VENV)/bin/pip install -q -r requirements-agents.txt
+	touch $@
+
+install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed \
+	$(AGENTS_VENV)/.installed
 
 # Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
 # wheel) with esbuild after changing package.json/package-lock.json. Development only: a host
@@ -77,4 +87,4 @@ bench: install
 	$(PY) bench/bench_soak.py --quick  # the full soak: bench/bench_soak.py (docs/performance.md)
 
 clean:
-	rm -rf $(VENV) node_modules $(MCP_HOST)/node_modules staticfiles .pytest_cache
+	rm -rf $(VENV) $(AGENTS_VENV) node_modules $(MCP_HOST)/node_modules staticfiles .pytest_cache

@@ -35,8 +35,9 @@ class Driver:
             if isinstance(op, ops.RunIds):
                 self.ids.update(op.as_dict())
             elif isinstance(op, ops.Surface):
-                try:
-                    self.surfaces.apply_batch(list(op.messages))
+                try:  # as the runtime: a createSurface of a surface shown is skipped
+                    self.surfaces.apply_batch([m for m in op.messages if m.get(
+                        "createSurface", {}).get("surfaceId") not in self.surfaces.states])
                 except ValidationFailed as f:
                     ctx.refused.append(Refusal(op, "invalid", f.message,
                                                detail=f.to_error_message()))

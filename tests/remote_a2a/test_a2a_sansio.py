@@ -297,3 +297,15 @@ def test_the_meter_counts_events_and_runs():
         big = Meter(1000, 50)
         for _ in range(10):
             big.count(b"data: 1\n\n")
+
+
+def test_a_final_artifact_repeating_a_status_message_is_not_shown_twice():
+    r = p.Reader()
+    parts = [{"text": "Here"}, a2ui_part(CREATE)]
+    assert any(isinstance(i, p.Surface) for i in r.read(status("TASK_STATE_WORKING", parts)))
+    again = r.read({"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a",
+                                                                   "parts": parts}}})
+    assert again == [p.Ids("", "t")]
+    other = r.read({"artifactUpdate": {"taskId": "t", "artifact": {
+        "artifactId": "b", "parts": [{"text": "Other"}]}}})
+    assert p.TextChunk("t:b", "Other", False) in other

@@ -24,6 +24,7 @@ runtime's ops. Nothing here trusts the agent:
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -255,6 +256,7 @@ class Reader:
     def __init__(self) -> None:
         self._open: set[str] = set()
         self._seen: set[str] = set()  # status message ids already read
+        self._shown: set[int] = set()  # fingerprints of status messages' parts already read
 
     def read(self, event: Any) -> list[Any]:
         """The items of one stream event (see the module docstring); ``[]`` for an empty one."""
@@ -298,6 +300,8 @@ class Reader:
             self._seen.add(mid)
         # a message read before is read again for its text, but not shown twice
         text, has_surface = _message(message, _Out() if seen else out, fallback_id)
+        if isinstance(message, dict) and len(self._shown) < 10_000:
+            self._shown.add(_fingerprint(message.get("parts")))
         state = _str(status.get("state"), "TASK_STATE_UNSPECIFIED")
         out.items.append(Status(state, text, has_surface, state in TERMINAL))
 
@@ -310,6 +314,8 @@ class Reader:
     def _artifact(self, artifact: Any, out: _Out, task_id: str, last: bool) -> None:
         if not isinstance(artifact, dict):
             return
+        if _fingerprint(artifact.get("parts")) in self._shown:
+            return  # the final artifact repeating a status message (Google ADK does)
         mid = f"{task_id}:{_str(artifact.get('artifactId'), 'artifact')}"
         texts, _ = read_parts(artifact.get("parts"), out)  # text here is a chunk, not a message
         text = "".join(texts)
@@ -330,6 +336,14 @@ def _message(message: Any, out: _Out, fallback_id: str) -> tuple[str, bool]:
     mid = _str(message.get("messageId"), fallback_id) or fallback_id
     texts, has_surface = read_parts(message.get("parts"), out, mid)
     return "\n".join(t for t in texts if t), has_surface
+
+
+def _fingerprint(parts: Any) -> int:
+    try:
+        return hash(json.dumps(parts, sort_keys=True, ensure_ascii=False, allow_nan=True,
+                               default=repr))
+    except (ValueError, TypeError, RecursionError):
+        return 0
 
 
 def _ids(body: dict[str, Any], task_key: str, out: _Out) -> None:
