@@ -309,3 +309,10 @@ def test_a_final_artifact_repeating_a_status_message_is_not_shown_twice():
     other = r.read({"artifactUpdate": {"taskId": "t", "artifact": {
         "artifactId": "b", "parts": [{"text": "Other"}]}}})
     assert p.TextChunk("t:b", "Other", False) in other
+
+
+def test_an_agent_advertising_the_v0_9_extension_gets_it_activated_too():
+    v09 = ext.EXTENSION_BASE + "v0.9"
+    card = {"capabilities": {"extensions": [{"uri": v09}, {"uri": ext.EXTENSION_BASE + "v0.8"}]}}
+    assert ext.requested_extensions(card) == [ext.EXTENSION_URI, v09]
+    assert ext.requested_extensions({"capabilities": "x"}) == [ext.EXTENSION_URI]

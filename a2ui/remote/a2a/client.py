@@ -29,7 +29,11 @@ from pydantic import ValidationError
 from a2ui.remote import net, ops
 from a2ui.remote.a2a import outgoing, transport
 from a2ui.remote.a2a.card import CardError, CardInfo, card_url, read_card
-from a2ui.remote.a2a.extension import EXTENSION_URI, client_capabilities, client_data_model
+from a2ui.remote.a2a.extension import (
+    client_capabilities,
+    client_data_model,
+    requested_extensions,
+)
 from a2ui.remote.a2a.mapping import WAITING, RunMapper
 from a2ui.remote.a2a.parts import Reader
 from a2ui.remote.clients import Registration, RunContext, UpstreamError
@@ -259,7 +263,7 @@ class A2AClient:
     def _call(self, ctx: RunContext, info: CardInfo) -> ClientCallContext:
         headers = {k: v for k, v in ctx.agent.headers.items()
                    if k.lower() not in ("a2a-extensions", "x-a2a-extensions", "a2a-version")}
-        headers["A2A-Extensions"] = EXTENSION_URI
+        headers["A2A-Extensions"] = ", ".join(requested_extensions(info.card))
         if not info.legacy:
             headers["A2A-Version"] = info.protocol_version
         return ClientCallContext(service_parameters=headers)

@@ -44,6 +44,21 @@ BASIC_CATALOG_V091 = "https://a2ui.org/specification/v0_9_1/catalogs/basic/catal
 CATALOG_ALIASES = {BASIC_CATALOG_V091: BASIC_CATALOG_V09}
 
 MAX_CATALOG_IDS = 50
+#: Earlier A2UI extension URIs whose messages are v0.9's too: requested as well when an agent's
+#: card advertises one (CrewAI's A2UI server extension advertises v0.9).
+ALSO_UNDERSTOOD = (EXTENSION_BASE + "v0.9",)
+
+
+def requested_extensions(card: Mapping[str, Any]) -> list[str]:
+    """The extension URIs to activate with an agent: ours, plus a v0.9 one its card invites."""
+    uris = [EXTENSION_URI]
+    caps = card.get("capabilities")
+    exts = caps.get("extensions") if isinstance(caps, Mapping) else None
+    for ext in exts if isinstance(exts, list) else []:
+        uri = ext.get("uri") if isinstance(ext, Mapping) else None
+        if uri in ALSO_UNDERSTOOD and uri not in uris:
+            uris.append(uri)
+    return uris
 
 
 def canonical_catalog_id(catalog_id: str) -> str:
