@@ -13,6 +13,7 @@ from a2ui.admin.common import (
     revoke_tokens,
 )
 from a2ui.models import Agent, StreamToken
+from a2ui.remote.admin import RemoteAgentInline
 from a2ui.services import audit
 
 
@@ -24,6 +25,7 @@ class AgentAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.Mod
     search_fields = ("name", "display_name", "owner__username", "key_prefix")
     readonly_fields = ("is_active", "key_prefix", "created_at", "revoked_at")
     actions = [revoke_agents]
+    inlines = [RemoteAgentInline]  # a remote agent's transport (a2ui.remote)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_revoke_permission(self, request):

@@ -373,7 +373,7 @@ async def _run(row):
         await port.require_consent(sid)
         config = _config(agent_row)
         ctx = await _context(config, row, sid, username, client_info, agui1)
-        applier = Applier(config, sid, ctx)
+        applier = Applier(config, sid, ctx, row.pk)
         await port.audit_event("remote.run_started", agent_row["agent"], sid, {
             "run_id": run_id, "kind": config.kind,
             "turn": (row.turn or {}).get("type", "")})
@@ -593,8 +593,8 @@ class _Text:
 class Applier:
     """One run's ops as session events, through ``port`` (the checks of an agent's push)."""
 
-    def __init__(self, config, sid, ctx):
-        self.config, self.sid, self.ctx = config, sid, ctx
+    def __init__(self, config, sid, ctx, pk=None):
+        self.config, self.sid, self.ctx, self.pk = config, sid, ctx, pk
         self.agent_id = config.agent_id
         self.texts = {}
         self.state = copy.deepcopy(ctx.state)
@@ -606,6 +606,7 @@ class Applier:
         self.done = False
         self.events = 0
         self.refused = 0
+        self.told_refused = False
         s = port.settings
         self.flush_seconds = s.REMOTE_AGENT_TEXT_FLUSH_MS / 1000
         self.max_length = s.ACTIVITY_MAX_MESSAGE_LENGTH
@@ -624,10 +625,14 @@ class Applier:
             if str(exc.fault) == "session_not_found":
                 raise
             self.refused += 1
-            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message,
-                                            getattr(exc, "data", None)))
-            log.info("a2ui: a remote agent's %s was refused: %s", type(op).__name__,
-                     exc.message[:200])
+            detail = getattr(exc, "data", None)
+            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message, detail))
+            log.info("a2ui: a remote agent's %s was refused: %s %s", type(op).__name__,
+                     exc.message[:200], str(detail)[:300])
+            if isinstance(op, ops.Surface) and not self.told_refused:
+                self.told_refused = True
+                await _tell(self.agent_id, self.sid, "A screen from the agent could not be "
+                            f"shown ({exc.message[:200]}).")
 
     # Text ---------------------------------------------------------------------------------
 
@@ -735,9 +740,16 @@ class Applier:
                 self.surfaces.discard(gone.get("surfaceId"))
 
     async def _ask(self, op):
+        """The question is kept with the run before the person sees it: an answer that comes
+        at once (while the run still streams) finds what it resumes."""
         params = {**op.params, "request_id": op.request_id}
+        await self._keep_ask(op.request_id, op.resume)
         await port.ask(self.agent_id, self.sid, op.kind, params, _reply_channel())
-        self.asks[op.request_id] = op.resume
+
+    async def _keep_ask(self, request_id, resume):
+        self.asks[request_id] = resume
+        if self.pk is not None:
+            await port.db(store.add_ask, self.pk, request_id, resume)
 
     async def offer_retry(self, turn):
         """After a lost run no client can resume: ask the person whether to try again."""
@@ -745,10 +757,10 @@ class Applier:
                                                                   "answer"):
             return
         request_id = port.new_id()
+        await self._keep_ask(request_id, {"retry": turn})
         await port.ask(self.agent_id, self.sid, "confirm", {
             "request_id": request_id, "title": "The agent's answer was interrupted. Try again?",
             "severity": "info"}, _reply_channel())
-        self.asks[request_id] = {"retry": turn}
 
     async def _state(self, op):
         await self._set_state(op.snapshot if isinstance(op.snapshot, dict) else {})

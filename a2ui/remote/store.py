@@ -111,6 +111,14 @@ def end(pk, status, outcome=None, ids=None, asks=None, from_status=Status.RUNNIN
     return bool(RemoteRun.objects.filter(pk=pk, status=from_status).update(**fields))
 
 
+def add_ask(pk, request_id, resume):
+    """Keep a question of the run (``asks``), before the person is shown it."""
+    with transaction.atomic():
+        row = RemoteRun.objects.select_for_update().only("asks").get(pk=pk)
+        row.asks = {**(row.asks or {}), request_id: resume}
+        row.save(update_fields=["asks"])
+
+
 def set_ids(pk, ids):
     RemoteRun.objects.filter(pk=pk).update(ids=ids)
 

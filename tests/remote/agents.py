@@ -19,7 +19,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-BASIC = "https://a2ui.org/specification/v0_9/basic_catalog.json"
+BASIC = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 seen = []  # the run inputs the agents got (in-process tests read them)
 
 

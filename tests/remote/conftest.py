@@ -9,7 +9,8 @@ def remote_agent(db, settings):
 
     def make(function="echo", name="shop", **extra):
         settings.A2UI = {**getattr(settings, "A2UI", {}),
-                         "AGENTS": {name: f"tests.remote.agents:{function}"}, **extra}
+                         "AGENTS": {name: function if ":" in function
+                                    else f"tests.remote.agents:{function}"}, **extra}
         registry.sync_in_process()
         runtime.forget()
         from a2ui.models import Agent

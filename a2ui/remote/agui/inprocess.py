@@ -152,7 +152,7 @@ async def run_function(target, run_input, limits):
                 raise UpstreamError(f"The agent failed ({type(exc).__name__}).",
                                     "agent_error") from None
             if isinstance(item, BaseEvent):
-                item = item.model_dump(mode="json", by_alias=True, exclude_none=True)
+                item = item.model_dump(mode="json", by_alias=True)
             if not isinstance(item, dict):
                 raise UpstreamError("The agent's run function yielded something that is not "
                                     "an AG-UI event.", "malformed")

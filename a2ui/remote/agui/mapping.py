@@ -63,6 +63,7 @@ SURFACE_ACTIVITY = "a2ui-surface"
 OPERATIONS = "a2ui_operations"
 KNOWN = frozenset(t.value for t in EventType)
 MAX_ARGS = 256 * 1024  # one tool call's arguments
+BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 
 _event = TypeAdapter(Event)
 
@@ -147,7 +148,7 @@ def _render_args(args):
         return [m for m in value if isinstance(m, dict)]
     surface, components = args.get("surfaceId"), args.get("components")
     if isinstance(surface, str) and isinstance(components, list):
-        catalog = args.get("catalogId") or "https://a2ui.org/specification/v0_9/basic_catalog.json"
+        catalog = args.get("catalogId") or BASIC_CATALOG_ID
         out = [{"version": "v0.9", "createSurface": {"surfaceId": surface, "catalogId": catalog}},
                {"version": "v0.9", "updateComponents": {"surfaceId": surface,
                                                         "components": components}}]
@@ -156,6 +157,12 @@ def _render_args(args):
                 "surfaceId": surface, "path": "/", "value": {"items": args["items"]}}})
         return out
     return []
+
+
+def _plain(ops_):
+    """JSON Patch operations as plain dicts (the models give ``AddOperation``...)."""
+    return [o.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            if hasattr(o, "model_dump") else o for o in ops_ or ()]
 
 
 class Reader:
@@ -316,7 +323,7 @@ class Reader:
         return [ops.State(snapshot)]
 
     def _state_delta(self, e):
-        return [ops.StatePatch(tuple(e.delta))]
+        return [ops.StatePatch(tuple(_plain(e.delta)))]
 
     def _activity_snapshot(self, e):
         if e.activity_type != SURFACE_ACTIVITY or not isinstance(e.content, dict):
@@ -335,7 +342,7 @@ class Reader:
         if before is None:
             return []  # a delta of nothing shown: the middleware's "no-op if missing"
         try:
-            after = jsonpatch.apply_patch(before, list(e.patch))
+            after = jsonpatch.apply_patch(before, _plain(e.patch))
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError,
                 ValueError, IndexError, KeyError):
             raise Malformed("an ACTIVITY_DELTA that does not apply") from None
