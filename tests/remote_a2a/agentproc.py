@@ -38,17 +38,22 @@ def free_port():
 
 class AgentProcess:
     """``python servers/<script> --port N ...`` in the agents' venv; ready once ``ready_path``
-    answers 200."""
+    answers 200. ``script`` may be a path (a file of the docs, which reads ``PORT`` from the
+    environment: ``port_arg=False``)."""
 
-    def __init__(self, script, *args, port=None, ready_path="/.well-known/agent-card.json"):
+    def __init__(self, script, *args, port=None, ready_path="/.well-known/agent-card.json",
+                 port_arg=True):
         require_agents_venv()
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"a2ui-agent-{self.port}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [str(AGENTS_PYTHON), str(SERVERS / script), "--port", str(self.port), *args],
-            stdout=self._log, stderr=subprocess.STDOUT, cwd=str(SERVERS))
+        path = SERVERS / script
+        command = [str(AGENTS_PYTHON), str(path), *(["--port", str(self.port)] if port_arg
+                                                    else []), *args]
+        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                     cwd=str(path.parent),
+                                     env={**os.environ, "PORT": str(self.port)})
         deadline = time.monotonic() + READY_SECONDS
         while True:
             if self.proc.poll() is not None:
