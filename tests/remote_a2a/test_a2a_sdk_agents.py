@@ -222,3 +222,16 @@ async def test_an_unreachable_agent_is_a_clear_error(agent):
         await d.turn(ops.UserText("hello"))
     assert e.value.code == "unreachable" and "Bearer" not in e.value.message
     await d.close()
+
+
+async def test_resuming_a_task_that_ended_meanwhile_reads_its_final_status(agent):
+    d = await driver_for(agent)
+    await d.turn(ops.UserText("fail"))
+    task_id = agent.debug_log()[-1]["task_id"]
+    other = Driver(await register(agent.url))
+    other.ids = {"context_id": d.ids["context_id"], "task_id": task_id, "task_state": "working"}
+    ctx = other.context()
+    out = await other.consume(ctx, await other.client.resume(ctx))
+    assert out[-1] == ops.Failed("The agent failed: The kitchen is closed.", code="task_failed")
+    await d.close()
+    await other.close()
