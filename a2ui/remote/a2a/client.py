@@ -206,6 +206,8 @@ class A2AClient:
                                             "malformed") from None
                     for op in mapper.ops(items):
                         seen = len(ctx.refused)
+                        if isinstance(op, ops.RunIds):  # cancel(ctx) during the run needs them
+                            ctx.ids.update(op.as_dict())
                         yield op
                         if isinstance(op, ops.Surface):
                             for refusal in ctx.refused[seen:]:
