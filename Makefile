@@ -39,10 +39,10 @@ $(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/packag
 # The agent frameworks of the remote-agent tests (a2a-sdk's server, Google ADK...), in a venv of
 # their own so that their pins stay out of ours; the tests run them as subprocesses.
 AGENTS_VENV ?= .venv-agents
-$(AGENTS_VENV)/.installed: requirements-agents.txt
+$(AGENTS_VENV)/.installed: agents-requirements.txt
 	$(PYTHON) -m venv $(AGENTS_VENV)
 	$(AGENTS_VENV)/bin/pip install -q --upgrade pip
-	$(AGENTS_VENV)/bin/pip install -q -r requirements-agents.txt
+	$(AGENTS_VENV)/bin/pip install -q -r agents-requirements.txt
 	touch $@
 
 install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed \
