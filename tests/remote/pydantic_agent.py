@@ -2,7 +2,9 @@
 ``FunctionModel`` whose stream function answers from the conversation. The tests run it in
 process (``A2UI['AGENTS']``) and over HTTP (uvicorn)."""
 
+import asyncio
 import json
+import os
 
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart
@@ -35,14 +37,22 @@ async def stream(messages, info: AgentInfo):
                                 json_args=json.dumps({"prompt": "What is your name?"}),
                                 tool_call_id="ask-name")}
         return
+    slow = "slowly" in text.lower()
     for word in f"Echo: {text}".split(" "):
         yield word + " "
+        if slow:  # a long answer: the tests kill the server process meanwhile
+            await asyncio.sleep(1.0)
 
 
 agent = Agent(FunctionModel(stream_function=stream), name="echo")
 
 
 async def run_agent(request: Request):
+    expected = os.environ.get("A2UI_TEST_AGENT_TOKEN")
+    if expected and request.headers.get("authorization") != f"Bearer {expected}":
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"error": "unauthorized"}, status_code=401)
     return await AGUIAdapter.dispatch_request(request, agent=agent)
 
 
