@@ -822,7 +822,12 @@ class Applier:
         self.result = op.outcome
 
     async def _runids(self, op):
+        before = dict(self.ids)
         self.ids.update(op.as_dict())
+        if self.pk is not None and self.ids != before:
+            # kept at once (a client sends a few a run): the process that picks the run up
+            # when this one dies resumes it from them (A2A: the task to subscribe to)
+            await port.db(store.set_ids, self.pk, dict(self.ids))
 
     # The end --------------------------------------------------------------------------------
 

@@ -69,3 +69,49 @@ async def test_live_a2a_surface_on_the_v09_socket_and_the_action_back_to_the_age
     assert json.dumps(log[0]["metadata"]["a2uiClientCapabilities"]).count("v0_9") >= 1
     await v09.close()
     await person.close()
+
+
+def test_live_a2a_run_of_a_killed_process_is_resumed_by_the_other(daphne_server, user, settings):
+    """The run streams on A; A is killed; B's sweep finds the run lost and resumes it with
+    SubscribeToTask (the task id was kept as soon as the agent named it): the rest of the
+    agent's stream reaches the person, and the agent got one message, not two."""
+    import asyncio
+
+    from a2ui.remote.models import RemoteRun
+    from tests.live.test_live_remote_agents import open_session
+
+    served = AgentProcess("sdk_agent.py")
+    try:
+        hosts = f"127.0.0.1:{served.port}"
+        settings.A2UI = {**getattr(settings, "A2UI", {}), "REMOTE_AGENT_HOSTS": [hosts]}
+        call_command("a2ui_agent", "create", "ticker", "--a2a-url", served.url)
+        agent = Agent.objects.get(name="ticker")
+        env = {"A2UI_REMOTE_AGENT_HOSTS": hosts, "A2UI_AGUI_RUN_LEASE_SECONDS": "2"}
+        a, b = daphne_server(**env), daphne_server(**env)
+        from a2ui import tokens
+        token, token_b = (tokens.issue_stream_token(user, agent).token for _ in range(2))
+
+        async def scenario():
+            writer, sid = await open_session(a, token)
+            watcher, _ = await open_session(b, token_b, sid)
+            await writer.call("user.message", {"content": "slow 120"}, "m1")
+            await watcher.recv_until(lambda m: "tick 3" in json.dumps(m), timeout=30)
+            a.kill()
+            done = await watcher.recv_until(
+                lambda m: agent_text(m).endswith("done"), timeout=60)
+            assert "tick 119" in agent_text(done)
+            await watcher.close()
+
+        asyncio.run(scenario())
+        log = served.debug_log()
+        assert len([e for e in log if "parts" in e]) == 1, log
+        import time
+        deadline = time.monotonic() + 15  # the run's end is written after its last text
+        while time.monotonic() < deadline:
+            statuses = sorted(RemoteRun.objects.values_list("status", flat=True))
+            if statuses == ["finished", "interrupted"]:
+                break
+            time.sleep(0.2)
+        assert statuses == ["finished", "interrupted"], statuses
+    finally:
+        served.stop()

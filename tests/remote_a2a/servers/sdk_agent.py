@@ -13,7 +13,7 @@ What it answers (the first word of the person's text chooses):
 * ``artifact``: the surface in an artifact (``data`` one message object), then completed.
 * ``invalid``: a surface the A2UI validator refuses; an ``error`` message back gets a fixed one.
 * ``hostile``: A2UI parts no client should get (see :func:`hostile_parts`), then completed.
-* ``slow``: ``tick n`` text artifacts every 0.1 s for 3 s (cancel and stream-drop tests).
+* ``slow [n]``: ``tick i`` text artifacts every 0.1 s, n of them (30), then ``done``.
 * ``auth``: auth-required; the next message completes.
 * ``fail``: the task fails with a message.
 
@@ -145,7 +145,8 @@ class Agent(AgentExecutor):
             await up.update_status(pb.TaskState.TASK_STATE_WORKING, up.new_agent_message(hostile_parts()))
             await up.complete()
         elif first == "slow":
-            for n in range(30):
+            ticks = int(text.split(" ")[1]) if len(text.split(" ")) > 1 else 30
+            for n in range(ticks):
                 await up.add_artifact([new_text_part(f"tick {n} ")], artifact_id="ticks",
                                       name="ticks", append=n > 0, last_chunk=False)
                 await asyncio.sleep(0.1)
