@@ -115,3 +115,40 @@ def test_live_a2a_run_of_a_killed_process_is_resumed_by_the_other(daphne_server,
         assert statuses == ["finished", "interrupted"], statuses
     finally:
         served.stop()
+
+
+def test_live_a_person_who_stops_an_a2a_run_cancels_the_agents_task(daphne_server, user,
+                                                                    settings):
+    import asyncio
+
+    from a2ui import tokens
+    from tests.live.test_live_remote_agents import open_session
+
+    served = AgentProcess("sdk_agent.py")
+    try:
+        hosts = f"127.0.0.1:{served.port}"
+        settings.A2UI = {**getattr(settings, "A2UI", {}), "REMOTE_AGENT_HOSTS": [hosts]}
+        call_command("a2ui_agent", "create", "ticker", "--a2a-url", served.url)
+        agent = Agent.objects.get(name="ticker")
+        a = daphne_server(A2UI_REMOTE_AGENT_HOSTS=hosts)
+        token = tokens.issue_stream_token(user, agent).token
+
+        async def scenario():
+            person, _ = await open_session(a, token)
+            await person.call("user.message", {"content": "slow 200"}, "m1")
+            await person.recv_until(lambda m: "tick 3" in json.dumps(m), timeout=30)
+            reply = await person.call("user.cancel", {"task_id": "run"}, "c1")
+            assert "result" in reply, reply
+            await person.recv_until(lambda m: agent_text(m) == "" and "Stopped." in json.dumps(m),
+                                    timeout=30)
+            await person.close()
+
+        asyncio.run(scenario())
+        task_id = served.debug_log()[0]["task_id"]
+        import time
+        deadline = time.monotonic() + 10
+        while {"cancel": task_id} not in served.debug_log() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert {"cancel": task_id} in served.debug_log()
+    finally:
+        served.stop()
