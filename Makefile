@@ -16,13 +16,25 @@ DEMO_ARGS ?=
 # e.g. make bench GATE_ARGS="--quick --gate" (bench/bench_gate.py, docs/performance.md)
 GATE_ARGS ?=
 
-.PHONY: demo test test-embedded install chromium lint bench clean vendor
+.PHONY: demo test test-embedded install chromium lint bench clean vendor agents-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,agents]'
 	touch $@
+
+# The agent frameworks that do not install beside the project's pins (LangGraph, Google ADK:
+# agents-requirements.txt), for the live tests of remote agents: a venv of their own, whose
+# agents run as processes (docs/remote-agents.md). About a minute with a warm pip cache.
+AGENTS_VENV ?= .venv-agents
+$(AGENTS_VENV)/.installed: agents-requirements.txt
+	$(PYTHON) -m venv $(AGENTS_VENV)
+	$(AGENTS_VENV)/bin/python -m pip install -q --upgrade pip
+	$(AGENTS_VENV)/bin/python -m pip install -q -r agents-requirements.txt
+	touch $@
+
+agents-venv: $(AGENTS_VENV)/.installed
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -36,17 +48,8 @@ $(MCP_HOST)/node_modules/.installed: $(MCP_HOST)/package.json $(MCP_HOST)/packag
 	npm ci --prefix $(MCP_HOST) --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The agent frameworks of the remote-agent tests (a2a-sdk's server, Google ADK...), in a venv of
-# their own so that their pins stay out of ours; the tests run them as subprocesses.
-AGENTS_VENV ?= .venv-agents
-$(AGENTS_VENV)/.installed: agents-requirements.txt
-	$(PYTHON) -m venv $(AGENTS_VENV)
-	$(AGENTS_VENV)/bin/pip install -q --upgrade pip
-	$(AGENTS_VENV)/bin/pip install -q -r agents-requirements.txt
-	touch $@
-
 install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.installed \
-	$(AGENTS_VENV)/.installed
+		$(AGENTS_VENV)/.installed
 
 # Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
 # wheel) with esbuild after changing package.json/package-lock.json. Development only: a host

@@ -11,7 +11,10 @@ session event          AG-UI 1.0
 =====================  =========================================================================
 notify                 TEXT_MESSAGE_START (assistant) / CONTENT / END
 message (native),      TEXT_MESSAGE_START (its role: agent assistant, system, user: the person's
-message.batch          words from another client) / CONTENT / END, ``messageId`` its message_id
+message.batch          words from another client) / CONTENT / END, ``messageId`` its message_id;
+                       a message still being written (``metadata.streaming``, a remote agent's
+                       reply: a2ui.remote) is START once, then CONTENT of what each version adds,
+                       END with its final version (or when the run ends)
 progress               STEP_STARTED ``stepName`` = task_id (once), ACTIVITY_SNAPSHOT
                        ``a2ui-progress``, STEP_FINISHED when value >= total
 tool_call (native)     requested: TOOL_CALL_START / ARGS / END; result: TOOL_CALL_RESULT;
@@ -126,6 +129,7 @@ class Run:
         self.steps = []  # open steps, in order
         self.calls = {}  # tool call id -> True once ended
         self.pending = []  # Interrupts waiting to end the run
+        self.streams = {}  # message id -> its text shown so far, while it is being written
         self.ended = False
         self.make_id = make_id
 
@@ -183,7 +187,9 @@ class Run:
         return out
 
     def _close(self):
-        out = [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
+        out = [TextMessageEndEvent(message_id=m) for m in self.streams]
+        self.streams = {}
+        out += [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
         self.calls = dict.fromkeys(self.calls, True)
         out += [StepFinishedEvent(step_name=s) for s in reversed(self.steps)]
         self.steps = []
@@ -285,8 +291,26 @@ class Run:
         role = ROLES.get(data.get("role"))
         if role is None or data.get("message_id") in self.own_messages:
             return []
-        return self._text_message(str(data.get("message_id") or self.make_id()), role,
-                                  _text(data.get("content")))
+        message_id = str(data.get("message_id") or self.make_id())
+        text = _text(data.get("content"))
+        metadata = data.get("metadata")
+        streaming = isinstance(metadata, dict) and metadata.get("streaming") is True
+        shown = self.streams.get(message_id)
+        if shown is None and not streaming:
+            return self._text_message(message_id, role, text)
+        out = []
+        if shown is None:
+            out.append(TextMessageStartEvent(message_id=message_id, role=role))
+            shown = ""
+        added = text[len(shown):] if text.startswith(shown) else text
+        if added:
+            out.append(TextMessageContentEvent(message_id=message_id, delta=added))
+        if streaming:
+            self.streams[message_id] = text
+        else:
+            self.streams.pop(message_id, None)
+            out.append(TextMessageEndEvent(message_id=message_id))
+        return out
 
     def _message_batch(self, data):
         return [event for m in data.get("messages") or () for event in self._message(m)]

@@ -37,7 +37,8 @@ class AgentServer:
         self.proc = subprocess.Popen(
             [python or sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1",
              "--port", str(self.port), "--log-level", "warning"],
-            cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+            cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT) if cwd == ROOT else "",
+                          **(env or {})},
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def wait_ready(self, timeout=60):

@@ -1,5 +1,5 @@
-"""Tier 2: every framework file of docs/agents.md ("With your agent framework") is served as it
-is, in the frameworks' venv (.venv-agents), registered with ``a2ui_agent create --a2a-url``,
+"""Tier 2: every A2A framework file of docs/agents.md ("With your agent framework") is served as
+it is, in the frameworks' venv (.venv-agents), registered with ``a2ui_agent create --a2a-url``,
 and does what the page says across two Daphne processes: the person's message on A gets the
 agent's surface on B's /ws/v09/a2ui socket, the button pressed there reaches the agent, and its
 reply reaches the person's chat on A."""
@@ -21,24 +21,26 @@ from tests.remote_a2a.agentproc import AgentProcess
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
-FRAMEWORK = re.compile(r"<!-- framework: ([\w-]+) -->\n```python\n(.*?)\n```", re.S)
-A2A_FILES = ("a2a-sdk", "adk")  # served over A2A (the AG-UI ones have their own test)
+# The A2A files (``framework-a2a:``); the AG-UI ones (``framework:``) have their own test,
+# tests/live/test_live_remote_frameworks.py.
+FRAMEWORK = re.compile(r"<!-- framework-a2a: ([\w-]+) -->\n```python\n(.*?)\n```", re.S)
+A2A_FILES = ("a2a-sdk", "adk")
 
 
 def framework_files():
     return dict(FRAMEWORK.findall(DOC.read_text()))
 
 
-def test_the_page_has_the_a2a_framework_files():
-    assert set(A2A_FILES) <= set(framework_files())
+def test_every_a2a_framework_file_of_the_page_is_tested():
+    assert set(framework_files()) == set(A2A_FILES)
 
 
 @pytest.fixture(params=A2A_FILES)
 def served(request, tmp_path):
-    path = tmp_path / f"{request.param.replace('-', '_')}_agent.py"
+    path = tmp_path / f"{request.param.replace('-', '_')}_a2a_agent.py"
     path.write_text(framework_files()[request.param])
     proc = AgentProcess(path, port_arg=False)
-    proc.name = request.param
+    proc.name = request.param + "-a2a"
     yield proc
     proc.stop()
 

@@ -114,3 +114,16 @@ async def failing(run_input):
 async def silent(run_input):
     yield _start(run_input)
     await asyncio.sleep(3600)
+
+
+async def slow_echo(run_input):
+    """As ``echo``, a word every 0.15 s: the reply is shown as it streams."""
+    seen.append(run_input)
+    yield _start(run_input)
+    message_id = "reply-" + run_input.run_id
+    yield TextMessageStartEvent(message_id=message_id, role="assistant")
+    for word in f"You said: {_last_user(run_input)}".split(" "):
+        yield TextMessageContentEvent(message_id=message_id, delta=word + " ")
+        await asyncio.sleep(0.15)
+    yield TextMessageEndEvent(message_id=message_id)
+    yield _end(run_input)
