@@ -11,7 +11,8 @@ PYTEST_ARGS ?=
 # pytest-xdist workers for the test targets (most of a test's time is waiting: servers, sockets,
 # the browser); 0 runs the tests in pytest's own process.
 TEST_WORKERS ?= 3
-# e.g. make demo DEMO_ARGS="--port 8080"
+# e.g. make demo DEMO_ARGS="--port 8080"; DEMO_ARGS="--agent pydantic-ai" serves a pydantic-ai
+# agent too (offline model; a real one when OPENAI_API_KEY or A2UI_DEMO_MODEL is set)
 DEMO_ARGS ?=
 # e.g. make bench GATE_ARGS="--quick --gate" (bench/bench_gate.py, docs/performance.md)
 GATE_ARGS ?=

@@ -31,6 +31,9 @@ class AgentAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, admin.Mod
     def has_revoke_permission(self, request):
         return request.user.has_perm("a2ui.revoke_agent")
 
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []  # the transport once the agent exists
+
     def save_model(self, request, obj, form, change):
         if change:
             super().save_model(request, obj, form, change)

@@ -1,7 +1,6 @@
 """Remote agents in the adapter registry: no clients and no routes of their own (an upstream
 agent is reached by ``a2ui.remote.runtime``, diverted to by ``a2ui.services.groups``); what
-the registry gives them is the start hook (the agents of ``A2UI['AGENTS']`` registered) and the
-per-process cache (emptied with the others)."""
+the registry gives them is the start hook: the agents of ``A2UI['AGENTS']`` registered."""
 
 from a2ui.core.adapters import Adapter
 
@@ -12,16 +11,9 @@ def _on_start():
     registry.sync_in_process_safely()
 
 
-def _caches():
-    from a2ui.remote import runtime
-
-    return (("remote agents", runtime.forget),)
-
-
 ADAPTER = Adapter(
     name="remote",
     on_start=_on_start,
-    caches=_caches,
     summary="Remote agents (AG-UI 1.0, A2A with the A2UI extension, in-process AG-UI apps) "
             "run for the people of their sessions: docs/remote-agents.md",
 )

@@ -56,6 +56,8 @@ class RemoteAgentForm(forms.ModelForm):
         except secrets.SealError:
             return {}
 
+    actor = None  # the operator (set by the inline for the request)
+
     def save(self, commit=True):
         remote = super().save(commit=False)
         headers = self.cleaned_data.get("parsed_headers")
@@ -64,12 +66,15 @@ class RemoteAgentForm(forms.ModelForm):
             remote.header_names = sorted(headers)
         if commit:
             remote.save()
+        if self.has_changed():
+            registry.audited_change(remote.agent, self.actor, sorted(self.changed_data),
+                                    remote.url, headers)
         return remote
 
 
 class RemoteAgentInline(admin.StackedInline):
-    """On the agent's page: "Remote agent transport" (empty for an agent that connects
-    itself)."""
+    """On an agent's page (once it exists: create the agent, then give it its transport):
+    "Remote agent transport", empty for an agent that connects itself."""
 
     model = RemoteAgent
     form = RemoteAgentForm
@@ -80,8 +85,16 @@ class RemoteAgentInline(admin.StackedInline):
               "max_concurrent_runs", "config", "updated_at")
     readonly_fields = ("header_names", "in_process", "config", "updated_at")
 
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        formset.form = type("RemoteAgentForm", (formset.form,), {"actor": request.user})
+        return formset
+
     def has_change_permission(self, request, obj=None):
         return request.user.has_perm("a2ui.change_agent")
 
     def has_add_permission(self, request, obj=None):
         return request.user.has_perm("a2ui.change_agent")
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -83,6 +83,11 @@ def prepare(kind, url, headers):
     """What to store for a ``kind`` agent at ``url`` (an A2A client reads the card)."""
     if kind not in clients.kinds():
         raise Refused(f"Unknown kind {kind!r}: one of {', '.join(clients.kinds())}.")
+    try:
+        clients.client_for(kind)
+    except ImportError as exc:
+        raise Refused(f"Agents of kind {kind!r} cannot be served here ({exc.name or exc} is "
+                      "missing).") from None
     check_url(url)
     return async_to_sync(_prepare)(kind, url, headers)
 
@@ -132,6 +137,15 @@ def update(agent, *, url=None, headers=None, actor=None, max_runs=None):
     _forget()
 
 
+def audited_change(agent, actor, fields, url, headers):
+    """An operator changed a transport in the admin: audited (header names only)."""
+    port.record_audit("remote_agent.change", actor=actor, agent=agent, target=agent,
+                      details={"fields": [f for f in fields if f != "remove_headers"],
+                               "url": url[:500],
+                               **({"headers": sorted(headers)} if headers is not None else {})})
+    _forget()
+
+
 def describe(agent):
     """A remote agent as listings show it: header names, never values."""
     remote = getattr(agent, "remote", None)
@@ -170,14 +184,31 @@ def sync_in_process():
     return done
 
 
+def preload_in_process():
+    """Import the in-process agents of ``A2UI['AGENTS']`` now (a server's start)."""
+    from a2ui.conf import a2ui_settings
+    from a2ui.remote import runtime
+
+    for spec in (a2ui_settings.AGENTS or {}).values():
+        target = spec.get("app") if isinstance(spec, dict) else spec
+        if isinstance(target, str):
+            try:
+                runtime.preload(target)
+            except Exception as exc:
+                log.warning("a2ui: the in-process agent %s could not be imported: %s", target,
+                            exc)
+
+
 def sync_in_process_safely():
     """:func:`sync_in_process` at a server's start: a database not migrated yet is logged,
     not fatal."""
     try:
-        return sync_in_process()
+        names = sync_in_process()
     except Exception as exc:
         log.warning("a2ui: the in-process agents of A2UI['AGENTS'] were not registered: %s", exc)
-        return []
+        names = []
+    preload_in_process()
+    return names
 
 
 def _forget():

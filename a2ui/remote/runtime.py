@@ -34,8 +34,10 @@ again (a confirm whose approval queues the turn once more). Nothing is lost in s
 import asyncio
 import contextlib
 import copy
+import hashlib
 import logging
 import os
+import re
 import threading
 import time
 
@@ -61,7 +63,18 @@ CONTROL_TYPE = "a2ui.remote_control"
 AGUI_THREAD = "agui_thread_id"
 SYSTEM_SENDER = "system"
 TOOL_RESULT_LIMIT = 8000
+ANSWER_QUEUE = 1000  # answers queue past REMOTE_AGENT_MAX_QUEUED (each answers one question)
 Status = store.Status
+_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+
+
+def safe_id(value):
+    """An upstream id as the core's ids are (1-128 of ``[A-Za-z0-9._:-]``): kept when it is
+    one (with room for a suffix), else a digest of it (the same id always maps the same)."""
+    text = str(value)
+    if _ID.fullmatch(text):
+        return text
+    return "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 # Which agents are remote (per process) ---------------------------------------------------------
@@ -73,6 +86,7 @@ _targets = {}  # in-process import string -> loaded object
 def forget():
     """Drop the cache of remote agents (a registration changed; tests)."""
     _cache["at"] = -1e9
+    _present.clear()
 
 
 async def remote_agent(agent_id):
@@ -84,15 +98,23 @@ async def remote_agent(agent_id):
     return _cache["agents"].get(agent_id)
 
 
-def _config(row):
+def preload(spec):
+    """Import an in-process agent (at a server's start: a framework's import takes seconds,
+    never on the event loop)."""
+    from a2ui.remote.agui import inprocess
+
+    if spec not in _targets:
+        _targets[spec] = inprocess.load(spec)
+    return _targets[spec]
+
+
+async def _config(row):
     target = None
     if row["in_process"]:
-        from a2ui.remote.agui import inprocess
-
         spec = row["in_process"]
         target = _targets.get(spec)
-        if target is None:
-            target = _targets[spec] = inprocess.load(spec)
+        if target is None:  # not preloaded: imported off the event loop
+            target = await asyncio.to_thread(preload, spec)
     return AgentConfig(agent_id=row["agent_id"], name=row["name"], label=row["label"],
                        kind=row["kind"], url=row["url"],
                        headers=secrets.unseal(row["sealed_headers"]), config=row["config"],
@@ -224,9 +246,12 @@ async def submit(row, sid, turn, **extra):
     """Queue ``turn`` for the session's remote agent and drain the queue; a DomainError (to the
     person's client) when too many turns wait."""
     run_id = port.new_id()
+    # An answer is not one more message of the person's: it resumes what the agent asked.
+    limit = ANSWER_QUEUE if isinstance(turn, ops.Answer) else \
+        port.settings.REMOTE_AGENT_MAX_QUEUED
     try:
         await port.db(store.enqueue, sid, row["agent_id"], run_id,
-                      turns.to_json(turn, **extra), port.settings.REMOTE_AGENT_MAX_QUEUED)
+                      turns.to_json(turn, **extra), limit)
     except store.QueueFull:
         raise port.DomainError(port.Fault.RATE_LIMITED,
                                "The agent is still answering your earlier messages: wait for "
@@ -371,7 +396,7 @@ async def _run(row):
         place = await port.acquire_run(row.agent_id, user_id, limit,
                                        port.settings.REMOTE_AGENT_MAX_RUNS_PER_PERSON)
         await port.require_consent(sid)
-        config = _config(agent_row)
+        config = await _config(agent_row)
         ctx = await _context(config, row, sid, username, client_info, agui1)
         applier = Applier(config, sid, ctx, row.pk)
         await port.audit_event("remote.run_started", agent_row["agent"], sid, {
@@ -417,10 +442,13 @@ async def _run(row):
             with contextlib.suppress(Exception):
                 await _tell(row.agent_id, sid, "Stopped.")
     except port.DomainError as exc:
-        status, outcome = Status.ERROR, {"code": str(exc.fault), "message": exc.message[:300]}
-        if str(exc.fault) != "session_not_found":
+        said = exc.message or str(exc.fault).replace("_", " ")
+        status, outcome = Status.ERROR, {"code": str(exc.fault), "message": said[:300]}
+        if str(exc.fault) == "consent_required":  # the person was asked for it: no run
+            status, outcome = Status.CANCELLED, {"reason": "consent_required"}
+        elif str(exc.fault) != "session_not_found":
             await _tell(row.agent_id, sid, f"The agent's answer could not be shown: "
-                                           f"{exc.message[:300]}")
+                                           f"{said[:300]}")
     except Exception as exc:  # a bug: the person is told, the log has the traceback
         log.exception("a2ui: a remote agent's run failed")
         status, outcome = Status.ERROR, {"code": "internal_error", "type": type(exc).__name__}
@@ -571,11 +599,30 @@ def _ensure_sweeping():
         _sweepers[loop] = loop.create_task(_sweep_forever(), name="a2ui-remote-sweep")
 
 
+_present = {}  # agent id -> this process's presence member for it
+
+
+async def _join_presence():
+    """A remote agent is online while a server process can run it: each process that serves
+    remote agents is a presence member of each (``presence``: refreshed by its heartbeat,
+    lapsed when the process dies); one no longer remote leaves."""
+    await remote_agent(0)  # the cache, fresh enough
+    agents = _cache["agents"]
+    for agent_id in [a for a in _present if a not in agents]:
+        await port.leave_presence(_present.pop(agent_id))
+    for agent_id in [a for a in agents if a not in _present]:
+        member = _present[agent_id] = f"{port.REPLY_PREFIX}presence.{agent_id}.{HOLDER}"
+        await port.join_presence(agent_id, member)
+
+
 async def _sweep_forever():
     await _holder()
+    with contextlib.suppress(Exception):
+        await _join_presence()
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         try:
+            await _join_presence()
             await sweep()
         except asyncio.CancelledError:
             raise
@@ -630,13 +677,14 @@ class Applier:
                 raise
             self.refused += 1
             detail = getattr(exc, "data", None)
-            self.ctx.refused.append(Refusal(op, str(exc.fault), exc.message, detail))
+            said = exc.message or str(exc.fault).replace("_", " ")
+            self.ctx.refused.append(Refusal(op, str(exc.fault), said, detail))
             log.info("a2ui: a remote agent's %s was refused: %s %s", type(op).__name__,
-                     exc.message[:200], str(detail)[:300])
+                     said[:200], str(detail)[:300])
             if isinstance(op, ops.Surface) and not self.told_refused:
                 self.told_refused = True
                 await _tell(self.agent_id, self.sid, "A screen from the agent could not be "
-                            f"shown ({exc.message[:200]}).")
+                            f"shown ({said[:200]}).")
 
     # Text ---------------------------------------------------------------------------------
 
@@ -679,10 +727,11 @@ class Applier:
             self.ticker = None
 
     def _message_id(self, text):
-        return text.id if text.part == 0 else f"{text.id}~{text.part}"
+        base = safe_id(text.id)
+        return base if text.part == 0 else f"{base}:{text.part}"
 
     def _data(self, text, content, streaming):
-        data = {"message_id": self._message_id(text)[:128],
+        data = {"message_id": self._message_id(text),
                 "role": "system" if text.role == "system" else "agent",
                 "sender": self.config.label, "content": content}
         metadata = dict(text.metadata or {})
@@ -794,7 +843,7 @@ class Applier:
             before[key] = copy.deepcopy(value)
 
     async def _tool(self, op):
-        data = {"call_id": str(op.call_id)[:128], "phase": op.phase}
+        data = {"call_id": safe_id(op.call_id), "phase": op.phase}
         if op.phase == "requested":
             data.update(tool_name=str(op.name or "tool")[:128], status="PENDING",
                         parameters=op.args if isinstance(op.args, dict) else
@@ -826,11 +875,11 @@ class Applier:
         self.result = op.outcome
 
     async def _runids(self, op):
+        """Kept with the run at once (not only at its end): a run whose process dies can be
+        picked up by another one with them (A2A's task id)."""
         before = dict(self.ids)
         self.ids.update(op.as_dict())
         if self.pk is not None and self.ids != before:
-            # kept at once (a client sends a few a run): the process that picks the run up
-            # when this one dies resumes it from them (A2A: the task to subscribe to)
             await port.db(store.set_ids, self.pk, dict(self.ids))
 
     # The end --------------------------------------------------------------------------------

@@ -17,8 +17,11 @@ PAGE_TITLE = "A2UI"
 @ensure_csrf_cookie
 @csp_protected
 def client_page(request):
-    """Status bar, the three regions (main, sidebar, overlay) and toasts; main.js does the rest."""
-    return render(request, "a2ui/client_page.html", {"page_title": PAGE_TITLE})
+    """Status bar, the three regions (main, sidebar, overlay) and toasts; main.js does the rest.
+    ``?chat=1`` shows the chat box from the start (an agent that waits for the person's words:
+    a remote agent)."""
+    return render(request, "a2ui/client_page.html", {"page_title": PAGE_TITLE,
+                                                     "chat": request.GET.get("chat") == "1"})
 
 
 #: The people's login page: Django's LoginView (any active user, not only staff), the app's

@@ -127,3 +127,52 @@ async def slow_echo(run_input):
         await asyncio.sleep(0.15)
     yield TextMessageEndEvent(message_id=message_id)
     yield _end(run_input)
+
+
+async def hostile(run_input):
+    """What an agent should never get shown as it is: script in text, a huge reply, a state
+    beyond the limits, a surface that does not validate, unknown events, 10k tiny deltas."""
+    from ag_ui.core import CustomEvent
+
+    yield _start(run_input)
+    yield TextMessageStartEvent(message_id="x", role="assistant")
+    yield TextMessageContentEvent(message_id="x", delta="<script>alert(1)</script><b>hi</b> ")
+    yield TextMessageContentEvent(message_id="x", delta="y" * 40_000)
+    for _ in range(10_000):
+        yield TextMessageContentEvent(message_id="x", delta=".")
+    yield TextMessageEndEvent(message_id="x")
+    yield CustomEvent(name="whatever", value={"a": 1})
+    yield StateSnapshotEvent(snapshot={"big": "z" * 300_000})
+    yield ActivitySnapshotEvent(message_id="a2ui-surface-bad", activity_type="a2ui-surface",
+                                content={"a2ui_operations": [
+                                    {"version": "v0.9", "createSurface": {"surfaceId": "bad"}}]})
+    yield _end(run_input)
+
+
+async def broken_json(scope, receive, send):
+    """An ASGI app whose stream is not AG-UI: ``data: {not json``."""
+    await receive()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": b"data: {not json\n\n"})
+
+
+async def http_error(scope, receive, send):
+    await receive()
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", b"text/html")]})
+    await send({"type": "http.response.body", "body": b"<h1>secret stack trace</h1>"})
+
+
+async def html_page(scope, receive, send):
+    await receive()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/html")]})
+    await send({"type": "http.response.body", "body": b"<html>login</html>"})
+
+
+async def huge_event(scope, receive, send):
+    await receive()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": b"data: " + b"x" * 3_000_000})

@@ -97,3 +97,53 @@ def test_in_process_agents_are_registered_by_sync(settings):
     assert RemoteAgent.objects.get(agent__name="desk").config == {"path": "/agent"}
     run("sync")  # idempotent
     assert RemoteAgent.objects.count() == 2
+
+
+def test_the_admin_gives_an_agent_its_transport_and_never_shows_a_header_value(
+        client, superuser, hosts):
+    from django.urls import reverse
+
+    from a2ui import tokens
+
+    agent, _ = tokens.create_agent("helper")
+    client.force_login(superuser)
+    url = reverse("admin:a2ui_agent_change", args=[agent.pk])
+    form = {"name": "helper", "display_name": "", "icon_url": "", "owner": "",
+            "max_concurrent_sessions": "", "remote-TOTAL_FORMS": "1",
+            "remote-INITIAL_FORMS": "0", "remote-MIN_NUM_FORMS": "0",
+            "remote-MAX_NUM_FORMS": "1", "remote-0-agent": str(agent.pk),
+            "remote-0-kind": "agui", "remote-0-max_concurrent_runs": "",
+            "remote-0-headers": f"Authorization: Bearer {SECRET}\nX-Team: ui"}
+    refused = client.post(url, {**form, "remote-0-url": "https://evil.example.com/"})
+    assert refused.status_code == 200 and "not in A2UI" in refused.content.decode()
+    assert not RemoteAgent.objects.exists()
+    done = client.post(url, {**form, "remote-0-url": "https://agents.example.com/agui"})
+    assert done.status_code == 302, done.content.decode()[:2000]
+    remote = RemoteAgent.objects.get(agent=agent)
+    assert remote.header_names == ["Authorization", "X-Team"]
+    assert secrets.unseal(remote.sealed_headers)["Authorization"] == f"Bearer {SECRET}"
+    page = client.get(url).content.decode()
+    assert "Authorization" in page and SECRET not in page
+    change = AuditEvent.objects.get(action="remote_agent.change")
+    assert change.actor == superuser and change.details["headers"] == ["Authorization",
+                                                                        "X-Team"]
+    assert SECRET not in str(change.details)
+    # Saved again with the headers field empty: the headers are kept.
+    again = {**form, "remote-INITIAL_FORMS": "1", "remote-0-headers": "",
+             "remote-0-url": "https://agents.example.com/agui"}
+    response = client.post(url, again)
+    assert response.status_code == 302, [str(e) for e in response.context["errors"]] + [
+        str(f.errors) for f in response.context["inline_admin_formsets"][0].formset]
+    remote.refresh_from_db()
+    assert remote.header_names == ["Authorization", "X-Team"]
+
+
+def test_the_demo_registers_its_pydantic_ai_agent_in_process():
+    from a2ui.management.commands.a2ui_demo import Command
+
+    assert Command()._ensure_framework_agent("pydantic-ai") == "pydantic-helper"
+    remote = RemoteAgent.objects.get(agent__name="pydantic-helper")
+    assert (remote.kind, remote.in_process) == ("agui", "a2ui.demo_agents:app")
+    from a2ui.remote.agui import inprocess
+
+    assert inprocess.is_asgi(inprocess.load(remote.in_process))

@@ -19,7 +19,7 @@ def message(content, rpc_id="m1"):
             "params": {"content": content}}
 
 
-async def frames_until(comm, done, timeout=5):
+async def frames_until(comm, done, timeout=20):
     got = []
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -57,8 +57,10 @@ def audit_actions(sid):
                 .values_list("action", flat=True))
 
 
-async def settled(sid, statuses=("finished",)):
-    for _ in range(200):
+async def settled(sid, statuses=("finished",), timeout=20):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout  # generous: a shared CI machine
+    while loop.time() < end:
         found = await runs(sid)
         if found and all(s in statuses or s in ("merged",) for s in found):
             return found
@@ -222,4 +224,41 @@ async def test_a_pydantic_ai_agent_in_process_answers_and_asks(remote_agent, per
     assert [m["content"] for m in activity(frames) if m["role"] == "agent"][-1] == \
         "Nice to meet you, Ada."
     assert await settled(sid, ("finished", "waiting")) == ["finished", "waiting", "finished"]
+    await person.disconnect()
+
+
+async def test_the_consent_gate_comes_before_a_run(remote_agent, person_token, settings):
+    import uuid
+
+    from a2ui.remote import ops, runtime
+    from tests.remote import agents
+
+    agent = await database_sync_to_async(remote_agent)(
+        "echo", REQUIRED_CONSENTS=["data_collection"])
+    person = await connect_user(await database_sync_to_async(person_token)(agent))
+    sid = await init_session(person)
+    await send(person, message("hi"))
+    refused = await frames_until(person, lambda f, _: f.get("id") == "m1")
+    assert refused[-1]["error"]["code"] == -32010  # the socket's own gate: nothing queued
+    assert await runs(sid) == []
+    before = len(agents.seen)
+    row = await runtime.remote_agent(agent.pk)
+    await runtime.submit(row, uuid.UUID(sid), ops.UserText("hi"))  # past the socket (any path)
+    assert await settled(sid, ("cancelled",)) == ["cancelled"]
+    assert len(agents.seen) == before  # the agent was never called
+    await person.disconnect()
+
+
+async def test_a_remote_agent_is_online_while_a_server_process_serves_it(remote_agent,
+                                                                         person_token):
+    from a2ui.services import presence
+
+    agent = await database_sync_to_async(remote_agent)("echo")
+    person = await connect_user(await database_sync_to_async(person_token)(agent))
+    await init_session(person)  # session.opened: this process serves the agent from now on
+    for _ in range(100):
+        if await presence.astatus(agent.pk) == presence.ONLINE:
+            break
+        await asyncio.sleep(0.05)
+    assert await presence.astatus(agent.pk) == presence.ONLINE
     await person.disconnect()

@@ -31,6 +31,9 @@ from a2ui.models import Agent
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-password"
 DEMO_AGENT = "demo-agent"
+#: ``--agent pydantic-ai``: a pydantic-ai agent (a2ui.demo_agents) run as a remote agent in the
+#: server's process; the page opens with the chat, the default agent is that one.
+FRAMEWORK_AGENTS = {"pydantic-ai": ("pydantic-helper", "a2ui.demo_agents:app")}
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 DAPHNE_STOP_TIMEOUT = 10.0  # seconds between SIGTERM and SIGKILL
 
@@ -65,8 +68,11 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--no-migrate", action="store_true")
+        parser.add_argument("--agent", choices=sorted(FRAMEWORK_AGENTS), default=None,
+                            help="Also serve an agent built with this framework (offline model "
+                                 "unless its API key is set) and open the page with it.")
 
-    def handle(self, *args, host, port, no_migrate, **options):
+    def handle(self, *args, host, port, no_migrate, agent=None, **options):
         self._stopping = threading.Event()
         self._loop = self._agent_stop = None
         previous = self._install_signal_handlers()
@@ -76,11 +82,14 @@ class Command(BaseCommand):
                 call_command("migrate", interactive=False, verbosity=0)
             self._ensure_user()
             key = self._ensure_agent()
+            default, page = DEMO_AGENT, "/a2ui/"
+            if agent is not None:
+                default, page = self._ensure_framework_agent(agent), "/a2ui/?chat=1"
             if self._stopping.is_set():
                 return
             daphne = subprocess.Popen(
                 serve_command("-b", host, "-p", str(port)),
-                env=serve_env(A2UI_DEFAULT_AGENT=DEMO_AGENT,
+                env=serve_env(A2UI_DEFAULT_AGENT=default,
                               A2UI_REQUIRED_CONSENTS=DEMO_CONSENT),
                 stdin=subprocess.DEVNULL,
             )
@@ -88,7 +97,10 @@ class Command(BaseCommand):
                 return
             base = f"http://{host}:{port}"
             self.stdout.write(self.style.SUCCESS("\na2ui demo is running."))
-            self.stdout.write(f"  Open      {base}/a2ui/")
+            self.stdout.write(f"  Open      {base}{page}")
+            if agent is not None:
+                self.stdout.write(f"  Agent     {default}: {agent}, run in the server's "
+                                  "process (docs/remote-agents.md); write to it in the chat")
             self.stdout.write(f"  Log in    {DEMO_USER} / {DEMO_PASSWORD}")
             self.stdout.write(f"  Admin     {base}/admin/ (same login)")
             self.stdout.write(f"  API docs  {base}/api/docs/")
@@ -162,6 +174,25 @@ class Command(BaseCommand):
         finally:
             watcher.cancel()
             self._loop = None
+
+    def _ensure_framework_agent(self, framework):
+        """The framework's agent, registered as an in-process remote agent; its name."""
+        import importlib.util
+
+        name, target = FRAMEWORK_AGENTS[framework]
+        if importlib.util.find_spec("pydantic_ai") is None:
+            raise CommandError("--agent pydantic-ai needs pydantic-ai: pip install "
+                               "'django-a2ui[agents]' (make install does).")
+        from a2ui.remote import store
+
+        found = Agent.objects.filter(name=name).first()
+        if found is None:
+            found, _ = tokens.create_agent(name, display_name="pydantic-ai helper")
+        elif not found.is_active:
+            found.is_active, found.revoked_at = True, None
+            found.save(update_fields=["is_active", "revoked_at"])
+        store.register(found, "agui", "", None, {"path": "/"}, target)
+        return name
 
     def _ensure_user(self):
         User = get_user_model()
