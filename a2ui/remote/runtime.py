@@ -435,6 +435,10 @@ async def _run(row):
         if reason is None:  # the server is stopping: the sweep of another process tells
             status, outcome = Status.INTERRUPTED, {"reason": "process_stopping"}
         if reason == "person":
+            if applier is not None:  # the agent's side too (A2A: tasks/cancel), bounded
+                with contextlib.suppress(Exception):
+                    client = clients.client_for(applier.config.kind)
+                    await asyncio.wait_for(asyncio.shield(client.cancel(applier.ctx)), 15)
             with contextlib.suppress(Exception):
                 await _tell(row.agent_id, sid, "Stopped.")
     except port.DomainError as exc:
