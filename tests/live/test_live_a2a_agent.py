@@ -77,7 +77,7 @@ def test_live_a2a_run_of_a_killed_process_is_resumed_by_the_other(daphne_server,
     agent's stream reaches the person, and the agent got one message, not two."""
     import asyncio
 
-    from a2ui.remote.models import RemoteRun
+    from a2ui.models.remote import RemoteRun
 
     from tests.live.test_live_remote_agents import open_session
 
