@@ -397,7 +397,7 @@ class AgentEvents:
             params = event["params"]
             if self.session_id is not None and params.get("session_id") != self.session_id:
                 continue
-            if await agentroute.atake(self.channel, self.mode, event):
+            if await agentroute.atake(self.agent_id, self.channel, self.mode, event):
                 return self.item(event)
 
     def item(self, event):

@@ -185,6 +185,9 @@ DEFAULTS = {
     "REMOTE_AGENT_MAX_RUNS": env_int("A2UI_REMOTE_AGENT_MAX_RUNS", 50),
     "REMOTE_AGENT_MAX_RUNS_PER_PERSON": env_int("A2UI_REMOTE_AGENT_MAX_RUNS_PER_PERSON", 3),
     "REMOTE_AGENT_MAX_QUEUED": 3,
+    # The lease a remote run holds while a process runs it (a2ui.infra.leases), refreshed every
+    # third of it: a run whose lease lapsed lost its process (the person is told, A2A resumes).
+    "REMOTE_AGENT_LEASE_SECONDS": env_int("A2UI_REMOTE_AGENT_LEASE_SECONDS", 6),
     # Streamed text is shown as it comes, one update of the chat message at most this often
     # (milliseconds; longer messages a little less often).
     "REMOTE_AGENT_TEXT_FLUSH_MS": 75,

@@ -25,7 +25,7 @@ def new_epoch():
 
 def clients_key(session_hex):
     """The session's registry of attached clients: the holder ``("session", hex)`` of the
-    ``"client"`` leases (``a2ui.infra.caps``; ``a2ui.sessions.clients`` registers them)."""
+    ``"client"`` leases (``a2ui.infra.leases``; ``a2ui.sessions.clients`` registers them)."""
     return f"a2ui:cap:client:session:{session_hex}"
 
 
@@ -39,7 +39,7 @@ class LocalBackend:
         self.windows = {}
         self.sessions = {}
         self.sockets = {}
-        self.caps = {}  # a2ui.infra.caps: {holder key: {lease id}}
+        self.caps = {}  # a2ui.infra.leases: {scope key: {member: lapses at or None}}
 
     def clear(self):
         self.caps.clear()

@@ -27,7 +27,7 @@ from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools
-from a2ui.mcp.refusals import invalid
+from a2ui.mcp.tools import invalid
 from a2ui.push import answers, outcome
 from a2ui.push import entry as pushentry
 from a2ui.rpc.errors import REQUEST_CANCELLED, ErrorCode, ProtocolError

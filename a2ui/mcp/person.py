@@ -23,7 +23,7 @@ from a2ui.core.surfaces import translate
 from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 from a2ui.infra import groups, shared
 from a2ui.mcp import negotiation, render, sessionapp, tools, uris
-from a2ui.mcp.refusals import invalid
+from a2ui.mcp.tools import invalid
 from a2ui.push import answers, person
 from a2ui.requests import pending
 from a2ui.rpc.errors import ErrorCode, ProtocolError

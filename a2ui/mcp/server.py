@@ -17,7 +17,7 @@ from a2ui.core import tracecontext
 from a2ui.core.errors import DomainError
 from a2ui.infra import outages, prom, tracing
 from a2ui.mcp import tools, uris
-from a2ui.mcp.refusals import invalid  # noqa: F401 - part of this module's API
+from a2ui.mcp.tools import invalid
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 
 log = logging.getLogger("a2ui.mcp")

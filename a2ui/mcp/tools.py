@@ -11,6 +11,8 @@ App ``ui://a2ui/session`` (``_meta.ui.resourceUri``); the app's own tools ``sess
 to MCP Apps hosts only (``person_tools``).
 """
 
+from mcp.shared.exceptions import MCPError
+
 from a2ui.core import agentmethods
 from a2ui.core.content.components import COMPONENT_TYPES
 from a2ui.core.content.methods import (
@@ -20,7 +22,9 @@ from a2ui.core.content.methods import (
     PROGRESS_TYPES,
     UPDATE_OPERATIONS,
 )
+from a2ui.infra import prom
 from a2ui.mcp.uris import SESSION_APP
+from a2ui.rpc.errors import ErrorCode
 
 SESSION_ID = {"type": "string", "format": "uuid",
               "description": "The person's session (from list_sessions)."}
@@ -318,3 +322,11 @@ def split_session(arguments):
     if not isinstance(session_id, str) or not session_id:
         raise ValueError("arguments.session_id")
     return session_id, rest
+
+
+def invalid(path, reason):
+    """An MCP tool's invalid arguments, as every tool of /mcp refuses them (-32602, counted)."""
+    if prom.ON:
+        prom.refused("mcp", int(ErrorCode.INVALID_PARAMS))
+    return MCPError(int(ErrorCode.INVALID_PARAMS), f"Invalid params: {path} {reason}",
+                    {"path": path, "reason": reason})

@@ -10,12 +10,11 @@ the same content rules), ``surfaces`` through the ``a2ui.v09`` method.
 
 import uuid
 
-from a2ui.agui1 import runleases
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
-from a2ui.infra import caps, dbthreads, groups
+from a2ui.infra import caps, dbthreads, groups, leases
 from a2ui.push import admit, answers
 from a2ui.push import entry as agentapi
 from a2ui.push import fanout as stream
@@ -135,29 +134,40 @@ async def acquire_run(agent_id, user_id, agent_limit, person_limit):
                                                 "limit": exc.holder.limit}) from None
 
 
-def lease_key(run_id):
-    return f"remote:{run_id}"
+def lease_key(sid, run_id):
+    """The scope of a remote run's lease (``a2ui.infra.leases``): held by the process running
+    it."""
+    session_hex = getattr(sid, "hex", None) or str(sid).replace("-", "")
+    return f"a2ui:remote:run:{session_hex}:{run_id}"
+
+
+_held = {}  # lease key -> Lease: the remote runs this process runs
 
 
 async def hold_lease(sid, run_id):
-    await runleases.ahold(sid, lease_key(run_id))
+    k = lease_key(sid, run_id)
+    if k not in _held:
+        _held[k] = await leases.acquire([leases.Scope(k)], lease_seconds(), member=k)
 
 
 async def set_lease(sid, run_id):
-    await runleases.aset(sid, lease_key(run_id))
+    k = lease_key(sid, run_id)
+    await leases.acquire([leases.Scope(k)], lease_seconds(), member=k, refreshed=False)
 
 
 async def release_lease(sid, run_id):
-    await runleases.arelease(sid, lease_key(run_id))
+    lease = _held.pop(lease_key(sid, run_id), None)
+    if lease is not None:
+        await lease.release()
 
 
 async def leases_alive(pairs):
     """For each (session, run_id): True (held), False (lapsed) or None (Redis cannot say)."""
-    return await runleases.alive([(s, lease_key(r)) for s, r in pairs])
+    return await leases.alive([lease_key(s, r) for s, r in pairs], ttl=lease_seconds())
 
 
 def lease_seconds():
-    return runleases.seconds()
+    return settings.REMOTE_AGENT_LEASE_SECONDS
 
 
 async def join_presence(agent_id, member):

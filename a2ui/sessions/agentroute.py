@@ -21,13 +21,15 @@ only watch (they hold nothing).
 Pushes, answers to the socket's own requests (``reply_channel``) and ``a2ui.pending`` are not
 routed here: any socket of the agent may push to any session.
 
-With Redis (``A2UI['REDIS_URL']``) the holders are keys, shared by every process:
+Which events are routed: every agent event about one session (its params carry a
+``session_id``); the others go to every socket.
 
-* ``a2ui:ar:<session hex>``: the channel name of the socket holding the session.
-* ``a2ui:al:<channel name>``: "this socket is open", refreshed every ``HEARTBEAT_SECONDS`` by
-  its process, deleted when it closes.
-
-Without Redis (one process, the in-memory channel layer) both are dicts of this process.
+With Redis (``A2UI['REDIS_URL']``) the holder of a session is a key shared by every process,
+``a2ui:ar:<session hex>`` (the channel name of the socket holding it). Whether that socket is
+still open is its agent's presence (``a2ui.sessions.presence``: every agent socket and Python
+listener is a member of its agent's presence while it lives, refreshed by its process): one
+answer to "is it alive" for both. Without Redis (one process, the in-memory channel layer)
+the holders are a dict of this process.
 """
 
 import asyncio
@@ -39,42 +41,37 @@ from urllib.parse import parse_qs
 from channels.layers import get_channel_layer
 
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import jobs as periodic
 from a2ui.infra import outages, shared
+from a2ui.sessions import presence
 
 log = logging.getLogger(__name__)
 
 ONE, ALL = "one", "all"
 MODES = (ONE, ALL)
-HEARTBEAT_SECONDS = 5
-LIVE_TTL = 15
 HOLD_TTL = 24 * 3600  # refreshed by every event the holder takes
 CLOSED_TTL = 60  # a closed session stays held so a slower socket does not take its last event
-ROUTED = frozenset({"session.opened", "session.resumed", "session.closed", "user.cancel",
-                    "user.respond", "consent.changed", "a2ui.v09",
-                    "user.message", "user.action",  # AG-UI clients (seed 003)
-                    "agui.run_started", "agui.run_ended"})  # AG-UI 1.0 runs (services.runs)
+CLOSED = "session.closed"
 EVENT_TYPE = "a2ui.agent_event"  # what the agent's group carries (groups.agent_event)
+AGENT_GROUP_PREFIX = "a2ui.a."  # groups.agent_group
 
-# KEYS[1] the session's holder key; ARGV: this channel, the liveness key prefix, TTL.
-# Returns the holder after the call: this channel when it held or just took the session, else
-# the other open socket that holds it.
+# KEYS: the session's holder key, the agent's presence (a2ui.sessions.presence); ARGV: this
+# channel, TTL. Returns the holder after the call: this channel when it held or just took the
+# session, else the other open socket that holds it (a live member of the agent's presence).
 TAKE_SCRIPT = """
 local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[2] .. holder) == 1 then
-  return holder
+if holder and holder ~= ARGV[1] then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  local lapses = redis.call('ZSCORE', KEYS[2], holder)
+  if lapses and tonumber(lapses) > now then return holder end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return ARGV[1]
 """
 
 
 def holder_key(session_hex):
     return f"a2ui:ar:{session_hex}"
-
-
-def live_key(channel):
-    return f"a2ui:al:{channel}"
 
 
 def mode_from_query(query_string):
@@ -120,62 +117,40 @@ def _redis():
 
 
 async def ajoin(channel, mode):
-    """A socket opened: in mode "one" it may hold sessions from now on."""
-    if mode != ONE:
-        return
-    _open[channel] = True
-    redis = _redis()
-    if redis is not None:
-        await redis.execute(("SET", live_key(channel), "1", "EX", LIVE_TTL))
-        _heartbeat.ensure_started()
+    """A socket opened: in mode "one" it may hold sessions from now on (it is alive while it
+    is a member of its agent's presence)."""
+    if mode == ONE:
+        _open[channel] = True
 
 
 async def aleave(channel):
     """A socket closed: the sessions it held go to the next socket that sees their events."""
-    if _open.pop(channel, None) is None:
-        return
-    redis = _redis()
-    if redis is not None:
-        try:
-            await redis.execute(("DEL", live_key(channel)))
-        except Exception:  # Redis away: the key lapses after LIVE_TTL anyway
-            outages.warning(log, "agent socket liveness", "a2ui: could not drop the liveness "
-                            "of %s", channel)
-
-
-async def _beat():
-    channels = list(_open)
-    redis = _redis()
-    if channels and redis is not None:
-        await redis.execute(*[("SET", live_key(c), "1", "EX", LIVE_TTL) for c in channels])
-
-
-_heartbeat = periodic.Every("agent socket heartbeat", lambda: HEARTBEAT_SECONDS, _beat)
+    _open.pop(channel, None)
 
 
 def _routing(event):
     """``(session hex, hold TTL)`` of an event routed to one socket, else ``(None, None)``."""
-    if event.get("method") not in ROUTED:
-        return None, None
-    session_id = (event.get("params") or {}).get("session_id")
+    params = event.get("params")
+    session_id = params.get("session_id") if isinstance(params, dict) else None
     if not session_id:
         return None, None
-    ttl = CLOSED_TTL if event["method"] == "session.closed" else HOLD_TTL
+    ttl = CLOSED_TTL if event.get("method") == CLOSED else HOLD_TTL
     return str(session_id).replace("-", ""), ttl
 
 
-async def atake(channel, mode, event):
-    """Whether the socket ``channel`` passes this agent event on (see the module's docstring)."""
+async def atake(agent_id, channel, mode, event):
+    """Whether the socket ``channel`` of agent ``agent_id`` passes this agent event on (see the
+    module's docstring)."""
     if mode == ALL:
         return True
     session_hex, ttl = _routing(event)
     if session_hex is None:
         return True
-    holder = await _aroute(session_hex, channel, ttl)
+    holder = await _aroute(agent_id, session_hex, channel, ttl)
     return holder is None or holder == channel
 
 
-async def _aroute(session_hex, channel, ttl):
+async def _aroute(agent_id, session_hex, channel, ttl):
     """The channel holding the session once ``channel`` asked for it; None if Redis is away."""
     redis = _redis()
     if redis is None:
@@ -190,7 +165,8 @@ async def _aroute(session_hex, channel, ttl):
     holder = None
     try:
         holder, = await redis.execute(
-            ("EVAL", TAKE_SCRIPT, 1, holder_key(session_hex), channel, live_key(""), ttl)
+            ("EVAL", TAKE_SCRIPT, 2, holder_key(session_hex), presence.agent_key(agent_id),
+             channel, ttl)
         )
     except Exception:  # Redis away: a duplicate beats a lost event
         outages.warning(log, "agent event routing",
@@ -233,6 +209,7 @@ class _Relay:
 
     def __init__(self, group):
         self.group = group
+        self.agent_id = group.removeprefix(AGENT_GROUP_PREFIX)
         self.members = {}  # channel -> (mode, deliver)
         self.channel = None
         self.tasks = ()
@@ -304,7 +281,7 @@ class _Relay:
         elif ones:
             candidate = ones[self.turn % len(ones)][0]
             self.turn += 1
-            holder = await _aroute(session_hex, candidate, ttl)
+            holder = await _aroute(self.agent_id, session_hex, candidate, ttl)
             if holder is None:  # Redis away: a duplicate beats a lost event
                 targets.extend(deliver for _, deliver in ones)
             else:

@@ -185,7 +185,7 @@ async def aannouncements(agent_id, channel, mode, before):
     is told by its own ``session.opened``, not twice."""
     found = await database_sync_to_async(_announcements)(agent_id, before)
     return [params for params in found if await agentroute.atake(
-        channel, mode, {"method": "session.resumed", "params": params})]
+        agent_id, channel, mode, {"method": "session.resumed", "params": params})]
 
 
 def person_sessions(user_id, agent_id):

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ONLINE", "OFFLINE", "ajoin", "aleave", "astatus", "ensure_started", "asweep"]
 
-HEARTBEAT_SECONDS = 5  # as a2ui.sessions.agentroute's socket liveness
+HEARTBEAT_SECONDS = 5  # also the agent sockets' liveness for a2ui.sessions.agentroute
 LIVE_TTL = 15
 SWEEP_LIMIT = 200  # lapsed members removed per sweep (the rest at the next)
 REFRESH_BATCH = 500  # members refreshed per script call (one round trip for all)

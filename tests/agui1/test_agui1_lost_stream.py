@@ -14,9 +14,9 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from a2ui import agents, tokens
-from a2ui.agui1 import runleases
 from a2ui.agui1 import runs as agui_runs
 from a2ui.core.errors import DomainError
+from a2ui.infra import leasebackends, shared
 from a2ui.models import A2UISessionLog, AgentRun
 from a2ui.push import sweep
 from a2ui.rpc.errors import ProtocolError
@@ -29,8 +29,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def _settled_redis():
     """On Redis (the PostgreSQL + Redis tier): its leases began long ago, so a missing lease
     is a lapsed one (a Redis younger than a lease says "unknown": test_agui1_run_leases)."""
-    if runleases._redis() is not None:
-        await runleases._redis().execute(("SET", runleases.SINCE, str(int(time.time()) - 3600)))
+    redis = shared.backend()
+    if redis is not shared.local:
+        await redis.execute(("SET", leasebackends.SINCE, str(int((time.time() - 3600) * 1000))))
 
 
 @database_sync_to_async
@@ -140,13 +141,11 @@ async def test_the_housekeeping_sweep_ends_lost_runs_and_tells_the_agent(user, a
 async def test_a_notice_that_fails_does_not_stop_ending_the_lost_runs(user, agent, monkeypatch):
     """Ending lost runs goes on when a notice cannot be sent (Redis away): the thread's next
     run is not a 500 and the sweep ends every lost run."""
-    from a2ui.runs import records as runs
-
     async def unreachable(*args, **kwargs):
         raise ConnectionError("Redis away")
 
     await a_lost_run(user, agent)
     await a_lost_run(user, agent, "r2", "t2")
-    monkeypatch.setattr(runs.stream, "emit", unreachable)
+    monkeypatch.setattr(agui_runs.stream, "emit", unreachable)
     assert await agui_runs.aend_lost() == 2
     assert [(await row(r))["status"] for r in ("r1", "r2")] == ["cancelled", "cancelled"]

@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from a2ui.agui1 import runleases
+from a2ui.infra import leases as lease_primitive
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 
@@ -28,7 +29,7 @@ async def test_a_lease_lapses_unless_its_stream_keeps_it(leases):
     assert await runleases.alive([kept, left]) == [True, True]
     await asyncio.sleep(1.6)
     assert await runleases.alive([kept, left]) == [True, False]
-    runleases._held.clear()  # as if another process asked: only Redis answers
+    lease_primitive._live.clear()  # as if another process asked: only Redis answers
     assert await runleases.alive([kept]) == [True]  # set again by the refresher
     await runleases.arelease(*kept)
     assert await runleases.alive([kept]) == [False]

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from a2ui.infra import caps, shared
+from a2ui.infra import caps, leases, shared
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 
@@ -78,7 +78,7 @@ async def test_leases_a_process_stops_refreshing_expire(backend):
     with pytest.raises(caps.CapReached):
         await caps.acquire("mcp", holders(person_limit=1))
     # A process that dies stops refreshing: its lease expires after CAP_LEASE_SECONDS.
-    caps._live.pop(lease.id)
+    leases._live.pop(lease.id)
     await asyncio.sleep(1.3)
     replacement = await caps.acquire("mcp", holders(person_limit=1))
     await replacement.release()

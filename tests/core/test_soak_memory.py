@@ -309,7 +309,7 @@ async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
     import sys
     import weakref
 
-    from a2ui.infra import caps
+    from a2ui.infra import leases
 
     class Thing:
         pass
@@ -319,13 +319,13 @@ async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
     things = [Thing() for _ in range(3000)]
     finalizers = [weakref.finalize(t, int) for t in things]
     for i, thing in enumerate(things):
-        caps._live[f"lease-{i}"] = thing
+        leases._live[f"lease-{i}"] = thing
     pairs = [socket.socketpair() for _ in range(200)]
     for a, _ in pairs:
         loop.add_reader(a.fileno(), lambda: None)
     all_tasks = asyncio.tasks._all_tasks.data
     fd_map = loop._selector._fd_to_key
-    tables = [all_tasks, fd_map, weakref.finalize._registry, caps._live.data]
+    tables = [all_tasks, fd_map, weakref.finalize._registry, leases._live.data]
     assert all(among(table, registered()) for table in tables)
     peaks = [sys.getsizeof(t) for t in tables]
     for task in tasks:
@@ -345,7 +345,7 @@ async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
     assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
     assert all(table is same for table, same in zip(
         [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key, weakref.finalize._registry,
-         caps._live.data], tables, strict=True))
+         leases._live.data], tables, strict=True))
 
 
 async def test_the_mcp_session_managers_tables_and_anyios_task_states_are_shrunk():

@@ -78,7 +78,6 @@ def test_live_a2a_run_of_a_killed_process_is_resumed_by_the_other(daphne_server,
     import asyncio
 
     from a2ui.models.remote import RemoteRun
-
     from tests.live.test_live_remote_agents import open_session
 
     served = AgentProcess("sdk_agent.py")

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from a2ui.sdk import AgentClient
-from a2ui.sessions import agentroute
+from a2ui.sessions import presence
 from tests.live.client import Client, init_session, open_agent, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,7 +105,7 @@ async def test_the_session_moves_when_its_socket_closes_or_its_process_dies(
     # the holder's liveness lapses; until then events wait for nobody (documented).
     a.kill()
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + agentroute.LIVE_TTL + 10
+    deadline = loop.time() + presence.LIVE_TTL + 10
     got = []
     n = 0
     while not got and loop.time() < deadline:

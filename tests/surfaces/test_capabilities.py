@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 
 from a2ui import agents
 from a2ui.core.surfaces import BASIC_CATALOG_ID
-from a2ui.infra import caps, shared
+from a2ui.infra import caps, leases, shared
 from a2ui.models import A2UISessionLog
 from a2ui.sessions import clients
 from tests.agui.test_agui_socket import _issue, connected, open_agui
@@ -100,7 +100,7 @@ async def test_a_killed_processs_clients_expire_and_redis_loss_is_rebuilt(redis_
     assert await clients.attached(sid) == []
     await caps.refresh_now()  # ... until the holders' refresh puts their clients back
     assert len(await clients.attached(sid)) == 2
-    caps._live.pop(dead.id)  # its process died: nobody refreshes it any more
+    leases._live.pop(dead.id)  # its process died: nobody refreshes it any more
     await asyncio.sleep(1.5)  # CAP_LEASE_SECONDS is 1 here; the live one is refreshed
     assert await clients.attached(sid) == [("v09", [BASIC_CATALOG_ID])]
     await clients.aleave(sid, kept, remember=False)
