@@ -39,7 +39,10 @@ def _check_consents(user):
 
 #: Settings that must be positive numbers (seconds, fractions allowed).
 POSITIVE_NUMBERS = ("METRICS_FLUSH_SECONDS", "HEALTH_CACHE_SECONDS",
-                    "HEALTH_CHECK_TIMEOUT_SECONDS", "REPLAY_FLUSH_SECONDS")
+                    "HEALTH_CHECK_TIMEOUT_SECONDS", "REPLAY_FLUSH_SECONDS",
+                    "AGENT_PING_TIMEOUT_SECONDS")
+#: Settings that must be numbers >= 0 (0: off).
+NON_NEGATIVE_NUMBERS = ("AGENT_PING_SECONDS",)
 
 
 def _check_flush(user):
@@ -48,6 +51,11 @@ def _check_flush(user):
         value = user.get(name, DEFAULTS[name])
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             errors.append(Error(f"A2UI[{name!r}] must be a positive number.", id="a2ui.E004"))
+    for name in NON_NEGATIVE_NUMBERS:
+        value = user.get(name, DEFAULTS[name])
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            errors.append(Error(f"A2UI[{name!r}] must be a number, 0 or more (0: off).",
+                                id="a2ui.E004"))
     return errors
 
 

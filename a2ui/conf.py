@@ -27,6 +27,16 @@ def _env_int(name, default):
         return value  # left for the system check to report, not a crash at import
 
 
+def _env_number(name, default):
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        return value  # left for the system check to report, not a crash at import
+
+
 DEFAULTS = {
     # Tokens and sessions (seed 000 section 2 and 7).
     "STREAM_TOKEN_EXPIRE_MINUTES": _env_int("STREAM_TOKEN_EXPIRE_MINUTES", 30),
@@ -177,6 +187,12 @@ DEFAULTS = {
     # database, Redis, the channel layer) fails after this long without an answer.
     "HEALTH_CACHE_SECONDS": 1.0,
     "HEALTH_CHECK_TIMEOUT_SECONDS": 0.5,
+    # Whether an agent socket's agent answers (a2ui.jsonrpc.liveness): the server sends each
+    # agent socket an ``a2ui.ping`` request this often (seconds; 0: never), and a socket that
+    # answered none for AGENT_PING_TIMEOUT_SECONDS no longer counts as its agent being there
+    # (its people see it offline) until it answers again. Frozen agents show within the sum.
+    "AGENT_PING_SECONDS": _env_number("A2UI_AGENT_PING_SECONDS", 4),
+    "AGENT_PING_TIMEOUT_SECONDS": _env_number("A2UI_AGENT_PING_TIMEOUT_SECONDS", 8),
     # Web client.
     "SERVE_STATIC": True,
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.

@@ -35,6 +35,7 @@ from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
+from a2ui.jsonrpc import liveness
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
 from a2ui.services import (
@@ -98,6 +99,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The agent's people are told it is online if this is its first socket or listener.
         await presence.ajoin(self.agent.id, self.channel_name)
         await self.accept()
+        # ... and offline when it stops answering the server's pings (a frozen agent).
+        self.liveness = liveness.Liveness(self.agent.id, self.channel_name, self.send_obj)
+        self.liveness.start()
         housekeeping.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
         if waiting:  # answers given while no socket of the agent could take them
@@ -110,9 +114,13 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
     cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
 
+    liveness = None  # a2ui.jsonrpc.liveness.Liveness once connected
+
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
+        if self.liveness is not None:
+            self.liveness.stop()
         try:
             if self.agent is not None:
                 await presence.aleave(self.channel_name)
@@ -121,6 +129,14 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         finally:
             if self.cap_lease is not None:
                 await self.cap_lease.release_shielded()
+
+    async def took_response(self, raw):
+        """The agent's answer to an ``a2ui.ping`` (a2ui.jsonrpc.liveness)."""
+        if self.liveness is None or not liveness.is_answer(raw):
+            return False
+        if not self.gone:
+            await self.liveness.answered()
+        return True
 
     async def handle(self, msg):
         # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).
