@@ -57,6 +57,9 @@ class A2UIConfig(AppConfig):
         from a2ui.services import outages, prom
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
+        from a2ui.services import componenttypes
+
+        componenttypes.install()  # the host project's component types (A2UI['COMPONENT_TYPES'])
 
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).

@@ -74,6 +74,20 @@ def _check_catalogs(user):
     return []
 
 
+def _check_component_types(user):
+    """A2UI['COMPONENT_TYPES'] names and schemas compile (a2ui.E040)."""
+    from a2ui.core.content.customtypes import DefinitionError
+    from a2ui.services.componenttypes import compile_setting
+
+    try:
+        compile_setting(user.get("COMPONENT_TYPES", DEFAULTS["COMPONENT_TYPES"]))
+    except DefinitionError as exc:
+        return [Error(f"A2UI['COMPONENT_TYPES'] {exc}.", hint="A dict {name: {\"schema\": "
+                      "<JSON Schema of the data>}}; see docs/client.md, \"Your own components\".",
+                      id="a2ui.E040")]
+    return []
+
+
 def _check_edge(user):
     """The edge's caps: a count (0: no per-address cap; None: the descriptor limit's) and a
     list of trusted proxy addresses or networks (a2ui.E007)."""
@@ -148,6 +162,7 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_consents(user)
     errors += _check_flush(user)
     errors += _check_catalogs(user)
+    errors += _check_component_types(user)
     errors += _check_edge(user)
     errors += _check_audit(user)
     errors += _check_redis_url()

@@ -138,6 +138,10 @@ DEFAULTS = {
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
+    # The host project's own seed-000 component types: {name: {"schema": <JSON Schema of the
+    # component's data>}} (a2ui.core.content.customtypes; the web client draws each with the
+    # renderer registered by window.a2ui.registerComponent, docs/client.md).
+    "COMPONENT_TYPES": {},
     # A session's activity (a2ui.core.activity: transcript, tool calls, state document, plans,
     # resource tree, roster, artifacts; docs/settings.md). Kept: the newest messages and tool
     # calls; refused: what goes beyond the others.
@@ -195,6 +199,14 @@ DEFAULTS = {
     "AGENT_PING_TIMEOUT_SECONDS": _env_number("A2UI_AGENT_PING_TIMEOUT_SECONDS", 8),
     # Web client.
     "SERVE_STATIC": True,
+    # The page's title (the app's own client and login pages; None: "Assistant", translated).
+    "SITE_TITLE": None,
+    # Apps whose djangojs catalogs the client's page embeds besides the app's own (the strings
+    # of a host project's own components; a2ui.web.i18n).
+    "CLIENT_I18N_PACKAGES": [],
+    # ES modules (static paths) the client page loads before the client starts: a host
+    # project's component renderers (docs/client.md, "Your own components").
+    "CLIENT_MODULES": [],
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
     "ADAPTERS": [
         "a2ui.jsonrpc.adapter",
