@@ -15,6 +15,7 @@ import os
 
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.utils.translation import gettext_lazy
 
 
 def _env_int(name, default):
@@ -58,8 +59,9 @@ DEFAULTS = {
     "REQUIRED_CONSENTS": [t.strip() for t in os.environ.get("A2UI_REQUIRED_CONSENTS", "")
                           .split(",") if t.strip()],
     "CONSENT_DESCRIPTIONS": {
-        "data_collection": "The agent may collect the information you enter.",
-        "ui_interaction": "The agent may show you interactive screens and read your answers.",
+        "data_collection": gettext_lazy("The agent may collect the information you enter."),
+        "ui_interaction": gettext_lazy(
+            "The agent may show you interactive screens and read your answers."),
     },
     # Session metrics are buffered in memory and flushed at this interval (seconds).
     "METRICS_FLUSH_SECONDS": 2.0,
