@@ -71,14 +71,14 @@ function message(m, agentName) {
   const body = role === 'agent'
     ? markdown(m.content)
     : h('p', { class: 'a2ui-msg-text' }, plain(m.content));
-  return h('li', { class: `a2ui-msg a2ui-msg-${role}`, dataset: { messageId: m.message_id, role } },
+  return h('article', { class: `a2ui-msg a2ui-msg-${role}`, dataset: { messageId: m.message_id, role } },
     h('div', { class: 'a2ui-msg-head' },
       h('bdi', { class: 'a2ui-msg-sender' }, senderName(m, role, agentName))),
     h('div', { class: 'a2ui-msg-body' }, body));
 }
 
 export function chatPanel(send, agentName = '') {
-  const log = h('ol', { class: 'a2ui-transcript', role: 'log', 'aria-live': 'polite', 'aria-label': _('Messages'), dataset: { a2uiTranscript: '' } });
+  const log = h('div', { class: 'a2ui-transcript', role: 'log', 'aria-live': 'polite', 'aria-label': _('Messages'), dataset: { a2uiTranscript: '' } });
   const to = agentName || ROLE_LABELS.agent;
   const input = h('textarea', { class: 'a2ui-chat-input', name: 'message', rows: '2', maxlength: String(MAX_INPUT), 'aria-label': interpolate(_('Message to %(name)s'), { name: to }), placeholder: _('Write a message…') });
   const button = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, _('Send'));

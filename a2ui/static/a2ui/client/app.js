@@ -407,7 +407,7 @@ export class App {
     if (!p.request_id) return;
     const wasOpen = this.prompts.close(`req:${p.request_id}`);
     if (wasOpen && p.status !== 'answered') {
-      this.toast({ level: 'info', title: _('Question closed'), message: CLOSED_LABELS[p.status] || _('The question is closed.') });
+      this.toast({ level: 'info', title: p.status === 'timed_out' ? _('Time is up') : _('Question closed'), message: CLOSED_LABELS[p.status] || _('The question is closed.') });
     }
   }
 

@@ -246,12 +246,12 @@ function markdown(data) {
 function code(data, ctx) {
   const source = text(data.code ?? data.content ?? '');
   const language = text(data.language || '');
-  const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small a2ui-copy', 'aria-label': interpolate(_('Copy %(what)s to the clipboard'), { what: language || _('code') }) }, _('Copy'));
+  const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small a2ui-copy', 'aria-label': interpolate(_('Copy %(what)s to clipboard'), { what: language || _('code') }) }, _('Copy'));
   copy.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(source);
       copy.textContent = _('Copied');
-      ctx.toast({ level: 'success', title: _('Copied to the clipboard'), duration_ms: 2000 });
+      ctx.toast({ level: 'success', title: _('Copied to clipboard'), duration_ms: 2000 });
     } catch {
       copy.textContent = _('Copy failed');
     }

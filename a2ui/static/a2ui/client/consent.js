@@ -22,6 +22,10 @@ export class Consents {
     el.addEventListener('keydown', (ev) => {
       if (ev.key === 'Escape' && el.open) { el.open = false; this.summary.focus(); }
     });
+    // A popover: a click elsewhere closes it.
+    el.ownerDocument.addEventListener('click', (ev) => {
+      if (el.open && !el.contains(ev.target)) el.open = false;
+    });
   }
 
   missing() {
@@ -50,9 +54,12 @@ export class Consents {
   /** Open the list and put focus on the first consent's button (a paused question's link). */
   reveal() {
     if (!this.el) return;
-    this.el.hidden = false;
-    this.el.open = true;
-    (this.list.querySelector('button') || this.summary).focus();
+    // After the click that asked for it has finished (a click elsewhere closes the list).
+    setTimeout(() => {
+      this.el.hidden = false;
+      this.el.open = true;
+      (this.list.querySelector('button') || this.summary).focus();
+    });
   }
 
   async choose(type, granted, button) {
@@ -77,6 +84,10 @@ export class Consents {
 
   draw() {
     if (!this.el) return;
+    // A redraw keeps the focus on the same consent's button (the server's notice of a change
+    // the person just made arrives after its answer).
+    const focused = this.list.contains(document.activeElement)
+      ? document.activeElement.closest('[data-consent-type]')?.dataset.consentType : null;
     this.el.hidden = this.items.length === 0;
     const missing = this.missing().length;
     this.el.dataset.missing = String(missing);
@@ -90,6 +101,7 @@ export class Consents {
         h('p', { class: 'a2ui-consent-state' }, c.granted ? _('Given') : _('Not given: the assistant’s questions wait')),
         button);
     }));
+    if (focused) this.list.querySelector(`[data-consent-type="${CSS.escape(focused)}"] button`)?.focus();
   }
 }
 

@@ -4,8 +4,8 @@
 // runs); an English page has an empty catalog and every string stays as written. The plural
 // rule is Django's C expression, evaluated here by a small parser (the CSP forbids eval).
 //
-//   import { gettext as _, ngettext, interpolate } from './i18n.js';
-//   _('Send'); interpolate(_('Rejects automatically in %(n)s s'), { n: 5 });
+//   (in a client module: gettext as _, ngettext, interpolate imported from this module)
+//   _('Send'); interpolate(_('Rejects automatically in %(seconds)s s'), { seconds: 5 });
 //   ngettext('%(count)s item', '%(count)s items', count)
 
 let catalog = {};

@@ -24,14 +24,16 @@ function markdownToHtml(value) {
 }
 
 // The page's font for the renderer's buttons and inputs (browsers give form controls their
-// own): a constructed stylesheet adopted by each surface's shadow root, as the renderer's own
-// styles are, which the strict CSP allows.
+// own) and its focus ring: a constructed stylesheet adopted by each surface's shadow root, as
+// the renderer's own styles are, which the strict CSP allows.
 let controlsSheet = null;
 function adoptControlsFont(root) {
   if (!root) return;
   if (!controlsSheet) {
     controlsSheet = new CSSStyleSheet();
-    controlsSheet.replaceSync('button, input, select, textarea { font: inherit; }');
+    // The page's font, and its visible focus (the page's own rules do not reach a shadow root).
+    controlsSheet.replaceSync('button, input, select, textarea { font: inherit; } '
+      + ':focus-visible { outline: 3px solid var(--a2ui-accent, #1f6feb) !important; outline-offset: 2px; }');
   }
   if (!root.adoptedStyleSheets.includes(controlsSheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, controlsSheet];
 }
