@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from django.contrib.staticfiles import finders
 from django.core.checks import run_checks
 from django.template import Context, Template
@@ -120,6 +121,7 @@ def render_client(options=""):
         Context({"request": request}))
 
 
+@pytest.mark.django_db  # the tag names the page's agent (chat labels)
 def test_the_client_tag_emits_the_import_map_unless_told_not_to():
     for options in ("", "v09=False"):
         html = render_client(options)

@@ -1,11 +1,9 @@
 // The client's public API: a host project's own components, without forking the app
 // (docs/client.md, "Your own components"). An ES module, mapped in the page's import map as
-// `a2ui/client`, and the same functions on `window.a2ui` for classic scripts:
+// `a2ui/client` (a project's module imports registerComponent, h, text... by that name), and
+// the same functions on `window.a2ui` for classic scripts:
 //
-//   import { registerComponent, h, text } from 'a2ui/client';
 //   registerComponent('rating', (data, ctx) => h('p', {}, text(data.title), ' ', '★'.repeat(data.stars)));
-//
-//   import { registerV09Component } from 'a2ui/client';
 //   registerV09Component('https://example.com/catalogs/shop.json', 'Rating',
 //     (props, ctx) => h('p', { class: 'stars' }, '★'.repeat(props.stars ?? 0)));
 //
