@@ -6,7 +6,7 @@ registerComponent('rating', (data, ctx) => {
   const stars = Number(data.stars) || 0;
   const rate = h('button', { type: 'button', class: 'a2ui-btn', dataset: { rate: '' } }, 'Rate 5');
   rate.addEventListener('click', () => ctx.respond({ stars: 5 }));
-  return h('div', { class: 'shop-rating', role: 'img', 'aria-label': `${text(data.title)}: ${stars} of 5` },
+  return h('div', { class: 'shop-rating', role: 'group', 'aria-label': `${text(data.title)}: ${stars} of 5` },
     h('strong', {}, text(data.title)), ' ', h('span', { class: 'shop-stars', 'aria-hidden': 'true' }, '★'.repeat(stars)), ' ', rate);
 });
 
