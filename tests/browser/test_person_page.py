@@ -97,7 +97,7 @@ def test_a_revocation_elsewhere_pauses_the_question_and_a_grant_brings_it_back(p
                               headers={"X-CSRFToken": token})
     assert reply.ok, reply.text()
     expect(question.get_by_role("button", name="Approve")).to_be_disabled()
-    expect(page.locator("[data-a2ui-consent] summary")).to_contain_text("1 withdrawn")
+    expect(page.locator("[data-a2ui-consent] summary")).to_contain_text("1 needed")
     # An answer sent anyway (a page without this client's pause, a race) is refused in words.
     page.evaluate("""(sid) => document.querySelector('[data-a2ui-client]').a2uiApp.connection
         .notify('user.approve', {request_id: 'nope', approved: true})""", sid)

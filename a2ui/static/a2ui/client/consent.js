@@ -91,7 +91,7 @@ export class Consents {
     this.el.hidden = this.items.length === 0;
     const missing = this.missing().length;
     this.el.dataset.missing = String(missing);
-    this.count.textContent = missing ? interpolate(_('(%(count)s withdrawn)'), { count: missing }) : '';
+    this.count.textContent = missing ? interpolate(_('(%(count)s needed)'), { count: missing }) : '';
     this.list.replaceChildren(...this.items.map((c) => {
       const button = h('button', { type: 'button', class: `a2ui-btn a2ui-btn-small${c.granted ? '' : ' a2ui-btn-primary'}` },
         c.granted ? _('Withdraw') : _('Give consent'));
