@@ -31,7 +31,7 @@ through ``agents.events(agent)``; a run ends with ``afinish_run`` / ``aerror_run
 
 Retries: every push takes ``idempotency_key=`` (a string the agent chooses per push): a retry
 with the same key for the same session is stored and shown once, and returns a
-``delivery.Pushed`` (0, ``replayed`` True) instead of a new sequence number. A push stored but
+``outcome.Pushed`` (0, ``replayed`` True) instead of a new sequence number. A push stored but
 not delivered live returns a ``Pushed`` with a ``warning``; ``ProtocolError`` -32012 means the
 database connection was lost while storing it: retry with the same key (docs/agents.md,
 "Retrying pushes").
@@ -45,12 +45,18 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import groups
+from a2ui.push import answers
+from a2ui.push import entry as pushentry
+from a2ui.requests import pending
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.services import agentapi, agentroute, groups, pending, presence, runs, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.runs import records as runs
+from a2ui.sessions import agentroute, presence
+from a2ui.sessions import lifecycle as sessions
 
 
 def _seed_errors(func):
@@ -85,7 +91,7 @@ def _key(value):
 def _pushed(method):
     """The dispatch table's entry for a push (-32601 for a method that is none)."""
     entry = agentmethods.get(method)
-    if entry is None or entry.call is None:
+    if entry is None or not entry.handled:
         raise DomainError(Fault.UNKNOWN_OPERATION, data={"method": str(method)[:100]})
     return entry
 
@@ -109,7 +115,7 @@ async def apush(agent, session_id, method, params, *, idempotency_key=None):
 
 
 async def _call(agent, session_id, entry, params, key, *, where=""):
-    result = await agentapi.apush(_agent_id(agent), session_id, entry.name, params, key=key,
+    result = await pushentry.apush(_agent_id(agent), session_id, entry.name, params, key=key,
                                   where=where)
     if entry.shape == "request":
         return result[0]
@@ -172,8 +178,8 @@ async def anotify(agent, session_id, title, *, level="info", message=None, durat
 async def _await_answer(agent, session_id, method, params):
     layer = get_channel_layer()
     channel = await layer.new_channel()  # default prefix: see SurfaceEvents.start
-    _, clean = agentapi.validate(method, {**params, "session_id": str(session_id)})
-    _, request = await agentapi.apush(
+    _, clean = pushentry.validate(method, {**params, "session_id": str(session_id)})
+    _, request = await pushentry.apush(
         _agent_id(agent), session_id, method, clean, reply_channel=channel
     )
     delay = max(0.0, (request.deadline - timezone.now()).total_seconds())
@@ -183,7 +189,7 @@ async def _await_answer(agent, session_id, method, params):
     try:
         done, _ = await asyncio.wait({receiving}, timeout=delay + 0.5)
         if not done:
-            await pending.aexpire(request.session_id, request.request_id)
+            await answers.aexpire(request.session_id, request.request_id)
             await asyncio.wait({receiving}, timeout=5)
         event = receiving.result()  # InvalidStateError if nothing came: a bug, not a timeout
     finally:
@@ -235,7 +241,7 @@ async def apending(agent, session_id=None):
     with ``answer``) are handed to this call, once: the next call, or another socket or
     process, does not get them again.
     """
-    items, _ = await pending.apending(_agent_id(agent), session_id)
+    items, _ = await answers.apending(_agent_id(agent), session_id)
     return items
 
 
@@ -306,14 +312,14 @@ def __getattr__(name):
     """The dispatch table's entries with an ``sdk`` name that this module does not define:
     a protocol adding an agent method needs no change here."""
     entry = agentmethods.by("sdk", name) if not name.startswith("__") else None
-    if entry is None or entry.call is None or entry.awaits:
+    if entry is None or not entry.handled or entry.awaits:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _table_function(entry)
 
 
 def __dir__():
     return sorted({*globals(), *(e.sdk for e in agentmethods.table().values()
-                                 if e.sdk and e.call is not None and not e.awaits)})
+                                 if e.sdk and e.handled and not e.awaits)})
 
 
 class AgentEvents:

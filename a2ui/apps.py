@@ -12,13 +12,13 @@ def redis_layer_host(redis_url):
     restart or fail over: a command written to a connection that turns out dead is sent once
     more on a new one (the pool's connections have no retry otherwise), and the PubSub layer's
     subscription reconnects and subscribes again in place. A ``redis+sentinel://`` URL gives a
-    Sentinel host (``a2ui.services.redisurl``): each new connection asks the sentinels for
+    Sentinel host (``a2ui.infra.redisurl``): each new connection asks the sentinels for
     the primary, so the retry after a failover reaches the promoted one.
     """
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
 
-    from a2ui.services.redisurl import layer_host
+    from a2ui.infra.redisurl import layer_host
 
     return layer_host(redis_url, socket_timeout=15,
                       retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1))
@@ -41,7 +41,7 @@ def pubsub_prefix(redis_url):
     scoped by database number, so two sites (or test runs) on one Redis server with different
     databases would otherwise hear each other's group sends. Database 0 keeps channels-redis's
     own prefix, ``asgi``; database N is ``asgi.dbN``."""
-    from a2ui.services.redisurl import database
+    from a2ui.infra.redisurl import database
 
     db = database(redis_url)
     return "asgi" if db == 0 else f"asgi.db{db}"
@@ -54,10 +54,14 @@ class A2UIConfig(AppConfig):
 
     def ready(self):
         from a2ui import checks  # noqa: F401  (registers the system checks)
-        from a2ui.services import outages, prom
+        from a2ui.conf import a2ui_settings
+        from a2ui.core import adapters
+        from a2ui.infra import outages, prom
+
+        adapters.use_source(lambda: a2ui_settings.ADAPTERS)  # A2UI['ADAPTERS'], read lazily
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
-        from a2ui.services import componenttypes
+        from a2ui.surfaces import componenttypes
 
         componenttypes.install()  # the host project's component types (A2UI['COMPONENT_TYPES'])
 
@@ -68,6 +72,4 @@ class A2UIConfig(AppConfig):
             layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
-            from a2ui.conf import a2ui_settings
-
             settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL)

@@ -15,7 +15,7 @@ builds its own ``ProtocolTypeRouter`` from :func:`http_application` and
 
 from channels.routing import URLRouter
 
-from a2ui.services import memory, prom
+from a2ui.infra import memory, prom
 
 
 class _CountedSockets:
@@ -96,7 +96,7 @@ def http_application():
         # off behind a web server that serves STATIC_ROOT itself.
         app = _static_files_handler()(app)
     from a2ui.handoff import StreamHandoff
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     prom.setup()
     return probes.ProbeRoutes(StreamHandoff(app))

@@ -64,7 +64,7 @@ def _check_catalogs(user):
     value = user.get("CATALOGS", DEFAULTS["CATALOGS"])
     from django.core.exceptions import ImproperlyConfigured
 
-    from a2ui.services.surfaces import build_registry
+    from a2ui.surfaces import build_registry
 
     try:
         build_registry(value)
@@ -77,7 +77,7 @@ def _check_catalogs(user):
 def _check_component_types(user):
     """A2UI['COMPONENT_TYPES'] names and schemas compile (a2ui.E040)."""
     from a2ui.core.content.customtypes import DefinitionError
-    from a2ui.services.componenttypes import compile_setting
+    from a2ui.surfaces.componenttypes import compile_setting
 
     try:
         compile_setting(user.get("COMPONENT_TYPES", DEFAULTS["COMPONENT_TYPES"]))
@@ -130,7 +130,7 @@ def _check_audit(user):
 
 def _check_redis_url():
     from a2ui.conf import a2ui_settings
-    from a2ui.services import redisurl
+    from a2ui.infra import redisurl
 
     url = a2ui_settings.REDIS_URL
     if not url:

@@ -45,7 +45,7 @@ DEFAULTS = {
     "RATE_LIMIT_PER_MINUTE": 60,
     "MAX_CONCURRENT_SESSIONS_PER_AGENT": 10,
     # A person's share of an agent's sessions in use, percent (rounded up, at least one), and
-    # the detached sessions of a person kept (a2ui.services.admission).
+    # the detached sessions of a person kept (a2ui.sessions.admission).
     "MAX_SESSIONS_PER_PERSON_PERCENT": 50,
     "MAX_DETACHED_SESSIONS_PER_PERSON": 20,
     "SESSION_INACTIVITY_TIMEOUT_SECONDS": 3600,
@@ -69,7 +69,7 @@ DEFAULTS = {
     "RETENTION_DAYS": 90,
     "PURGE_CONSENTS": False,
     "PURGE_AUDIT": False,
-    # The audit trail's hash chain (a2ui.services.auditchain, docs/compliance.md): the name of
+    # The audit trail's hash chain (a2ui.compliance.chain, docs/compliance.md): the name of
     # this deployment's chain, and the key that signs checkpoints and purge anchors (bytes or
     # str; None: derived from SECRET_KEY, so rotating SECRET_KEY invalidates old checkpoints).
     "AUDIT_SITE": os.environ.get("A2UI_AUDIT_SITE") or "default",
@@ -80,7 +80,7 @@ DEFAULTS = {
     "REPLAY_KEEP_EVENTS": True,
     # How often a process writes the events it kept (one statement a batch, off the push path).
     "REPLAY_FLUSH_SECONDS": 0.25,
-    # OpenTelemetry traces (the ``otel`` extra; a2ui.services.tracing, docs/operations.md).
+    # OpenTelemetry traces (the ``otel`` extra; a2ui.infra.tracing, docs/operations.md).
     # False: nothing of OpenTelemetry is imported. A2UI_TRACING=1 in the environment turns it on.
     "TRACING": os.environ.get("A2UI_TRACING", "").strip().lower() in ("1", "true", "yes", "on"),
     # None: spans go to the process's global tracer provider (configured by the site, e.g.
@@ -94,7 +94,7 @@ DEFAULTS = {
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
-    # Prometheus metrics (a2ui.services.prom, docs/operations.md "Metrics"): on/off (off, the
+    # Prometheus metrics (a2ui.infra.prom, docs/operations.md "Metrics"): on/off (off, the
     # default until their cost on the push path is measured on a quiet machine: no cost;
     # A2UI_PROMETHEUS=1 turns them on), the directory several processes share (None: PROMETHEUS_MULTIPROC_DIR from the
     # environment, else one process alone), and who may scrape /a2ui/metrics: a bearer token
@@ -109,12 +109,12 @@ DEFAULTS = {
     # for a free connection (up to 15 s) instead of failing.
     "REDIS_MAX_CONNECTIONS": _env_int("A2UI_REDIS_MAX_CONNECTIONS", 50),
     # Pushes to a session whose sockets are all in the sending process skip the channel layer
-    # (a2ui.services.direct); False sends every push through the layer.
+    # (a2ui.push.direct); False sends every push through the layer.
     # A2UI_DIRECT_DELIVERY=0 in the environment turns it off too (bench/bench_push.py --direct off).
     "DIRECT_DELIVERY": os.environ.get("A2UI_DIRECT_DELIVERY", "1").strip().lower()
     not in ("0", "false", "no", "off"),
     # True (the default): per-message database work (renders, updates, input requests and
-    # answers, the metrics flush: a2ui.services.dbthreads) commits as PostgreSQL is configured,
+    # answers, the metrics flush: a2ui.infra.dbthreads) commits as PostgreSQL is configured,
     # waiting for the WAL flush, so nothing an agent was told was delivered is lost to a
     # database crash. False commits those transactions with synchronous_commit off: much faster
     # under load (docs/performance.md, soak), but a PostgreSQL crash may lose the last ~0.6 s of
@@ -122,7 +122,7 @@ DEFAULTS = {
     "PER_MESSAGE_SYNCHRONOUS_COMMIT": os.environ.get(
         "A2UI_PER_MESSAGE_SYNCHRONOUS_COMMIT", "1").strip().lower() not in ("0", "false", "no",
                                                                           "off"),
-    # Idempotency keys of agent pushes (a2ui.services.outcomes): a retry with the same key is
+    # Idempotency keys of agent pushes (a2ui.push.keys): a retry with the same key is
     # answered with the original outcome for this long after the push (and never after its
     # session is gone).
     "IDEMPOTENCY_KEY_TTL_SECONDS": 3600,
@@ -171,7 +171,7 @@ DEFAULTS = {
     "EDGE_MAX_CONNECTIONS": None,
     "EDGE_TRUSTED_PROXIES": ["127.0.0.1", "::1"],
     "EDGE_LOG_INTERVAL_SECONDS": 60,
-    # Caps on long-lived things (a2ui.services.caps; docs/operations.md "Caps"): how many of
+    # Caps on long-lived things (a2ui.infra.caps; docs/operations.md "Caps"): how many of
     # each kind one credential, and one client address, may hold open at once, across every
     # process (leases in Redis that expire CAP_LEASE_SECONDS after their process stops
     # refreshing them). A refusal is HTTP 429 with a JSON body, or the socket protocol's
@@ -188,7 +188,7 @@ DEFAULTS = {
     "CAP_RUNS_PER_PERSON": _env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": _env_int("A2UI_CAP_PER_ADDRESS", 1000),
     "CAP_LEASE_SECONDS": _env_int("A2UI_CAP_LEASE_SECONDS", 60),
-    # Health probes (a2ui.services.health; docs/operations.md "Health and readiness probes"):
+    # Health probes (a2ui.infra.health; docs/operations.md "Health and readiness probes"):
     # a readiness result is reused for this long per process, and each of its checks (the
     # database, Redis, the channel layer) fails after this long without an answer.
     "HEALTH_CACHE_SECONDS": 1.0,
@@ -269,10 +269,8 @@ _MISSING = object()
 def adapter_defaults():
     """The registered adapters' ``settings_defaults``, merged in ``A2UI['ADAPTERS']`` order
     (imported on first use: ``a2ui.core.adapters.registered``)."""
-    from a2ui.core.adapters import registered
-
     merged = {}
-    for adapter in registered():
+    for adapter in registered_adapters():
         for name, value in adapter.settings_defaults.items():
             merged.setdefault(name, value)
     return merged
@@ -325,6 +323,16 @@ class A2UISettings:
 
 
 a2ui_settings = A2UISettings()
+
+
+def registered_adapters():
+    """The adapters of ``A2UI['ADAPTERS']`` (``a2ui.core.adapters.registered``), the registry
+    told where its list is first (the core imports no settings; importing this module imports
+    no adapter)."""
+    from a2ui.core import adapters
+
+    adapters.use_source(lambda: a2ui_settings.ADAPTERS)
+    return adapters.registered()
 
 
 def _reload(*, setting, **kwargs):

@@ -3,7 +3,7 @@ PUBLISH/SUBSCRIBE layer, each channel's queue a ``LeanQueue`` (``a2ui.leanqueue`
 socket holds one).
 
 Each shard's subscription says when it reconnects (:class:`Shard`): whatever was published while
-it was away never reached this process, and ``a2ui.services.seqwatch`` resyncs the sockets that
+it was away never reached this process, and ``a2ui.consumers.seqwatch`` resyncs the sockets that
 miss a number at once instead of after its grace.
 
 It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscribe_to_channel``
@@ -22,8 +22,8 @@ import time
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
+from a2ui.infra import memory
 from a2ui.leanqueue import LeanQueue
-from a2ui.services import memory
 
 log = logging.getLogger("a2ui.layer")
 #: channels-redis's own logger: ``a2ui.apps`` filters its outage tracebacks to one line.
@@ -58,7 +58,7 @@ def next_retry(delay):
 
 def subscription_restored():
     """This loop's subscription reconnected (its channels subscribed again)."""
-    from a2ui.services import seqwatch
+    from a2ui.consumers import seqwatch
 
     seqwatch.subscription_restored()
 
@@ -138,7 +138,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
     life (9,924 of 10,000 channels after a mass close of 10,000 sockets, each name pinning a page
     of freed memory: docs/performance.md, "Memory after close"). Here the consumer's receive
     hands the channel to the layer and ends at once; one task of the layer's unsubscribes the
-    channels handed to it, in order (``a2ui.services.memory`` waits for it before collecting).
+    channels handed to it, in order (``a2ui.infra.memory`` waits for it before collecting).
     """
 
     def __init__(self, *args, **kwargs):

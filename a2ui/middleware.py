@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 from django.utils.deprecation import MiddlewareMixin
 
 from a2ui import tokens
-from a2ui.services import dbthreads, outages
+from a2ui.infra import dbthreads, outages
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """HTTP probes: ``GET /a2ui/healthz`` (liveness) and ``GET /a2ui/readyz`` (readiness).
 
-JSON from :mod:`a2ui.services.health`: 200 with ``{"status": "ok", "checks": {...}}``, or 503
+JSON from :mod:`a2ui.infra.health`: 200 with ``{"status": "ok", "checks": {...}}``, or 503
 with ``"status": "fail"`` and the failed checks' error classes; never a 500. No credential is
 asked for and nothing sensitive is shown (docs/operations.md, "Health and readiness probes").
 
@@ -24,7 +24,7 @@ import json
 
 from django.contrib.auth.decorators import login_not_required
 
-from a2ui.services import health
+from a2ui.infra import health
 
 LIVENESS = "a2ui-healthz"
 READINESS = "a2ui-readyz"
@@ -169,7 +169,7 @@ def metrics_allowed(headers, client_ip):
 def metrics_refusal(scope):
     """``(status, message)`` for a scrape refused: 404 when the metrics are off, 403 for one
     not let in (:func:`metrics_allowed`); None for a scrape let in."""
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     if not prom.ON:
         return 404, b"Metrics are off (A2UI['PROMETHEUS'])."
@@ -183,7 +183,7 @@ def metrics_refusal(scope):
 
 def metrics_answer(scope):
     """``(200, (content type, body))``, or ``(status, message)`` (:func:`metrics_refusal`)."""
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     return metrics_refusal(scope) or (200, prom.exposition())
 
@@ -191,7 +191,7 @@ def metrics_answer(scope):
 async def ametrics_answer(scope):
     """:func:`metrics_answer`, with the values read from the shared store first
     (``prom.asample``: the pending requests, cached a few seconds) for a scrape let in."""
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     refused = metrics_refusal(scope)
     if refused is not None:

@@ -15,7 +15,7 @@ app never got to answer ``-32002 Payload too large``. :func:`build_server` build
   away) instead of a dropped connection (1006), and its consumer the disconnect that follows;
   after up to :data:`SHUTDOWN_GRACE` seconds the applications still running are cancelled, as
   Daphne does, and the process exits. While it does, readiness answers 503
-  (:func:`a2ui.services.health.start_draining`), so a load balancer's probe takes the process
+  (:func:`a2ui.infra.health.start_draining`), so a load balancer's probe takes the process
   out of rotation.
 
 and an **edge** (:class:`Edge`, the settings ``EDGE_*``; docs/operations.md, "The edge"):
@@ -49,8 +49,8 @@ from twisted.web import http
 
 from a2ui import edge as edgecaps
 from a2ui.conf import a2ui_settings
+from a2ui.infra import health, memory, prom
 from a2ui.leanqueue import LeanQueue
-from a2ui.services import health, memory, prom
 
 log = logging.getLogger("a2ui.serving")
 
@@ -332,7 +332,7 @@ class A2UIServer(Server):
         and its application the ``websocket.disconnect`` that follows (consumers record the
         detached session, flush counters); once those are done, or after
         :data:`SHUTDOWN_GRACE` seconds, the applications still running are cancelled.
-        From the start readiness answers 503 (``a2ui.services.health.start_draining``)."""
+        From the start readiness answers 503 (``a2ui.infra.health.start_draining``)."""
         health.start_draining()
         waited = defer.maybeDeferred(self.close_websockets)
         waited.addBoth(lambda _: self.cancel_applications())

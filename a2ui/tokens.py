@@ -21,8 +21,8 @@ from django.core import signing
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
+from a2ui.infra import dbconn
 from a2ui.models import Agent, StreamToken
-from a2ui.services import dbconn
 
 #: Each type is signed with its own salt, so a token of one type never verifies as another:
 #: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,

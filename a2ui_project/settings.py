@@ -186,8 +186,8 @@ if REDIS_URL:
             # A list: Django splits a string on commas (a Sentinel URL lists its sentinels).
             "LOCATION": [REDIS_URL],
             "KEY_PREFIX": "a2ui",
-            # Sentinel URLs (redis+sentinel://) as well as one server's (a2ui.services.redisurl)
-            "OPTIONS": {"pool_class": "a2ui.services.redisurl.CachePool"},
+            # Sentinel URLs (redis+sentinel://) as well as one server's (a2ui.infra.redisurl)
+            "OPTIONS": {"pool_class": "a2ui.infra.redisurl.CachePool"},
         }
     }
 else:

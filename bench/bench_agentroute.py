@@ -1,4 +1,4 @@
-"""The cost of routing a session event to one agent socket (a2ui.services.agentroute). Not a test.
+"""The cost of routing a session event to one agent socket (a2ui.sessions.agentroute). Not a test.
 
     REDIS_URL=redis://127.0.0.1:6379/7 python bench/bench_agentroute.py [--sockets 300] [--events 300]
 
@@ -40,7 +40,8 @@ async def main(args):
     import django
 
     django.setup()
-    from a2ui.services import agentroute, shared
+    from a2ui.infra import shared
+    from a2ui.sessions import agentroute
 
     redis = shared.backend()
     if not hasattr(redis, "execute"):

@@ -7,7 +7,7 @@ Each trial: a first run opens a new thread's session (one message), then a secon
 thread sends ``--messages`` user messages (the issue's 147 KB body for 1,000). Reported per
 trial: the time ``POST /api/v4/agui/run`` took until the response (everything before the
 stream: the checks, the transcript, the audit entry), the session events the run fanned out
-to the session's other clients (``a2ui.services.stream.send`` calls) and the transcript entries
+to the session's other clients (``a2ui.push.fanout.send`` calls) and the transcript entries
 it stored. In process (Django's AsyncClient), on PostgreSQL, with the channel layer the
 settings name (in-memory without REDIS_URL). Not a test.
 """
@@ -57,7 +57,7 @@ async def trial(client, auth, n):
     from asgiref.sync import sync_to_async
 
     from a2ui.models import SessionActivity
-    from a2ui.services import stream
+    from a2ui.push import fanout as stream
 
     thread = uuid.uuid4().hex
     response = await client.post("/api/v4/agui/run", body(thread, "r0", 1),

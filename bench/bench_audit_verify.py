@@ -63,8 +63,8 @@ def main():
     from bench_push import django_on
 
     django_on(args.database_url, "audit")
+    from a2ui.compliance import chain as auditchain
     from a2ui.models import AuditChainHead, AuditEvent
-    from a2ui.services import auditchain
 
     site = "bench-" + uuid.uuid4().hex[:8]
     t0 = time.perf_counter()

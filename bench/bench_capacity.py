@@ -434,7 +434,7 @@ async def measure(server, protocol, toks, settle_seconds, after_seconds):
     failed = [r for r in closed if isinstance(r, BaseException)]
     if failed:
         print(f"  {len(failed)} of {len(conns)} closes failed, e.g. {failed[0]!r}", flush=True)
-    # The process collects 5 s after the last close (a2ui.services.memory): the RSS is read
+    # The process collects 5 s after the last close (a2ui.infra.memory): the RSS is read
     # every second until ``after_seconds`` after the close; the last reading is published.
     series = []
     while time.monotonic() - t0 < after_seconds:

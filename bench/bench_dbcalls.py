@@ -2,8 +2,8 @@
 
     python bench/bench_dbcalls.py [--database-url postgres://...] [--calls 600] [--concurrency 8]
 
-For each call a push or an answer makes (``a2ui.services.hotsql`` through the per-message pool,
-``a2ui.services.dbthreads.run``) and its baseline (the same statement through the ORM, on
+For each call a push or an answer makes (the statements of ``a2ui.infra.sql`` through the per-message pool,
+``a2ui.infra.dbthreads.run``) and its baseline (the same statement through the ORM, on
 ``database_sync_to_async`` with the pool as executor: the code before), the wall time and the
 CPU time of this process per call, and the ratio baseline / ours; and the batched heartbeat
 of AG-UI 1.0 runs (``runs.heartbeat_many``, one statement of one shape) against the ORM's two
@@ -148,13 +148,13 @@ def orm_heartbeat_many(keys):
 
 
 def ours_create(sid, request_id):
-    from a2ui.services import pending
+    from a2ui.requests import pending
 
     return pending.create(sid, "input", {"request_id": request_id})
 
 
 def ours_answer(sid, request_id):
-    from a2ui.services import pending
+    from a2ui.requests import pending
 
     return pending.respond(sid, request_id, "R-1")  # with the form check, in the same call
 
@@ -198,9 +198,10 @@ async def run(args):
     from channels.db import database_sync_to_async
     from django.contrib.auth import get_user_model
 
+    from a2ui.infra import dbthreads
     from a2ui.models import A2UISessionLog
-    from a2ui.services import components, dbthreads
-    from a2ui.services import runs as runs_service
+    from a2ui.runs import records as runs_service
+    from a2ui.surfaces import components
 
     def orm_hop(func):
         return database_sync_to_async(func, thread_sensitive=False, executor=dbthreads._pool())

@@ -6,7 +6,7 @@
 One process, the one event loop of a server: a session with two listeners in this process, both
 ``a2ui.mcp.watch.WatchedSession`` (the MCP watcher's listener; the second stands for the
 person's socket, which runs the same loop), and a sender that numbers and delivers
-``component.updated`` events with ``a2ui.services.stream.emit`` as an agent push does
+``component.updated`` events with ``a2ui.push.fanout.emit`` as an agent push does
 (``--in-flight`` not yet received by both). Two ways, interleaved ``--reps`` times:
 
 * **direct**: the listeners registered for direct delivery, as every listener is now: the
@@ -35,8 +35,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "a2ui_project.settings")
 
 async def one_run(args, direct_on):
     from a2ui.core.events import Kind
+    from a2ui.infra import groups, shared
     from a2ui.mcp.watch import Watcher
-    from a2ui.services import direct, groups, shared, stream
+    from a2ui.push import direct
+    from a2ui.push import fanout as stream
 
     sid = uuid.uuid4()
     hexid = sid.hex
@@ -96,7 +98,8 @@ async def main(args):
     import django
 
     django.setup()
-    from a2ui.services import sessions, shared
+    from a2ui.infra import shared
+    from a2ui.sessions import lifecycle as sessions
 
     if not hasattr(shared.backend(), "execute"):
         raise SystemExit("set REDIS_URL: the published path is Redis pub/sub")

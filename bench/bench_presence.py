@@ -1,4 +1,4 @@
-"""The cost of agent presence in Redis (a2ui.services.presence). Not a test.
+"""The cost of agent presence in Redis (a2ui.sessions.presence). Not a test.
 
     REDIS_URL=redis://127.0.0.1:6379/7 python bench/bench_presence.py [--members 1000] [--agents 100]
 
@@ -40,7 +40,8 @@ async def main(args):
     import django
 
     django.setup()
-    from a2ui.services import presence, shared
+    from a2ui.infra import shared
+    from a2ui.sessions import presence
 
     redis = shared.backend()
     if not hasattr(redis, "execute"):

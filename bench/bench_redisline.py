@@ -1,4 +1,4 @@
-"""The hot-path Redis client (a2ui.services.redisline) against redis-py with hiredis, same run.
+"""The hot-path Redis client (a2ui.infra.redisline) against redis-py with hiredis, same run.
 
     python bench/bench_redisline.py [--url redis://127.0.0.1:6379/3] [--batches 20000]
                                     [--concurrency 1,50] [--reps 5]
@@ -9,7 +9,7 @@ turn, ``--reps`` times (order alternated); with ``--concurrency`` tasks in fligh
 batch waits for the other; 50: what a busy process has in flight). Reported per scenario: the
 CPU time of this process per batch (``time.process_time``: the client's own cost, Redis's
 excluded), batches per second, and the ratio redis-py / redisline (above 1: redisline is
-cheaper). redis-py: ``redis.asyncio`` with a pool as ``a2ui.services.redisstate`` builds it
+cheaper). redis-py: ``redis.asyncio`` with a pool as ``a2ui.infra.redisstate`` builds it
 (``pipeline(transaction=False)``; hiredis is its parser when installed). The decision rule
 (docs/performance.md): keep redisline only while it is at least 20% cheaper.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from a2ui.services import redisline, redisurl  # noqa: E402
+from a2ui.infra import redisline, redisurl
 
 KEY = "a2ui:ss:bench"
 

@@ -58,10 +58,12 @@ async def run(args):
     from asgiref.sync import sync_to_async
     from django.contrib.auth import get_user_model
 
+    from a2ui.compliance import replay as replaylog
     from a2ui.core import replay
     from a2ui.core import state as S
+    from a2ui.infra import dbthreads
     from a2ui.models import A2UISessionLog
-    from a2ui.services import components, dbthreads, replaylog
+    from a2ui.surfaces import components
 
     def session():
         user, _ = get_user_model().objects.get_or_create(username="bench-replay")

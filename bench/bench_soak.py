@@ -27,7 +27,7 @@ server ``c % servers``. This process only drives them and reads the servers' RSS
    of one bench agent), then N person sockets of N different people (``a2ui.init``: N new
    sessions), and waits until the agent heard all N ``session.opened`` (each goes to every
    agent socket's process, and on to the one socket that holds the session:
-   ``a2ui.services.agentroute``). Reported apart: the time it took and the ``a2ui.init``
+   ``a2ui.sessions.agentroute``). Reported apart: the time it took and the ``a2ui.init``
    latency;
 3. the steady phase, for ``--seconds``: each session gets R pushes per second from its agent
    socket, phases spread evenly over the second, in a fixed realistic mix (``soak_client``:

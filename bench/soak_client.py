@@ -154,7 +154,7 @@ class Client:
 
     async def heard(self):
         """Session events heard by the agent sockets here. Each session's events go to the
-        one agent socket that holds the session (a2ui.services.agentroute, the default mode),
+        one agent socket that holds the session (a2ui.sessions.agentroute, the default mode),
         which may be in another client process: the driver adds up every client's count."""
         return sum(self.opened)
 

@@ -43,8 +43,10 @@ def _fresh_local_state():
     Outages a test caused are forgotten with their summary's timer (which would otherwise log
     into the next test, or into pytest's closed capture after the last one).
     """
-    from a2ui.services import agentroute, direct, outages, presence, shared
-    from a2ui.services.metrics import buffer
+    from a2ui.infra import outages, shared
+    from a2ui.push import direct
+    from a2ui.sessions import agentroute, presence
+    from a2ui.sessions.counters import buffer
 
     shared.local.clear()
     direct.clear()
@@ -80,17 +82,17 @@ def _fresh_redis():
     yield
     # Replay events a test kept and the flusher has not written yet belong to that test's
     # database: they are not written into the next test's (or, at exit, the real one).
-    from a2ui.services import replaylog
+    from a2ui.compliance import replay as replaylog
 
     replaylog.buffer.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _db_threads_closed_before_teardown(django_db_setup):
-    """The per-message database threads (a2ui.services.dbthreads) hold connections to the test
+    """The per-message database threads (a2ui.infra.dbthreads) hold connections to the test
     database; close them before pytest-django drops it."""
     yield
-    from a2ui.services import dbthreads
+    from a2ui.infra import dbthreads
 
     dbthreads.shutdown()
 
@@ -104,7 +106,7 @@ def _db_work_ended_before_flush():
     from asgiref.sync import SyncToAsync
     from django.test import TransactionTestCase
 
-    from a2ui.services import dbthreads
+    from a2ui.infra import dbthreads
 
     flush = TransactionTestCase._fixture_teardown
 
@@ -179,7 +181,7 @@ def stream_token(user, agent):
 def metrics_on(settings, monkeypatch):
     """The Prometheus metrics on for the test, in this process alone (no multiprocess
     directory): ``tests.promutil`` reads its scrape."""
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     settings.A2UI = {**getattr(settings, "A2UI", {}), "PROMETHEUS": True,

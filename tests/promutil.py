@@ -1,9 +1,9 @@
-"""What the Prometheus metrics' tests share (``a2ui.services.prom``): a scrape read as samples.
+"""What the Prometheus metrics' tests share (``a2ui.infra.prom``): a scrape read as samples.
 The ``metrics_on`` fixture (tests/conftest.py) turns the metrics on for one test."""
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2ui.services import prom
+from a2ui.infra import prom
 
 
 def samples(body):

@@ -13,9 +13,9 @@ from django.utils import timezone
 from a2ui.core.content import methods
 from a2ui.core.events import Kind
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import activity as activity_service
-from a2ui.services import housekeeping, pending, pushes
-from a2ui.services import surfaces as surface_service
+from a2ui.push import answers, sweep
+from a2ui.push import entry as pushentry
+from a2ui.surfaces import activity as activity_service
 from tests.activityops import ActivityOps
 from tests.sessionops import Ops
 
@@ -63,21 +63,21 @@ async def run(session, op):
     """Perform one operation on ``session`` (an ``A2UISessionLog``) through the services."""
     sid, agent_id = session.session_id, session.agent_id
     if op[0] == "push":
-        _, params = pushes.validate(op[1], {**op[2], "session_id": str(sid)})
-        await pushes.apush(agent_id, sid, op[1], params)
+        _, params = pushentry.validate(op[1], {**op[2], "session_id": str(sid)})
+        await pushentry.apush(agent_id, sid, op[1], params)
     elif op[0] == "answer":
-        await pending.aanswer(sid, op[1], op[2], op[3])
+        await answers.aanswer(sid, op[1], op[2], op[3])
     elif op[0] == "surfaces":
-        await surface_service.apush(agent_id, sid, op[1])
+        await pushentry.apush(agent_id, sid, "a2ui.v09", {"messages": op[1]})
     elif op[0] == "activity":
-        await activity_service.apush(agent_id, sid, op[1], op[2])
+        await pushentry.aemit(agent_id, sid, op[1], op[2])
     elif op[0] == "expire":  # the request's deadline passes and the sweep times it out
         await database_sync_to_async(PendingRequest.objects.filter(
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
-        await housekeeping.sweep()
+        await sweep.sweep()
     elif op[0] == "ttl":  # the component's time runs out; the sweep removes it
         await database_sync_to_async(RenderedComponent.objects.filter(
             session_id=sid, component_id=op[1]).update)(expires_at=timezone.now())
-        await housekeeping.sweep()
+        await sweep.sweep()
     else:
         raise AssertionError(op)

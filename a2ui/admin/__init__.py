@@ -1,6 +1,6 @@
 """Admin: live sessions at a glance, tokens by state, consents by type, the audit trail.
 
-Thin: operators act through ``a2ui.services.revocation`` (terminate sessions, revoke stream
+Thin: operators act through ``a2ui.push.revocation`` (terminate sessions, revoke stream
 tokens, agents and consents), and every action is an AuditEvent naming the operator. The four
 actions need their own permissions (``a2ui.terminate_a2uisessionlog``, ``a2ui.revoke_streamtoken``,
 ``a2ui.revoke_agent``, ``a2ui.revoke_a2uiconsentrecord``), which the "a2ui compliance" group

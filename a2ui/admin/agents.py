@@ -12,8 +12,8 @@ from a2ui.admin.common import (
     revoke_agents,
     revoke_tokens,
 )
+from a2ui.compliance import audit
 from a2ui.models import Agent, StreamToken
-from a2ui.services import audit
 
 
 @admin.register(Agent)

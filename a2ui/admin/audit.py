@@ -24,7 +24,7 @@ from a2ui.admin.common import (
 )
 from a2ui.admin.compliance import ComplianceViewsMixin
 from a2ui.models import A2UIConsentRecord, AuditEvent
-from a2ui.services import revocation
+from a2ui.push import revocation
 
 
 @admin.register(A2UIConsentRecord)

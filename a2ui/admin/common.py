@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.utils.dateparse import parse_date, parse_datetime
 
-from a2ui.services import revocation
+from a2ui.push import revocation
 
 # Filters ---------------------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """Admin pages of compliance staff, under the audit trail: verify the hash chain and download a
 signed checkpoint (``a2ui.verify_auditevent``), and a person's data: export
 (``a2ui.export_person``), erasure dry run (either) and erasure (``a2ui.erase_person``, which
-the "a2ui compliance" group does not hold). Thin: ``a2ui.services.auditchain`` and
-``a2ui.services.person`` do the work, and audit each run."""
+the "a2ui compliance" group does not hold). Thin: ``a2ui.compliance.chain`` and
+``a2ui.compliance.person`` do the work, and audit each run."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -11,7 +11,8 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
 
-from a2ui.services import auditchain, person
+from a2ui.compliance import chain as auditchain
+from a2ui.compliance import person
 
 VERIFY = "a2ui.verify_auditevent"
 EXPORT = "a2ui.export_person"

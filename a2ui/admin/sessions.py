@@ -16,6 +16,8 @@ from a2ui.admin.common import (
     short_id,
     terminate_sessions,
 )
+from a2ui.compliance import audit, timeline
+from a2ui.compliance import replay as replaylog
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -23,7 +25,7 @@ from a2ui.models import (
     RenderedComponent,
     Surface,
 )
-from a2ui.services import audit, clients, replaylog, timeline
+from a2ui.sessions import clients
 from a2ui.web import csp
 
 #: The replay frame's policy: the client's own scripts (and its import map, by nonce), no
@@ -145,7 +147,7 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
 
     @admin.display(description="what it can show now")
     def can_show(self, obj):
-        """The union of its attached and resumable clients' declarations (a2ui.services.clients)."""
+        """The union of its attached and resumable clients' declarations (a2ui.sessions.clients)."""
         if obj is None or not obj.is_live:
             return "-"
         try:

@@ -13,12 +13,16 @@ def _websocket_urls():
     return [path("ws/agui", AguiConsumer.as_asgi())]
 
 
-async def _push_event(agent_id, session_id, params, *, key=None, reply_channel="",
-                      rpc_id=None, where="params"):
+def _events(params, key, where):
     from a2ui.agui import push
 
-    return await push.apush(agent_id, session_id, params.get("event"),
-                            f"{where}.event" if where else "event", key)
+    return push.events(params, key, where)
+
+
+def _reword(exc, key, where):
+    from a2ui.agui import push
+
+    return push.reword(exc, key, where)
 
 
 def _rest_params(body):
@@ -29,7 +33,8 @@ def _rest_params(body):
 def _agent_methods():
     from a2ui.core.agentmethods import AgentMethod, session_params
 
-    return (AgentMethod("agui.event", session_params, _push_event, tool="agui_event",
+    return (AgentMethod("agui.event", session_params, events=_events, reword=_reword,
+                        tool="agui_event",
                         sdk="aagui_event", rest="agui", rest_params=_rest_params,
                         rest_refusal={"event": ["Send {\"event\": <an AG-UI event object>}."]}),)
 

@@ -6,7 +6,7 @@ person's detached session with the agent taken over) and CONNECTION_STATUS CONNE
 (``session_id``); a resumed session's state follows (``mapping.session_state``: components,
 v0.9 surfaces and open requests as RENDER_REQUESTs, then the activity: transcript, tool calls,
 state document, plan cards, tree, roster, open artifacts), then the live events
-(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.services.actions``);
+(``a2ui.agui.mapping``). The person sends USER_ACTION and TEXT_MESSAGE (``a2ui.agui.actions``);
 a refused frame is answered with ERROR and the socket stays usable. Before an operator close the client gets CONNECTION_STATUS DISCONNECTED.
 """
 
@@ -16,28 +16,22 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from a2ui import tokens
+from a2ui import surfaces, tokens
 from a2ui.agui import PROTOCOL_VERSION, mapping
+from a2ui.agui import actions as agui_actions
 from a2ui.agui import protocol as p
-from a2ui.agui.adapter import ADAPTER
+from a2ui.consent import choices as consent
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.errors import DomainError
+from a2ui.infra import groups, outages, prom, shared
 from a2ui.models import StreamToken
+from a2ui.push import person, sweep
+from a2ui.push import sessions as session_actions
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import (
-    actions,
-    admission,
-    consent,
-    groups,
-    housekeeping,
-    outages,
-    prom,
-    sessions,
-    shared,
-    surfaces,
-)
-from a2ui.services.metrics import buffer
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 
 log = logging.getLogger("a2ui.agui")
 CAPABILITIES = {"agui": {"version": PROTOCOL_VERSION}}
@@ -53,8 +47,8 @@ def _verify(raw):
 
 
 class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):
-    adapter = ADAPTER
-    client_protocol = "agui"  # declares no v0.9 catalog (a2ui.services.clients)
+    adapter_name = "agui"
+    client_protocol = "agui"  # declares no v0.9 catalog (a2ui.sessions.clients)
 
     async def internal_error(self):
         await self.send_event(p.error(p.CONNECTION_ERROR, "Internal error."))
@@ -96,13 +90,13 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
             return
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
             await self.join(group)
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         requested = (query.get("session_id") or [None])[0]
         try:
             if requested:
-                session, resumed = await sessions.aresume_session(self.token, requested), True
+                session, resumed = await admission.aresume_session(self.token, requested), True
             else:
-                session, resumed = await admission.aadmit(
+                session, resumed = await session_actions.aadmit(
                     self.token, {"protocol": "agui"}, CAPABILITIES, reuse=True)
         except DomainError as exc:
             await self.refuse(mapping.fault_error(exc.fault, exc.message, exc.data),
@@ -169,9 +163,9 @@ class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWeb
                 raise p.AguiError(p.CONNECTION_ERROR, "No session is attached.")
             buffer.add(self.session_id)
             if event["type"] == "USER_ACTION":
-                await actions.user_action(self, event)
+                await agui_actions.user_action(self, event)
             else:
-                await actions.text_message(self, event)
+                await person.text_message(self, event)
         except p.AguiError as exc:
             await self.send_event(self.count_refusal(p.error_of(exc)))
         except DomainError as exc:  # a consent refusal was prompted by check_consent

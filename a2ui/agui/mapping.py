@@ -356,6 +356,6 @@ def encoded_cached(session_hex, kind, message):
 
 
 def clear_cache():
-    """Forget every cached translation (``Adapter.caches``: ``a2ui.services.memory`` empties
+    """Forget every cached translation (``Adapter.caches``: ``a2ui.infra.memory`` empties
     it once sockets have closed)."""
     _cache.clear()

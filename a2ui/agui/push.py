@@ -1,26 +1,34 @@
-"""An agent's AG-UI event through the activity service: the one call every agent path makes
-(agent socket ``agui.event``, REST, Python API, MCP). The translation is ``inbound`` (sans-I/O);
-refusals come back as ``invalid_input`` naming the field as the agent wrote it."""
+"""An agent's AG-UI event as a session event: the ``agui.event`` agent method's translation
+(``inbound``, sans-I/O), taken through the push pipeline (``a2ui.push.entry``) by every agent
+path (agent socket, REST, Python API, MCP); refusals come back as ``invalid_input`` naming the
+field as the agent wrote it."""
 
 import uuid
 
 from a2ui.agui import inbound
-from a2ui.core.errors import DomainError
-from a2ui.services import activity
 
 
-async def apush(agent_id, session_id, event, prefix="event", key=None):
-    """Check, store and deliver one AG-UI event of an agent; returns its sequence number
-    (``key``: an idempotency key; a TEXT_MESSAGE without ``message_id`` then gets one derived
-    from it, so that a retry pushes the same message)."""
+def _prefix(where):
+    return f"{where}.event" if where else "event"
+
+
+def events(params, key, where):
+    """``([(kind, data)], "")`` of the params' ``event`` (the pipeline's refusals name core
+    fields: :func:`reword` says them as the agent wrote them). With an idempotency key, a
+    TEXT_MESSAGE without ``message_id`` gets one derived from it, so that a retry pushes the
+    same message."""
+    prefix = _prefix(where)
+    event = params.get("event") if isinstance(params, dict) else None
     if (key is not None and isinstance(event, dict) and event.get("type") == "TEXT_MESSAGE"
             and not event.get("message_id")):
         event = {**event,
                  "message_id": uuid.uuid5(uuid.NAMESPACE_URL, f"a2ui:push:{key.value}").hex}
-    kind, data = inbound.to_core(event, prefix)
-    try:
-        return await activity.apush(agent_id, session_id, kind, data, key=key)
-    except DomainError as exc:
-        if key is not None and isinstance(exc.data, dict) and exc.data.get("path") == key.path:
-            raise  # the key's own refusal names it already
-        raise inbound.in_seed_words(exc, prefix) from None
+    return [inbound.to_core(event, prefix)], ""
+
+
+def reword(exc, key, where):
+    """A refusal of the pipeline with the path as the agent wrote it (the key's own refusal
+    names it already)."""
+    if key is not None and isinstance(exc.data, dict) and exc.data.get("path") == key.path:
+        return exc
+    return inbound.in_seed_words(exc, _prefix(where))

@@ -4,5 +4,5 @@
 as AG-UI 1.0 events) and ``interrupts`` are sans-I/O; ``threads`` (thread id -> session),
 ``view`` (checks before the stream), ``stream`` (the SSE loop) and ``resume`` (a client back
 at a run whose stream broke off: ``Last-Event-ID``) are the I/O; ``adapter`` is the
-registration. The agent's side of a run is ``a2ui.services.runs``.
+registration. The agent's side of a run is ``a2ui.runs.records``.
 """

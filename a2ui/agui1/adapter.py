@@ -23,6 +23,14 @@ def _agent_methods():
                         sdk="aruns", rest="runs"))
 
 
+async def _sweep():
+    """End the runs whose stream was lost with its process (their lease lapsed):
+    ``agui.run_ended`` (``stream_lost``) for each."""
+    from a2ui.runs import records as runs
+
+    await runs.aend_lost()
+
+
 #: The A2UI settings only AG-UI 1.0 reads (docs/settings.md). Run inputs: clients resend the
 #: whole history on every run; of the trailing user and tool messages the session has not
 #: seen, at most AGUI_MAX_NEW_MESSAGES (the last ones) are new: sent to the agent and added
@@ -38,6 +46,7 @@ ADAPTER = Adapter(
     agent_methods=_agent_methods,
     token_type="stream_agui",
     http_urls=_http_urls,
+    sweep=_sweep,
     kinds=frozenset(Kind),  # every kind: each has an AG-UI 1.0 form (a2ui.agui1.translate)
     summary="AG-UI 1.0 runs over HTTP + SSE (RunAgentInput in, AG-UI events out): "
             "docs/protocol-agui.md",

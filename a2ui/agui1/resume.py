@@ -3,7 +3,7 @@ run"): ``POST /api/v4/agui/run`` with the run's ``RunAgentInput`` again (same ``
 ``runId``) and ``Last-Event-ID: <the id of the last event it received>``, on any process.
 
 The run's own stream (``a2ui.agui1.stream``) keeps every event in the run's log
-(``a2ui.services.runlog``) and goes on without its client for ``AGUI_RESUME_SECONDS``. This
+(``a2ui.runs.log``) and goes on without its client for ``AGUI_RESUME_SECONDS``. This
 reader sends the log's events after ``Last-Event-ID``, in order and each once (their ids and
 bytes as first sent), then the new ones as the stream appends them, until the run's final
 event. It polls the log (every 50 ms after an event, slowing to every 0.5 s while quiet; one
@@ -38,7 +38,10 @@ from a2ui.agui1.stream import KEEPALIVE, Status, _final, encode
 from a2ui.agui1.translate import Run
 from a2ui.conf import a2ui_settings
 from a2ui.core.events import Kind
-from a2ui.services import pending, runleases, runlog, runs
+from a2ui.requests import pending
+from a2ui.runs import leases as runleases
+from a2ui.runs import log as runlog
+from a2ui.runs import records as runs
 
 HEADER = "Last-Event-ID"
 _NUMBER = re.compile(r"[0-9]{1,18}")

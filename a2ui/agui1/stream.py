@@ -17,13 +17,13 @@ pushes once it has them is missed), then translates the session's events
 
 A lost event (a gap in the session's order, or a counter Redis lost) resends the run's state:
 STATE_SNAPSHOT and a fresh snapshot of every activity the run has shown (``Run.resync``).
-Each end is a conditional UPDATE of the run's row (``a2ui.services.runs``): when another end
+Each end is a conditional UPDATE of the run's row (``a2ui.runs.records``): when another end
 won (e.g. the agent finished while the timeout fired), the stream sends what the row says. A
 keepalive comment goes out every ``AGUI_KEEPALIVE_SECONDS`` while waiting, with a heartbeat of
 the row that also notices an end whose event was lost.
 
 Resumption (docs/protocol-agui.md, "Resuming a run"): every event carries its SSE ``id`` (1,
-2, ... in the run) and is kept in the run's log (``a2ui.services.runlog``) before its client
+2, ... in the run) and is kept in the run's log (``a2ui.runs.log``) before its client
 gets it. The stream is a task of its own (``_produce``); the response only reads what it
 sends (``body``). When the client goes before the run's end, the run goes on without it: a
 client that comes back with ``Last-Event-ID`` (to any process: ``a2ui.agui1.resume``) gets
@@ -41,27 +41,23 @@ from dataclasses import dataclass
 
 from ag_ui.encoder import EventEncoder
 
-from a2ui.agui1.adapter import ADAPTER
+from a2ui import surfaces as surface_service
 from a2ui.agui1.translate import Run, known_messages
 from a2ui.conf import a2ui_settings
 from a2ui.consumers.streams import SessionStream, leave_request_thread
 from a2ui.core import activity as A
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
+from a2ui.infra import dbthreads, memory
 from a2ui.leanqueue import LeanQueue
-from a2ui.services import activity as activity_service
-from a2ui.services import (
-    clients,
-    dbthreads,
-    housekeeping,
-    memory,
-    pending,
-    runleases,
-    runlog,
-    runs,
-    sessions,
-)
-from a2ui.services import surfaces as surface_service
+from a2ui.push import answers, sweep
+from a2ui.requests import pending
+from a2ui.runs import leases as runleases
+from a2ui.runs import log as runlog
+from a2ui.runs import records as runs
+from a2ui.sessions import clients
+from a2ui.sessions import lifecycle as sessions
+from a2ui.surfaces import activity as activity_service
 
 log = logging.getLogger("a2ui.agui")
 ENCODER = EventEncoder()
@@ -155,9 +151,9 @@ async def _start(sid, ctx):
 async def _resume(sid, plan):
     for request_id, kind, action in plan:
         if action[0] == "cancel":
-            await pending.acancel(sid, request_id)
+            await answers.acancel(sid, request_id)
         else:
-            await pending.aanswer(sid, request_id, kind, action[1], via="agui1")
+            await answers.aanswer(sid, request_id, kind, action[1], via="agui1")
 
 
 def _final(run, status, outcome):
@@ -197,7 +193,7 @@ def _surfaces(run, tracker, data, states=None):
 
 def run_events(ctx, lease=None):
     """The response iterator of one run (``RunStream.frames``); ``lease`` (the person's place
-    among their runs in flight, ``a2ui.services.caps``) is released when the run's stream ends,
+    among their runs in flight, ``a2ui.infra.caps``) is released when the run's stream ends,
     or when the response is dropped unread."""
     stream = RunStream(ctx, lease)
     body = stream.frames()
@@ -212,7 +208,7 @@ class RunStream(SessionStream):
     epoch resends the run's state: ``send_state``), takes direct pushes and the sequence
     watch's resync orders, follows consent changes and operator closes."""
 
-    adapter = ADAPTER
+    adapter_name = "agui1"
     client_protocol = "agui1"
 
     def client_catalogs(self):
@@ -358,7 +354,7 @@ class RunStream(SessionStream):
         # This process streams the run: it keeps the run's lease while the stream lives, and
         # its housekeeping ends the runs of processes that died (runs.aend_lost).
         await runleases.ahold(sid, self.ctx.run_input.run_id)
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         self.run, self.tracker = await _start(sid, self.ctx)
         self.last_beat = self.loop.time()
         self.run.own_messages = set(self.ctx.own_messages)

@@ -18,10 +18,15 @@ import uuid
 from channels.db import database_sync_to_async
 from django.db import IntegrityError, transaction
 
+from a2ui.consent import choices as consent
 from a2ui.core import events
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import groups
 from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
-from a2ui.services import admission, consent, groups, runs, sessions
+from a2ui.push import sessions as session_actions
+from a2ui.runs import records as runs
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 
@@ -77,21 +82,20 @@ async def aopen(token, thread_id, found, *, run=None, issue=None):
         if token is None:
             token = await database_sync_to_async(issue)()
         try:
-            session = await sessions.aresume_session(token, found)
+            session = await admission.aresume_session(token, found)
         except DomainError as exc:
             if exc.fault not in (Fault.SESSION_NOT_FOUND, Fault.SESSION_EXPIRED):
                 raise
     fresh = session is None
     if fresh:
         token, opened = await database_sync_to_async(_open_new)(token, issue, thread_id, run)
-        session, _ = await admission.aannounce(opened)
+        session, _ = await session_actions.aannounce(opened)
     counted = await sessions.asocket_opened(session.session_id, fresh=fresh)
     if fresh and session.agent_id:
-        await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
-            events.Notice.SESSION_OPENED, {
+        await groups.tell_agent(session.agent_id, events.Notice.SESSION_OPENED, {
                 "session_id": str(session.session_id), "user": token.user.get_username(),
                 "client_info": session.client_info, "capabilities": CAPABILITIES,
-                "consents_missing": await consent.amissing_types(session.user_id)}))
+                "consents_missing": await consent.amissing_types(session.user_id)})
     return token, session, counted
 
 

@@ -3,7 +3,7 @@
 A plain async Django view (like the v0.9 SSE stream): the person's credential (a ``stream_agui``
 bearer token, or the session cookie with its CSRF token), the ``RunAgentInput`` body
 (``a2ui.agui1.inputs``), the thread's session (``a2ui.agui1.threads``) and the run's row
-(``a2ui.services.runs``) are all checked before the stream starts, so every refusal is an HTTP
+(``a2ui.runs.records``) are all checked before the stream starts, so every refusal is an HTTP
 4xx with a JSON body. The stream itself is ``a2ui.agui1.stream``. A request with
 ``Last-Event-ID`` is a client back at a run whose stream broke off (``a2ui.agui1.resume``).
 """
@@ -16,20 +16,17 @@ from django.views.decorators.csrf import csrf_exempt
 from a2ui import handoff, tokens
 from a2ui.agui1 import inputs, interrupts, resume, stream, threads
 from a2ui.api.base import json_body_view, limited_body
+from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import caps, prom, shared
 from a2ui.models import StreamToken
-from a2ui.services import (
-    activity,
-    audit,
-    caps,
-    consent,
-    pending,
-    prom,
-    runleases,
-    runs,
-    shared,
-)
+from a2ui.push import person
+from a2ui.requests import pending
+from a2ui.runs import leases as runleases
+from a2ui.runs import records as runs
+from a2ui.surfaces import activity
 
 STATUS = {
     Fault.SESSION_NOT_FOUND: 404, Fault.SESSION_EXPIRED: 410, Fault.MAX_SESSIONS: 429,
@@ -80,7 +77,7 @@ def _verify(raw):
 
 def _cookie_agent(agent_name):
     """The agent a signed-in person's run is for (named, or the default one)."""
-    from a2ui.services.agents import find_agent
+    from a2ui.sessions.agents import find_agent
 
     agent = find_agent(agent_name) if agent_name else tokens.default_agent()
     if agent is None:
@@ -180,7 +177,7 @@ async def run_view(request):
         return await _reattach(request, token, user, run_input)
     # Every check that can be made before anything is stored is made first, so that a refused
     # run leaves no token, session, resumption or audit row behind.
-    lease = None  # the person's place among their runs in flight (a2ui.services.caps)
+    lease = None  # the person's place among their runs in flight (a2ui.infra.caps)
     try:
         user, agent = await _who(token, user, run_input)
         lease = await caps.acquire_run(user.pk, agent.pk, caps.address_of_request(request))
@@ -220,7 +217,7 @@ async def run_view(request):
         await lease.release()
         return _domain(exc)
     # The person's words join the session's transcript, for every client: one batch.
-    await activity.arecord_person_messages(sid, said)
+    await person.arecord_person_messages(sid, said)
     details = {"run_id": run_input.run_id[:200], "messages": len(run_input.new_messages),
                "resume": len(plan)}
     if run_input.dropped:

@@ -19,7 +19,7 @@ from a2ui.conf import a2ui_settings
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import sessions
+from a2ui.sessions import lifecycle as sessions
 
 
 class PayloadTooLarge(APIException):

@@ -17,8 +17,8 @@ from rest_framework.response import Response
 
 from a2ui.api.base import A2UIAPIView
 from a2ui.api.permissions import IsPerson
+from a2ui.consent import choices as consent
 from a2ui.models import A2UIConsentRecord
-from a2ui.services import consent
 
 MAX_LISTED = 500
 

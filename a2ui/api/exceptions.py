@@ -19,8 +19,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
 from a2ui.core.surfaces import ValidationFailed
+from a2ui.infra import outages
 from a2ui.rpc.errors import OUTCOME_UNKNOWN, ErrorCode, ProtocolError
-from a2ui.services import outages
 
 log = logging.getLogger("a2ui.api")
 

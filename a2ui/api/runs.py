@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from a2ui.api.permissions import IsAgent
-from a2ui.services import runs
+from a2ui.runs import records as runs
 
 
 def _body(request):

@@ -8,16 +8,21 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
 from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
 from a2ui.api.permissions import IsAgent, IsPerson
 from a2ui.api.serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
+from a2ui.compliance import audit
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
-from a2ui.services import agentapi, audit, delivery, pending, sessions, tracing
-from a2ui.services import surfaces as surface_service
-from a2ui.services.agents import find_agent
+from a2ui.infra import tracing
+from a2ui.push import answers, outcome
+from a2ui.push import entry as pushentry
+from a2ui.requests import pending
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.agents import find_agent
 
 log = logging.getLogger("a2ui")
 
@@ -97,7 +102,7 @@ class SessionPushView(A2UIAsyncAPIView):
 
     @extend_schema(request=dict, responses={202: dict, 400: dict, 422: dict})
     async def post(self, request, session_id):
-        entry = agentapi.entry(self.method)
+        entry = pushentry.entry(self.method)
         read = entry.rest_params or agentmethods.body_params
         params = read(request.data)
         if params is None:
@@ -109,12 +114,12 @@ class SessionPushView(A2UIAsyncAPIView):
         try:
             with tracing.span("a2ui.rest.push", parent, state, method=entry.name,
                               session=session_id):
-                result = await agentapi.apush(request.auth.id, session_id, entry.name, params,
+                result = await pushentry.apush(request.auth.id, session_id, entry.name, params,
                                               key=key, where="")
         except surface_service.SurfaceValidationError as exc:
             return Response(exc.body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         if entry.shape != "result":
-            result = delivery.answer(result)
+            result = outcome.answer(result)
         return Response(result, status=status.HTTP_202_ACCEPTED)
 
 
@@ -145,7 +150,7 @@ class AgentRequestsView(A2UIAPIView):
 
 
 class AgentRequestsTakeView(A2UIAsyncAPIView):
-    """``a2ui.pending`` over REST (``pending.apending``): what waits for the calling agent, the
+    """``a2ui.pending`` over REST (``answers.apending``): what waits for the calling agent, the
     outcomes no agent received handed to this call, once; open requests listed and left where
     they are. Body ``{"session_id"?}`` (or none) narrows it to one session."""
 
@@ -164,5 +169,5 @@ class AgentRequestsTakeView(A2UIAsyncAPIView):
                 session_id = sessions.parse_session_id(session_id)
             except DomainError:
                 raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
-        items, _ = await pending.apending(request.auth.id, session_id)
+        items, _ = await answers.apending(request.auth.id, session_id)
         return Response({"requests": items})

@@ -17,7 +17,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui.conf import a2ui_settings
-from a2ui.services import memory, outages, prom
+from a2ui.infra import memory, outages, prom
 
 try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
     from autobahn.exception import Disconnected as TransportClosed
@@ -282,7 +282,7 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
 
 
 class DirectDeliveryMixin:
-    """Takes pushes handed over by ``a2ui.services.direct``, one message at a time, in order.
+    """Takes pushes handed over by ``a2ui.push.direct``, one message at a time, in order.
 
     A direct push is handled at once only when the consumer is idle: not handling a message and
     holding none received from the channel layer but not yet dispatched (the receive task is

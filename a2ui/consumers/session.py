@@ -23,30 +23,24 @@ import asyncio
 import time
 
 from a2ui.conf import a2ui_settings
-from a2ui.core import events
+from a2ui.consent import choices as consent
+from a2ui.consumers import seqwatch
+from a2ui.core import adapters, events
 from a2ui.core.closes import CloseCode
 from a2ui.core.lifecycle import Event, Lifecycle, State
+from a2ui.infra import caps, groups, outages, prom, shared, tracing
+from a2ui.push import direct as direct_delivery
+from a2ui.push import sessions as session_actions
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import (
-    caps,
-    clients,
-    consent,
-    groups,
-    outages,
-    prom,
-    seqwatch,
-    sessions,
-    shared,
-    tracing,
-)
-from a2ui.services import direct as direct_delivery
-from a2ui.services.metrics import buffer
+from a2ui.sessions import clients
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 
 
 class SessionListener:
     """One loop's rules to listen to a session (see the module's docs).
 
-    A listener names its adapter (``adapter``, an ``a2ui.core.adapters.Adapter``): the kinds
+    A listener names its adapter (``adapter_name``, registered in ``A2UI['ADAPTERS']``): the kinds
     its clients are shown (``Adapter.kinds``) are read here, once per event, and the rest are
     dropped before ``show``. It needs ``channel_layer``, ``channel_name`` and ``groups`` (the
     Channels consumer's, or its own channel's), and implements ``show`` (one event on its
@@ -54,10 +48,11 @@ class SessionListener:
     or stream ends).
     """
 
-    adapter = None  # the Adapter whose kinds this listener shows (None: every kind)
+    adapter_name = None  # the registered adapter whose kinds this listener shows ...
+    adapter = None  # ... or the Adapter itself (None, and no name: every kind)
     session_id = None
     token = None
-    epoch = None  # of the sequence counter ``last_seq`` belongs to (a2ui.services.shared)
+    epoch = None  # of the sequence counter ``last_seq`` belongs to (a2ui.infra.shared)
     counted = None  # the epoch this listener is counted under in the session's socket count
     last_seq = 0
     missing_consents = ()  # required consent types not granted (a2ui.consent_changed updates)
@@ -69,6 +64,8 @@ class SessionListener:
         super().__init__(*args, **kwargs)
         self.life = Lifecycle()
         adapter = self.adapter
+        if adapter is None and self.adapter_name:
+            adapter = adapters.get(self.adapter_name)
         self.kinds = None if adapter is None else adapter.kinds
 
     # Attaching -------------------------------------------------------------------------------
@@ -130,7 +127,7 @@ class SessionListener:
         if not self.life.keeps_count:
             await sessions.asocket_closed(self.session_id, self.counted)
 
-    # The session's clients and what each declared (a2ui.services.clients) -------------------
+    # The session's clients and what each declared (a2ui.sessions.clients) -------------------
 
     client_protocol = None  # the protocol's adapter name; None: not in the session's registry
     client_lease = None
@@ -254,7 +251,7 @@ class SessionSocket(SessionListener):
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
 
-    # The cap on a person's sockets (a2ui.services.caps) ---------------------------------------
+    # The cap on a person's sockets (a2ui.infra.caps) ---------------------------------------
 
     cap_lease = None
 
@@ -361,7 +358,7 @@ class SessionSocket(SessionListener):
         # The session's own close order is ours: not again (a2ui_close sees CLOSING).
         self.life.fire(Event.CLOSE_REQUESTED)
         if self.session_id is not None:
-            await sessions.aclose_session(
+            await session_actions.aclose_session(
                 self.session_id, sessions.State.TIMED_OUT, "Session inactive for too long.",
                 close_code=CloseCode.SESSION_EXPIRED,
             )
@@ -374,20 +371,16 @@ class SessionSocket(SessionListener):
 
     async def announce(self, session, resumed, capabilities):
         """``session.opened`` / ``session.resumed`` to the agent's sockets."""
-        if not session.agent_id:
-            return
-        await groups.send_group(
-            groups.agent_group(session.agent_id),
-            groups.agent_event(
-                events.Notice.SESSION_RESUMED if resumed else events.Notice.SESSION_OPENED,
-                {
-                    "session_id": str(self.session_id),
-                    "user": self.token.user.get_username(),
-                    "client_info": session.client_info,
-                    "capabilities": capabilities,
-                    "consents_missing": list(self.missing_consents),
-                },
-            ),
+        await groups.tell_agent(
+            session.agent_id,
+            events.Notice.SESSION_RESUMED if resumed else events.Notice.SESSION_OPENED,
+            {
+                "session_id": str(self.session_id),
+                "user": self.token.user.get_username(),
+                "client_info": session.client_info,
+                "capabilities": capabilities,
+                "consents_missing": list(self.missing_consents),
+            },
         )
 
     async def disconnect(self, code):

@@ -32,7 +32,8 @@ from django.db import connections
 from a2ui.consumers.session import SessionListener
 from a2ui.core import events
 from a2ui.core.lifecycle import Event
-from a2ui.services import groups, outages, sessions, shared
+from a2ui.infra import groups, outages, shared
+from a2ui.sessions import lifecycle as sessions
 
 log = logging.getLogger("a2ui.consumers")
 
@@ -208,7 +209,7 @@ def leave_request_thread():
     thread per stream (its stack, its interpreter state, its allocator cache: most of a run's
     memory at 1,000 runs, docs/performance.md "Capacity"). Once the view has returned, the
     stream's calls go where every socket's go (the process's one thread-sensitive thread, or
-    ``a2ui.services.dbthreads``), and the request's thread ends (its database connections
+    ``a2ui.infra.dbthreads``), and the request's thread ends (its database connections
     closed on it first: back to the pool). Django ends the request as before: its
     ``response.close()`` gets a thread for that moment. Nothing here outside a request (or
     inside a context given its own executor) changes anything: behind ``a2ui.handoff`` the

@@ -2,7 +2,7 @@
 
 The kinds ``message``, ``tool_call``, ``state.delta``, ``plan``, ``resources``, ``roster`` and
 ``artifact`` (``a2ui.core.events``) fold into one :class:`Activity`; ``a2ui.core.state`` keeps it
-in the session's state and ``a2ui.services.activity`` stores the same fold in PostgreSQL, so
+in the session's state and ``a2ui.surfaces.activity`` stores the same fold in PostgreSQL, so
 the snapshot invariant holds for these kinds as for the others. ``apply`` never refuses: the
 service checks each event (old values, limits, unknown artifacts) before it emits it.
 

@@ -44,8 +44,11 @@ class Adapter:
     #: (a2ui.checks).
     settings_defaults: dict = field(default_factory=dict)
     #: Per-process caches this protocol keeps: ``(name, clear)`` pairs, ``clear()`` empties one
-    #: (``a2ui.services.memory`` empties them all once sockets have closed: ``clear_caches``).
+    #: (``a2ui.infra.memory`` empties them all once sockets have closed: ``clear_caches``).
     caches: Callable[[], tuple] = lambda: ()
+    #: Its part of the housekeeping sweep (``a2ui.push.sweep``): ``await sweep()`` every
+    #: ``INTERVAL_SECONDS`` in every serving process, after the core's part.
+    sweep: Callable[[], Any] | None = None
     #: Called once per process when the ASGI application is built (after Django setup).
     on_start: Callable[[], Any] | None = None
     #: Called (awaited if a coroutine function) when the server shuts down.
@@ -56,13 +59,20 @@ class Adapter:
 
 
 _cache = {}
+_source = []  # [the function returning the adapters' dotted paths], set by ``use_source``
+
+
+def use_source(paths):
+    """Read the adapters' dotted paths from ``paths()`` (``a2ui.conf`` sets it to
+    ``A2UI['ADAPTERS']`` when it is imported: the core imports no settings)."""
+    _source[:] = [paths]
 
 
 def registered():
     """The adapters named by ``A2UI['ADAPTERS']``, in order (imported once)."""
-    from a2ui.conf import a2ui_settings
-
-    paths = tuple(a2ui_settings.ADAPTERS)
+    if not _source:
+        raise RuntimeError("a2ui.conf is not loaded: no adapters are configured")
+    paths = tuple(_source[0]())
     found = _cache.get(paths)
     if found is None:
         found = []
@@ -104,6 +114,6 @@ def caches():
 
 
 def clear_caches():
-    """Empty every registered adapter's caches (``a2ui.services.memory``, tests)."""
+    """Empty every registered adapter's caches (``a2ui.infra.memory``, tests)."""
     for _, clear in caches():
         clear()

@@ -5,7 +5,7 @@ a callable returning :class:`AgentMethod` entries, so that declaring imports not
 :func:`table` merges them in ``A2UI['ADAPTERS']`` order. Every agent path reads it: the agent
 socket dispatches by ``name``, REST posts the entries with a ``rest`` route, the Python API and
 the MCP agent tools expose the entries with an ``sdk`` / ``tool`` name, and
-``a2ui.services.agentapi.apush`` is the one push entry point. Adding an agent method is one
+``a2ui.push.entry.apush`` is the one push entry point. Adding an agent method is one
 entry.
 
 Sans-I/O: plain data and callables, no Django, no Channels.
@@ -23,11 +23,23 @@ class AgentMethod:
     #: ``validate(params) -> (session_id, clean params)`` (the wire's validator; raises a
     #: DomainError/ProtocolError before any state changes). None: the call validates.
     validate: Callable[[Any], tuple] | None = None
-    #: ``await call(agent_id, session_id, params, key=..., reply_channel=..., rpc_id=...)``
-    #: the service call. None: a path-specific call (listing, waiting).
+    #: Not a push: ``await call(agent_id, session_id, params, key=..., reply_channel=...,
+    #: rpc_id=..., where=...)``, the entry's own call (a listing, a run's end). None for a
+    #: path-specific call (listing, waiting) or a push.
     call: Callable[..., Any] | None = None
-    #: What the call returns: "seq" (a sequence number or ``delivery.Pushed``), "request"
-    #: ((seq, request): the answer comes later), "result" (a JSON value as it is), "list".
+    #: A push: ``events(params, key, where) -> ([(Kind, data)], prefix)``, the session events
+    #: the validated params are (the protocol's sans-I/O translation), taken through the push
+    #: pipeline by ``a2ui.push.entry.apush``; ``prefix``: where the events' fields sit in the
+    #: agent's message, for a refusal's ``data.path``. ``key`` is the push's idempotency key
+    #: (or None), ``where`` how the caller's path names the params ("params", "arguments",
+    #: "").
+    events: Callable[[Any, Any, str], tuple] | None = None
+    #: A push's refusal in the protocol's words: ``reword(exc, key, where)`` returns the
+    #: exception to raise for a DomainError the pipeline raised. None: as it is.
+    reword: Callable[[Any, Any, str], Exception] | None = None
+    #: What the call returns: "seq" (a sequence number or ``a2ui.push.outcome.Pushed``),
+    #: "request" ((seq, request): the answer comes later), "result" (a JSON value as it is),
+    #: "list".
     shape: str = "seq"
     #: Takes an idempotency key.
     keyed: bool = True
@@ -56,6 +68,11 @@ class AgentMethod:
     rest_options: dict | None = None
     #: The adapter that declared it (filled by :func:`table`).
     adapter: str = ""
+
+    @property
+    def handled(self):
+        """True when the entry does something itself: a push (``events``) or a ``call``."""
+        return self.events is not None or self.call is not None
 
 
 def session_params(params):
@@ -128,7 +145,7 @@ def by(path, value):
 
 
 def session_pushes():
-    """The entries REST posts at ``sessions/<id>/<rest>``: a service call, a REST kind of its
+    """The entries REST posts at ``sessions/<id>/<rest>``: a push or a call, a REST kind of its
     own (seed 000's ``messages`` is its batch view)."""
     return [e for e in table().values()
-            if e.call is not None and e.rest and e.rest != "messages" and not e.awaits]
+            if e.handled and e.rest and e.rest != "messages" and not e.awaits]

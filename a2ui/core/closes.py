@@ -3,7 +3,7 @@
 Every WebSocket protocol of the app closes with these (RFC 6455's application range
 4000-4999); seed 000 defines them (``4000 + abs(code) - 32000`` for its -320xx errors), and the
 other adapters reuse them so a client of any protocol can tell why its socket ended.
-TERMINATED and REVOKED are operator actions (``a2ui.services.revocation``).
+TERMINATED and REVOKED are operator actions (``a2ui.push.revocation``).
 """
 
 from enum import IntEnum

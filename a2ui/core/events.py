@@ -10,7 +10,7 @@ On the channel layer an event travels to the session group ``a2ui.s.<session>`` 
      "seq": 17, "epoch": "k3f..."}
 
 ``seq`` is the event's place in the session's one order (the per-session counter of
-``a2ui.services.shared``; every adapter sees the same numbers) and ``epoch`` names the counter it
+``a2ui.infra.shared``; every adapter sees the same numbers) and ``epoch`` names the counter it
 came from: a socket that sees a gap in ``seq`` or another epoch resyncs from the database.
 
 The data of each kind (all JSON values, already validated and sanitized by whoever emitted it):
@@ -31,7 +31,7 @@ consent.required       ``consent_types`` (what the person is asked to grant; tra
 surface.batch          ``first_seq`` (the surface store's number of the first message), ``messages``
                        (A2UI v0.9 server messages, validated)
 run.ended              ``run_id``, ``status`` (finished|error), ``result``, ``message``, ``code``: the
-                       agent ended a run (``a2ui.services.runs``; transient)
+                       agent ended a run (``a2ui.runs.records``; transient)
 message                ``message_id``, ``role`` (agent|user|system), ``sender``, ``content``,
                        ``metadata`` (optional): the session's transcript (the person's chat
                        messages from any client are recorded too, role user)
@@ -56,10 +56,10 @@ artifact               ``artifact_id``, ``phase`` (opened|updated), ``content``,
 =====================  =============================================================================
 
 The last seven (and ``message.batch``) are the session's *activity* (``a2ui.core.activity`` says what each does to it;
-``a2ui.services.activity`` checks and stores them); all seven are kept for snapshots.
+``a2ui.surfaces.activity`` checks and stores them); all seven are kept for snapshots.
 
 Session-level notices (session opened/resumed/closed, consent changed) are not in a session's
-order: they go to the agent's and person's groups (``a2ui.services.groups``) and are listed in
+order: they go to the agent's and person's groups (``a2ui.infra.groups``) and are listed in
 ``NOTICES`` for the adapters that translate them.
 """
 

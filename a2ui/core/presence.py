@@ -1,12 +1,12 @@
 """Agent presence: whether an agent has a socket or listener open anywhere. Sans-I/O.
 
 An agent is *online* while at least one of its *members* (an agent WebSocket, a Python
-listener, an MCP listen stream: ``a2ui.services.presence``) is live: joined, not left, and
+listener, an MCP listen stream: ``a2ui.sessions.presence``) is live: joined, not left, and
 refreshed within its time to live. Each member carries the time it lapses; its process
 refreshes it every few seconds, so a killed process's members lapse and a sweep removes them.
 
 :class:`Presence` is the state machine, for one process or as the model of the Redis script
-that shares it between processes (``a2ui.services.presence``). Each operation returns the
+that shares it between processes (``a2ui.sessions.presence``). Each operation returns the
 *transition* it caused, ``ONLINE``, ``OFFLINE`` or None, so that exactly one caller publishes
 each change:
 

@@ -1,7 +1,7 @@
 """What the person saw: a session's screen at any moment, rebuilt from its events. Sans-I/O.
 
 ``replay(events, upto)`` folds the first ``upto`` events of a session (``a2ui.core.events``
-kinds, as ``a2ui.services.replaylog`` keeps them, oldest first) with the session reducer
+kinds, as ``a2ui.compliance.replay`` keeps them, oldest first) with the session reducer
 (``a2ui.core.state``) and returns a :class:`Screen`: every component, open request, v0.9
 surface and the activity as they stood, plus the consent prompt open at that moment.
 ``messages(screen)`` gives the JSON-RPC notifications that draw that screen in the web client

@@ -2,7 +2,7 @@
 
 ``apply(state, kind, data) -> state`` folds one session event (``a2ui.core.events``) into a
 :class:`SessionState` and returns a new state (the one given is left as it was);
-``snapshot(state)`` gives what ``a2ui.services.sessions.snapshot()`` returns for the same
+``snapshot(state)`` gives what ``a2ui.sessions.lifecycle.snapshot()`` returns for the same
 session: the components in render order, the open requests, the v0.9 surfaces. The invariant
 the tests hold the services to (tests/core/test_snapshot_invariant.py)::
 

@@ -26,25 +26,22 @@ def _http_urls():
                  name="a2ui-session-messages")]
 
 
-def _seed_push(method, awaits=False):
-    """A seed-000 push: its sequence number, or (seq, request) for a method that awaits."""
+def _seed_events(method):
+    """A seed-000 push as the session event it is (``to_event``, sans-I/O)."""
 
-    async def call(agent_id, session_id, params, *, key=None, reply_channel="", rpc_id=None,
-                   where="params"):
-        from a2ui.services import pushes
+    def events(params, key, where):
+        from a2ui.core.content import methods as wire
 
-        seq, request = await pushes.apush(agent_id, session_id, method, params,
-                                          reply_channel=reply_channel, rpc_id=rpc_id, key=key)
-        return (seq, request) if awaits else seq
+        return [wire.to_event(method, params)], ""
 
-    return call
+    return events
 
 
 def _seed_validate(method):
     def validate(params):
-        from a2ui.services import pushes
+        from a2ui.core.content import methods as wire
 
-        return pushes.validate(method, params)
+        return wire.agent_message(method, params)
 
     return validate
 
@@ -52,12 +49,13 @@ def _seed_validate(method):
 def _agent_methods():
     from a2ui.core.agentmethods import AgentMethod
 
-    pushes = [AgentMethod(f"ui.{name}", _seed_validate(f"ui.{name}"), _seed_push(f"ui.{name}"),
-                          tool=name, sdk=f"a{name}", rest="messages")
+    pushes = [AgentMethod(f"ui.{name}", _seed_validate(f"ui.{name}"),
+                          events=_seed_events(f"ui.{name}"), tool=name, sdk=f"a{name}",
+                          rest="messages")
               for name in ("render", "update", "progress", "navigate", "notify")]
     asks = [AgentMethod(f"ui.{name}", _seed_validate(f"ui.{name}"),
-                        _seed_push(f"ui.{name}", awaits=True),
-                        shape="request", keyed=False, awaits=True, tool=name, sdk=f"a{name}")
+                        events=_seed_events(f"ui.{name}"), shape="request", keyed=False,
+                        awaits=True, tool=name, sdk=f"a{name}")
             for name in ("request_input", "confirm")]
     return (*pushes, *asks,
             AgentMethod("a2ui.sessions", shape="list", keyed=False, tool="list_sessions"),

@@ -6,7 +6,7 @@ and ``ui.confirm`` sent as requests are answered with the user's answer, -32004 
 runs out, or -32000 when the session closes first; sent as notifications, the answer arrives as
 a ``user.respond`` / ``user.approve`` notification. Session events (``session.opened``,
 ``session.resumed``, ``session.closed``, ``user.cancel``) arrive as notifications: each session's
-at one socket of the agent, the one holding it (``a2ui.services.agentroute``), unless the socket
+at one socket of the agent, the one holding it (``a2ui.sessions.agentroute``), unless the socket
 was opened with ``?events=all`` (an observer: every event).
 
 ``a2ui.pending`` ``{"session_id"?}`` lists what waits for the agent and hands it to this socket
@@ -21,10 +21,10 @@ a chat message, tool call, state delta, plan card, resource tree, roster or arti
 
 A2UI v0.9: ``a2ui.v09`` ``{"session_id", "messages": [...]}`` pushes surface messages (answered
 ``{"delivered": n, "seq": last}``, or -32602 whose data is the VALIDATION_FAILED message); the
-person's actions arrive as ``a2ui.v09`` notifications (see a2ui.services.surfaces).
+person's actions arrive as ``a2ui.v09`` notifications (see a2ui.surfaces).
 
 AG-UI 1.0 runs: ``agui.run_started`` notifications, ``agui.run_finish`` / ``agui.run_error``
-requests (a2ui.services.runs, docs/agents.md "Runs").
+requests (a2ui.runs.records, docs/agents.md "Runs").
 """
 
 import asyncio
@@ -34,24 +34,18 @@ from django.utils import timezone
 from a2ui.consumers.base import NO_RESPONSE, JsonRpcConsumer
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.content import idempotency
+from a2ui.core.content import methods as wire
 from a2ui.core.errors import DomainError
+from a2ui.infra import caps, groups, tracing
 from a2ui.jsonrpc import liveness
+from a2ui.push import answers, outcome, sweep
+from a2ui.push import entry as pushentry
+from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.services import (
-    agentapi,
-    agentroute,
-    caps,
-    delivery,
-    groups,
-    housekeeping,
-    pending,
-    presence,
-    pushes,
-    runs,
-    sessions,
-    tracing,
-)
+from a2ui.runs import records as runs
+from a2ui.sessions import agentroute, presence
+from a2ui.sessions import lifecycle as sessions
 
 #: Requests of one agent socket whose trace context it keeps for the answer's span.
 MAX_REQUEST_TRACES = 1000
@@ -102,7 +96,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # ... and offline when it stops answering the server's pings (a frozen agent).
         self.liveness = liveness.Liveness(self.agent.id, self.channel_name, self.send_obj)
         self.liveness.start()
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
         if waiting:  # answers given while no socket of the agent could take them
             await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
@@ -112,7 +106,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
                                                      self.events, listening_since):
             await self.send_obj(jsonrpc.notification("session.resumed", params))
 
-    cap_lease = None  # the agent key's place among its sockets (a2ui.services.caps)
+    cap_lease = None  # the agent key's place among its sockets (a2ui.infra.caps)
 
     liveness = None  # a2ui.jsonrpc.liveness.Liveness once connected
 
@@ -142,7 +136,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).
         entry = agentmethods.get(msg.method)
         if entry is None or not entry.socket:  # seed 000's -32601, as for any unknown method
-            pushes.validate(msg.method, idempotency.pop(msg.params)[0])
+            wire.agent_message(msg.method, idempotency.pop(msg.params)[0])
         if msg.method == "a2ui.sessions":
             return {"sessions": await sessions.alive_sessions(self.agent)}
         if msg.method == "a2ui.pending":
@@ -167,7 +161,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if entry.awaits:
             if key is not None:
                 raise idempotency.for_request(key)
-            seq, request = await agentapi.apush(
+            seq, request = await pushentry.apush(
                 self.agent.id, session_id, msg.method, params,
                 reply_channel=self.channel_name, rpc_id=msg.id,
             )
@@ -176,10 +170,10 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             if traced is not None and len(self.request_traces) < MAX_REQUEST_TRACES:
                 self.request_traces[(str(request.session_id), request.request_id)] = traced
             return NO_RESPONSE
-        result = await agentapi.apush(self.agent.id, session_id, msg.method, params, key=key)
+        result = await pushentry.apush(self.agent.id, session_id, msg.method, params, key=key)
         if entry.shape == "result":
             return result
-        return delivery.answer(result)
+        return outcome.answer(result)
 
     async def _take_pending(self, params):
         if params is None:
@@ -187,7 +181,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         if not isinstance(params, dict):
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
                                 data={"path": "params"})
-        items, taken = await pending.apending(self.agent.id, params.get("session_id"),
+        items, taken = await answers.apending(self.agent.id, params.get("session_id"),
                                               self.channel_name)
         for request in taken:
             self._arm_timer(request)
@@ -203,7 +197,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             # cancels the timer it finds) while aexpire still tells the person's sockets.
             if self.timers.get(key) is asyncio.current_task():
                 del self.timers[key]
-            await pending.aexpire(request.session_id, request.request_id)
+            await answers.aexpire(request.session_id, request.request_id)
 
         old = self.timers.pop(key, None)
         if old is not None:

@@ -10,43 +10,37 @@ channel layer dropped something, and the socket is resynchronised from the datab
 from django.utils import translation
 from django.utils.translation import gettext_lazy
 
+from a2ui import surfaces as surface_service
+from a2ui.compliance import replay as replaylog
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
 from a2ui.consumers.base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer, log
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
+from a2ui.infra import groups, shared
 from a2ui.jsonrpc import events as wire
-from a2ui.jsonrpc.adapter import ADAPTER
 from a2ui.jsonrpc.capabilities import server_capabilities
+from a2ui.push import answers, person, sweep
+from a2ui.push import sessions as session_actions
+from a2ui.requests import pending
 from a2ui.rpc import jsonrpc
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import actions as agui_actions
-from a2ui.services import (
-    admission,
-    clients,
-    consent,
-    groups,
-    housekeeping,
-    pending,
-    presence,
-    replaylog,
-    sessions,
-    shared,
-)
-from a2ui.services import surfaces as surface_service
-from a2ui.services.metrics import buffer
+from a2ui.sessions import admission, clients, presence
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 from a2ui.web.i18n import scope_language
 
 State = sessions.State
-#: Operator closes (a2ui.services.revocation) and the title of the notice sent before them.
+#: Operator closes (a2ui.push.revocation) and the title of the notice sent before them.
 OPERATOR_CLOSES = {4010: gettext_lazy("Session terminated"), 4011: gettext_lazy("Access revoked")}
 
 
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
-    adapter = ADAPTER
-    surface_tracker = None  # a2ui.services.surfaces.Tracker once a v0.9 client initialized
-    presence_of = None  # the agent whose presence this socket is told (a2ui.services.presence)
+    adapter_name = "jsonrpc"
+    surface_tracker = None  # a2ui.surfaces.Tracker once a v0.9 client initialized
+    presence_of = None  # the agent whose presence this socket is told (a2ui.sessions.presence)
     client_protocol = "jsonrpc"
 
     def client_catalogs(self):
@@ -81,7 +75,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.join(groups.token_group(self.token.jti))
         await self.join(groups.user_group(self.token.user_id))
         await self.accept()
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         self.start_watchdog()
         self.start_handshake_deadline()
 
@@ -121,12 +115,12 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             raise ProtocolError(ErrorCode.INVALID_REQUEST, "Session already initialized")
         resumed = bool(params.get("session_id"))
         if resumed:
-            session = await sessions.aresume_session(self.token, params["session_id"])
+            session = await admission.aresume_session(self.token, params["session_id"])
         else:
             # A new tab takes over the person's detached session with this agent, if any
             # (services/admission.py): then it is a resume, snapshot included.
             try:
-                session, resumed = await admission.aadmit(
+                session, resumed = await session_actions.aadmit(
                     self.token, params.get("client_info", {}), params.get("capabilities", {}),
                     reuse=True,
                 )
@@ -199,7 +193,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     def _declared_catalogs(session, params, resumed):
         """The v0.9 catalogs this client is sent (None: no surfaces): what ``a2ui.init``
         declared; else, resuming, what this protocol's client declared before it left
-        (``a2ui.services.clients``: kept with the session); else the session's opener's."""
+        (``a2ui.sessions.clients``: kept with the session); else the session's opener's."""
         declared = params.get("capabilities") or {}
         if surface_service.declares_a2ui(declared):  # "v0.9.1" or "v0.9"
             return surface_service.client_catalog_ids(declared)
@@ -257,41 +251,32 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_respond(self, msg):
         params = methods.validate_params("user.respond", msg.params)
         await self.check_consent()
-        if not await pending.arespond(self.session_id, params["request_id"], params["value"],
+        if not await answers.arespond(self.session_id, params["request_id"], params["value"],
                                       via="jsonrpc"):
             await self._forward_form(params)
         return {"ok": True}
 
     async def _forward_form(self, params):
         """A submitted form component goes to the agent as user.respond, keyed by its id."""
-        agent_id = await self.agent_id()
-        if agent_id:
-            await groups.send_group(
-                groups.agent_group(agent_id),
-                groups.agent_event("user.respond", {
-                    "session_id": str(self.session_id),
-                    "request_id": params["request_id"],
-                    "component_id": params["request_id"],
-                    "value": params["value"],
-                }),
-            )
+        await groups.tell_agent(await self.agent_id(), "user.respond", {
+            "session_id": str(self.session_id),
+            "request_id": params["request_id"],
+            "component_id": params["request_id"],
+            "value": params["value"],
+        })
 
     async def on_approve(self, msg):
         params = methods.validate_params("user.approve", msg.params)
         await self.check_consent()
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
-        await pending.aanswer(self.session_id, params["request_id"], "confirm", value,
+        await answers.aanswer(self.session_id, params["request_id"], "confirm", value,
                              via="jsonrpc")
         return {"ok": True}
 
     async def on_cancel(self, msg):
         params = methods.validate_params("user.cancel", msg.params)
-        agent_id = await self.agent_id()
-        if agent_id:
-            await groups.send_group(
-                groups.agent_group(agent_id),
-                groups.agent_event("user.cancel", {"session_id": str(self.session_id), **params}),
-            )
+        await groups.tell_agent(await self.agent_id(), "user.cancel",
+                                {"session_id": str(self.session_id), **params})
         return {"ok": True}
 
     async def on_consent(self, msg):
@@ -311,7 +296,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_message(self, msg):
         """The person's chat message: the AG-UI socket's TEXT_MESSAGE, sender the person."""
         params = methods.validate_params("user.message", msg.params)
-        await agui_actions.text_message(
+        await person.text_message(
             self, {"sender": self.token.user.get_username(), **params},
             prefix="params", action="user.message")
         return {"ok": True}
@@ -319,7 +304,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_action(self, msg):
         """The person's custom action: the AG-UI socket's USER_ACTION (an artifact edit...)."""
         params = methods.validate_params("user.action", msg.params)
-        await agui_actions.custom_action(
+        await person.custom_action(
             self, params["action_type"], params.get("component_id"), params.get("payload"),
             audit_as="user.action")
         return {"ok": True}
@@ -327,7 +312,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def on_v09(self, msg):
         """The person's A2UI v0.9 ``action`` / ``error`` messages, for the agent."""
         params = msg.params if isinstance(msg.params, dict) else {}
-        delivered = await surface_service.aclient_messages(
+        delivered = await person.aclient_messages(
             self.session_id, params.get("messages"), params.get("dataModel")
         )
         return {"delivered": delivered}
@@ -379,7 +364,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             "consents": self.consent_state()}))
 
     async def a2ui_agent_presence(self, message):
-        """The session's agent came online or went offline (``a2ui.services.presence``)."""
+        """The session's agent came online or went offline (``a2ui.sessions.presence``)."""
         if self.session_id is None or self.gone:
             return
         try:

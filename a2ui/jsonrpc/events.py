@@ -77,7 +77,7 @@ def encode_cached(session_hex, message):
 
 
 def clear_cache():
-    """Forget every cached text (``a2ui.services.memory`` does so once sockets have closed)."""
+    """Forget every cached text (``a2ui.infra.memory`` does so once sockets have closed)."""
     _cache.clear()
 
 

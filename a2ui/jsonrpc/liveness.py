@@ -6,7 +6,7 @@ The server sends each agent socket an ``a2ui.ping`` request (``{"jsonrpc": "2.0"
 "a2ui-ping-<n>", "method": "a2ui.ping", "params": {}}``) every ``A2UI['AGENT_PING_SECONDS']``.
 Any JSON-RPC response with that id (a result, or even an error such as -32601 from an agent
 that knows no such method) is an answer. A socket that answered none for
-``A2UI['AGENT_PING_TIMEOUT_SECONDS']`` leaves the agent's presence (``a2ui.services.presence``:
+``A2UI['AGENT_PING_TIMEOUT_SECONDS']`` leaves the agent's presence (``a2ui.sessions.presence``:
 when it was the agent's last member, its people see it offline); its next answer joins it
 again. With the defaults (4 s, 8 s) a frozen agent shows as offline within 12 s.
 ``a2ui.sdk.AgentClient`` answers by itself.
@@ -19,7 +19,7 @@ import time
 
 from a2ui.conf import a2ui_settings
 from a2ui.rpc import jsonrpc
-from a2ui.services import presence
+from a2ui.sessions import presence
 
 log = logging.getLogger(__name__)
 

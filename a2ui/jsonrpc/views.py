@@ -12,8 +12,10 @@ from a2ui.api.permissions import IsAgent
 from a2ui.api.views import _key
 from a2ui.core import agentmethods, tracecontext
 from a2ui.core.errors import DomainError
+from a2ui.infra import tracing
+from a2ui.push import entry as pushentry
+from a2ui.push import outcome
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import agentapi, delivery, pushes, tracing
 
 
 class SessionMessagesView(A2UIAsyncAPIView):
@@ -41,10 +43,10 @@ class SessionMessagesView(A2UIAsyncAPIView):
         batch = [self._validate(i, item, session_id) for i, item in enumerate(items)]
         parent, state = tracecontext.from_headers(request.headers)
         with tracing.span("a2ui.rest.messages", parent, state, session=session_id):
-            seqs = await pushes.apush_batch(request.auth.id, session_id, batch, key)
-        delivered = [{"method": m, "seq": None if isinstance(seq, delivery.Pushed) else seq}
+            seqs = await pushentry.apush_batch(request.auth.id, session_id, batch, key)
+        delivered = [{"method": m, "seq": None if isinstance(seq, outcome.Pushed) else seq}
                      for (m, _), seq in zip(batch, seqs, strict=True)]
-        return Response(delivery.flag({"delivered": delivered}, *seqs),
+        return Response(outcome.flag({"delivered": delivered}, *seqs),
                         status=status.HTTP_202_ACCEPTED)
 
     def _validate(self, index, item, session_id):
@@ -68,7 +70,7 @@ class SessionMessagesView(A2UIAsyncAPIView):
                 raise ProtocolError(ErrorCode.INVALID_PARAMS, data={"path": "params"})
             if entry is None or entry.rest != "messages":
                 raise ProtocolError(ErrorCode.METHOD_NOT_FOUND, data={"method": method[:100]})
-            _, params = agentapi.validate(method, {**params, "session_id": str(session_id)})
+            _, params = pushentry.validate(method, {**params, "session_id": str(session_id)})
             return method, params
         except DomainError as exc:
             exc = ProtocolError.of(exc)

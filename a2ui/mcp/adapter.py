@@ -18,9 +18,9 @@ def build_app():
         from django.conf import settings
 
         from a2ui.conf import a2ui_settings
+        from a2ui.infra import shared
         from a2ui.mcp.app import MCPApp
         from a2ui.mcp.server import build_server
-        from a2ui.services import shared
 
         # Request bodies past the payload limit get 413 before they are parsed. With Redis,
         # SSE streams are resumable (a2ui.mcp.eventstore). Idle sessions end after

@@ -10,7 +10,7 @@ cancelled call (``notifications/cancelled``) withdraws its request (it is timed 
 person's client drops it). A call whose client went away (its response stream closed: the
 agent's process died, or on 2026-07-28 closed the stream) stops waiting and leaves the request
 open until its deadline: the agent gets the answer after a restart with ``pending_requests``
-(``pending.apending``, what the agent socket's ``a2ui.pending`` does) or by calling the tool
+(``answers.apending``, what the agent socket's ``a2ui.pending`` does) or by calling the tool
 again with the same ``request_id`` and arguments (``pending.ask``: a retry waits on the same
 request, or returns its outcome at once).
 """
@@ -22,13 +22,16 @@ import uuid
 
 import mcp_types as types
 
-from a2ui import agents
+from a2ui import agents, surfaces
 from a2ui.core import agentmethods
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError
 from a2ui.mcp import tools
+from a2ui.mcp.refusals import invalid
+from a2ui.push import answers, outcome
+from a2ui.push import entry as pushentry
 from a2ui.rpc.errors import REQUEST_CANCELLED, ErrorCode, ProtocolError
-from a2ui.services import agentapi, delivery, pending, sessions, surfaces
+from a2ui.sessions import lifecycle as sessions
 
 #: Seconds between progress notifications while a request waits for the person.
 PROGRESS_INTERVAL = 5.0
@@ -42,8 +45,6 @@ def text_result(value, *, is_error=False):
 
 
 async def call(ctx, who, name, arguments):
-    from a2ui.mcp.server import invalid
-
     agent = who.agent
     if name == "list_sessions":
         return text_result({"sessions": await sessions.alive_sessions(agent)})
@@ -60,7 +61,7 @@ async def call(ctx, who, name, arguments):
     # Every other tool is an entry of the agent-method table (a2ui.core.agentmethods).
     entry = agentmethods.by("tool", name)
     key = None
-    if entry.keyed and entry.call is not None:
+    if entry.keyed and entry.handled:
         rest, key = idempotency.pop(rest, "arguments")
     if name == "finish_run":
         return text_result(await agents.afinish_run(agent, session_id, rest.get("run_id"),
@@ -73,14 +74,14 @@ async def call(ctx, who, name, arguments):
     if name == "render":
         rest.setdefault("component_id", agents.component_id_for(key))
     try:
-        _, clean = agentapi.validate(entry.name, {**rest, "session_id": session_id})
-        result = await agentapi.apush(agent.pk, session_id, entry.name, clean, key=key,
+        _, clean = pushentry.validate(entry.name, {**rest, "session_id": session_id})
+        result = await pushentry.apush(agent.pk, session_id, entry.name, clean, key=key,
                                       where="arguments")
     except surfaces.SurfaceValidationError:
         raise  # its data is the v0.9 answer
     except DomainError as exc:  # in seed 000's words, as the Python API raises them
         raise ProtocolError.of(exc) from exc
-    out = result if entry.shape == "result" else delivery.answer(result)
+    out = result if entry.shape == "result" else outcome.answer(result)
     if name == "render":
         out["component_id"] = rest["component_id"]
     return text_result(out)
@@ -90,7 +91,7 @@ async def _wait(ctx, agent, session_id, name, entry, params):
     request_id = params.get("request_id")
     if request_id is None:
         request_id = params["request_id"] = str(uuid.uuid4())
-    agentapi.validate(entry.name, {**params, "session_id": session_id})  # -32602 first
+    pushentry.validate(entry.name, {**params, "session_id": session_id})  # -32602 first
     if name == "request_input":
         asking = agents.arequest_input(
             agent, session_id, params.pop("input_type"), params.pop("prompt"), **_kw(params))
@@ -180,6 +181,6 @@ async def _stop(task):
 
 async def _withdraw(session_id, request_id):
     try:
-        await asyncio.shield(pending.aexpire(sessions.parse_session_id(session_id), request_id))
+        await asyncio.shield(answers.aexpire(sessions.parse_session_id(session_id), request_id))
     except Exception:  # best effort: the housekeeping sweep times it out anyway
         pass

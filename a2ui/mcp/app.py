@@ -79,7 +79,7 @@ async def _respond(send, status, body, headers=()):
 
 
 def _unauthorized(reason):
-    from a2ui.services import prom
+    from a2ui.infra import prom
 
     if prom.ON:
         prom.refused("mcp", "auth_failed")
@@ -103,7 +103,7 @@ async def _authenticate(scope):
     """The request's principal. A connection the database dropped while it was away fails
     once when next used: that failure is retried once, on a fresh connection (a database that
     is still away fails again, and the request is answered 503)."""
-    from a2ui.services import outages
+    from a2ui.infra import outages
 
     try:
         return await _isolated(database_sync_to_async(authenticate)(_bearer(scope)))
@@ -115,7 +115,7 @@ async def _authenticate(scope):
 
 def unavailable_body(exc):
     """The JSON-RPC error answering a request that an outage of the database or Redis failed."""
-    from a2ui.services import outages
+    from a2ui.infra import outages
 
     return {"jsonrpc": "2.0", "id": None, "error": {
         "code": -32603, "message": f"Service unavailable ({outages.cause(exc)}); retry shortly."}}
@@ -343,7 +343,7 @@ class MCPApp:
                            {"error": "Host or Origin not allowed"})
             return
         from a2ui import tokens
-        from a2ui.services import outages
+        from a2ui.infra import outages
 
         try:
             principal = await _authenticate(scope)
@@ -375,14 +375,14 @@ class MCPApp:
             gone = scope["a2ui_mcp_gone"] = Gone()
             receive = _watching(receive, gone)
         lease = None
-        if opens_session(scope):  # the caps (a2ui.services.caps), before any state is kept
+        if opens_session(scope):  # the caps (a2ui.infra.caps), before any state is kept
+            from a2ui.infra import caps
             from a2ui.mcp.manager import LEASE
-            from a2ui.services import caps
 
             try:
                 lease = await caps.acquire_mcp(principal, caps.address_of(scope))
             except caps.CapReached as exc:
-                from a2ui.services import prom
+                from a2ui.infra import prom
 
                 if prom.ON:
                     prom.refused("mcp", -32001)

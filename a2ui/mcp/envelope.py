@@ -29,9 +29,9 @@ from __future__ import annotations
 import json
 
 from a2ui.core.content import jsonvalue
+from a2ui.infra import prom
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.rpc.jsonrpc import readable_id
-from a2ui.services import prom
 
 
 def _error(code, data, request_id=None):

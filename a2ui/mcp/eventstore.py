@@ -27,7 +27,7 @@ import re
 from mcp.server.streamable_http import EventMessage, EventStore
 from mcp_types import jsonrpc_message_adapter
 
-from a2ui.services import outages
+from a2ui.infra import outages
 
 log = logging.getLogger("a2ui.mcp")
 

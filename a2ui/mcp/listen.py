@@ -37,12 +37,14 @@ from mcp.shared.subscriptions import (
     event_to_notification,
 )
 
+from a2ui import surfaces as surface_service
 from a2ui.core.errors import DomainError
+from a2ui.infra import groups, outages
 from a2ui.mcp import changes, filters
 from a2ui.mcp.watch import Watcher, session_uris
 from a2ui.rpc.errors import ErrorCode
-from a2ui.services import groups, outages, presence, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions import presence
 
 log = logging.getLogger("a2ui.mcp")
 

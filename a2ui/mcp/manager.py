@@ -8,7 +8,7 @@ What the SDK's ``StreamableHTTPSessionManager`` does not do:
   (``a2ui.mcp.opening``): the answer is held until that is known, a refused ``initialize`` (or
   any other session-less request) is answered with a JSON error and no ``Mcp-Session-Id``, and
   its session is discarded at once;
-* each session holds the cap lease its opening request took (``a2ui.services.caps``, taken by
+* each session holds the cap lease its opening request took (``a2ui.infra.caps``, taken by
   ``a2ui.mcp.app``), released when the session ends however it ends (DELETE, idle timeout,
   crash, shutdown);
 * each session's transport is ``a2ui.mcp.transport.Transport``: the SDK's, with a GET stream
@@ -22,10 +22,10 @@ from uuid import uuid4
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from a2ui.infra import memory
 from a2ui.mcp.eventstore import RETRY_MS, SessionEventStore
 from a2ui.mcp.opening import OPENED, REFUSED, SESSION_HEADER, Opening
 from a2ui.mcp.transport import Transport
-from a2ui.services import memory
 
 log = logging.getLogger("a2ui.mcp")
 

@@ -5,7 +5,7 @@ that answer the agent as the web client does; ``show_session`` shows a session a
 
 A token names a person and an agent; the resources are that pair's live sessions (the ones a
 web client of theirs opened). Answers go through the same services and checks as the user
-socket: the consent gate (-32010 while a required consent is missing), ``pending.aanswer``,
+socket: the consent gate (-32010 while a required consent is missing), ``answers.aanswer``,
 ``surfaces.aclient_messages``, and the agent's group for form submissions and cancels.
 """
 
@@ -14,15 +14,20 @@ import json
 import mcp_types as types
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui.conf import a2ui_settings
+from a2ui.consent import choices as consent
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError
 from a2ui.core.surfaces import translate
 from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
+from a2ui.infra import groups, shared
 from a2ui.mcp import negotiation, render, sessionapp, tools, uris
+from a2ui.mcp.refusals import invalid
+from a2ui.push import answers, person
+from a2ui.requests import pending
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import consent, groups, pending, sessions, shared
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import lifecycle as sessions
 
 
 def _init_capabilities(ctx):
@@ -241,8 +246,6 @@ def _result(value, embedded=None):
 
 
 async def call(ctx, who, name, arguments):
-    from a2ui.mcp.server import invalid
-
     if name == "show_session":
         return await _show(ctx, who, arguments)
     try:
@@ -261,17 +264,16 @@ async def call(ctx, who, name, arguments):
             "name": rest.get("name"), "surfaceId": rest.get("surfaceId"),
             "sourceComponentId": rest.get("sourceComponentId"),
             "timestamp": timezone.now().isoformat(), "context": rest.get("context", {})}}
-        delivered = await surface_service.aclient_messages(sid, [message],
+        delivered = await person.aclient_messages(sid, [message],
                                                            answers=translate.ANSWERS, via="mcp")
         return _result({"delivered": delivered}, await _surface_embedded(ctx, sid, rest))
     if name == "error":
         message = tools.client_error(rest)
-        return _result({"delivered": await surface_service.aclient_messages(sid, [message])})
+        return _result({"delivered": await person.aclient_messages(sid, [message])})
     if name == "cancel":
         params = methods.validate_params("user.cancel", rest)
-        if session.agent_id:
-            await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
-                "user.cancel", {"session_id": str(sid), **params}))
+        await groups.tell_agent(session.agent_id, "user.cancel",
+                                {"session_id": str(sid), **params})
         return _result({"ok": True})
     await consent.arequire_person(who.token.user_id)
     if name == "answer_request":
@@ -279,14 +281,14 @@ async def call(ctx, who, name, arguments):
     if name == "approve":
         params = methods.validate_params("user.approve", rest)
         value = {"approved": params["approved"], "reason": params.get("reason", "")}
-        await pending.aanswer(sid, params["request_id"], "confirm", value, via="mcp")
+        await answers.aanswer(sid, params["request_id"], "confirm", value, via="mcp")
         return _result({"ok": True})
     params = methods.validate_params("user.respond", rest)
-    if not await pending.arespond(sid, params["request_id"], params["value"], via="mcp") \
+    if not await answers.arespond(sid, params["request_id"], params["value"], via="mcp") \
             and session.agent_id:  # a form component's submission, keyed by its id (as the socket)
-        await groups.send_group(groups.agent_group(session.agent_id), groups.agent_event(
-            "user.respond", {"session_id": str(sid), "request_id": params["request_id"],
-                             "component_id": params["request_id"], "value": params["value"]}))
+        await groups.tell_agent(session.agent_id, "user.respond", {
+            "session_id": str(sid), "request_id": params["request_id"],
+            "component_id": params["request_id"], "value": params["value"]})
     return _result({"ok": True})
 
 
@@ -309,8 +311,6 @@ async def _surface_embedded(ctx, sid, rest):
 
 async def _show(ctx, who, arguments):
     """``show_session``: the named live session, or the person's most recent one."""
-    from a2ui.mcp.server import invalid
-
     if not isinstance(arguments, dict):
         raise invalid("arguments", "must be an object")
     session_id = arguments.get("session_id")
@@ -375,11 +375,9 @@ ANSWER_REFUSED = {"answered": "already answered", "timed_out": "timed out",
 
 
 async def _answer_request(sid, rest):
-    """``answer_request``: ``answer`` once, whatever the repeats (``pending.asettle``). The
+    """``answer_request``: ``answer`` once, whatever the repeats (``answers.asettle``). The
     same answer again is replayed (``ok``); a request closed otherwise is a tool error saying
     how; an unknown request is -32602."""
-    from a2ui.mcp.server import invalid
-
     if "approved" in rest:
         params = methods.validate_params("user.approve", rest)
         kind = "confirm"
@@ -391,7 +389,7 @@ async def _answer_request(sid, rest):
         raise invalid("arguments.value", "is required (value answers a request_input, "
                                          "approved a confirm)")
     rid = params["request_id"]
-    row, taken = await pending.asettle(sid, rid, kind, value, via="mcp")
+    row, taken = await answers.asettle(sid, rid, kind, value, via="mcp")
     if taken:
         return _result({"ok": True, "request_id": rid, "status": "answered"})
     if row.status == "answered" and row.answer == value:

@@ -15,9 +15,10 @@ from pydantic import ValidationError
 
 from a2ui.core import tracecontext
 from a2ui.core.errors import DomainError
+from a2ui.infra import outages, prom, tracing
 from a2ui.mcp import tools, uris
+from a2ui.mcp.refusals import invalid  # noqa: F401 - part of this module's API
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import outages, prom, tracing
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -46,13 +47,6 @@ def protocol_error(exc):
     if isinstance(data, dict) and "path" in data:
         data["path"] = tools.argument_path(data["path"])
     return MCPError(int(exc.code), exc.message, data)
-
-
-def invalid(path, reason):
-    if prom.ON:
-        prom.refused("mcp", int(ErrorCode.INVALID_PARAMS))
-    return MCPError(int(ErrorCode.INVALID_PARAMS), f"Invalid params: {path} {reason}",
-                    {"path": path, "reason": reason})
 
 
 async def _guard(call):

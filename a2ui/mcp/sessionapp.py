@@ -9,7 +9,7 @@ result of ``show_session``: ``view``), shows its items, and reads the view again
 open request is answered with the app-only ``answer_request``, a form component is submitted
 with ``respond``, a card's link asks the host ``ui/open-link``. A section the person sent is
 disabled at once and kept as it is (the answer is taken once, and a repeat is replayed by the
-server: ``a2ui.services.pending.settle``).
+server: ``a2ui.requests.pending.settle``).
 
 The items are HTML built here and by ``a2ui.mcp.render`` (every string escaped, no markup of
 the agent's); the app inserts them under the document's strict CSP, where the only script is

@@ -279,7 +279,7 @@ def agent_tools():
     out = {name: described for name, described in AGENT_TOOLS.items() if name in declared}
     for name, entry in declared.items():
         if name not in out:
-            make = _push_tool if entry.keyed and entry.call is not None else _session_tool
+            make = _push_tool if entry.keyed and entry.handled else _session_tool
             out[name] = (entry.summary or f"The agent method {entry.name}.",
                          make(dict(entry.properties or {}), entry.required))
     return out

@@ -25,7 +25,6 @@ import mcp_types as types
 
 from a2ui.consumers.streams import ChannelListener
 from a2ui.mcp import changes, person, uris
-from a2ui.mcp.adapter import ADAPTER
 
 log = logging.getLogger("a2ui.mcp")
 
@@ -36,9 +35,9 @@ IDLE_SECONDS = 3600.0
 class WatchedSession(ChannelListener):
     """One session of a :class:`Watcher`: its events, in the session's order, to the watcher."""
 
-    adapter = ADAPTER
+    adapter_name = "mcp"
     idle_seconds = IDLE_SECONDS
-    client_protocol = "mcp"  # among the session's clients (a2ui.services.clients): no catalogs
+    client_protocol = "mcp"  # among the session's clients (a2ui.sessions.clients): no catalogs
 
     def __init__(self, watcher, session_id):
         super().__init__(None, session_id)

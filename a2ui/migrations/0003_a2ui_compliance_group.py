@@ -1,6 +1,6 @@
 """Data migration: the "a2ui compliance" group and the four action permissions.
 
-Same content as ``manage.py a2ui_compliance_group`` (a2ui.services.revocation), written with
+Same content as ``manage.py a2ui_compliance_group`` (a2ui.compliance.access), written with
 historical models so it stays valid as the code moves on.
 """
 

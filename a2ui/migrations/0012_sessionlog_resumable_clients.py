@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='a2uisessionlog',
             name='resumable_clients',
-            field=models.JSONField(blank=True, default=list, help_text='What each client that left within the resume window declared (a2ui.services.clients): protocol, v0.9 catalogs, when it left.'),
+            field=models.JSONField(blank=True, default=list, help_text='What each client that left within the resume window declared (a2ui.sessions.clients): protocol, v0.9 catalogs, when it left.'),
         ),
     ]

@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
             name='SessionEvent',
             fields=[
                 ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('seq', models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.services.shared).")),
+                ('seq', models.PositiveBigIntegerField(help_text="The session's sequence number (a2ui.infra.shared).")),
                 ('kind', models.CharField(max_length=40)),
                 ('data', models.JSONField(default=dict)),
                 ('at', models.DateTimeField(default=django.utils.timezone.now)),

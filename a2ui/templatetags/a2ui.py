@@ -67,7 +67,7 @@ def _custom_catalogs():
     an entry that does not load is left out (the system check a2ui.E005 says why)."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from a2ui.services.surfaces.catalogs import load_catalog
+    from a2ui.surfaces.catalogs import load_catalog
 
     out = []
     for entry in a2ui_settings.CATALOGS or []:

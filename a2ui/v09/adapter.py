@@ -26,11 +26,27 @@ def _http_urls():
     )]
 
 
-async def _push_surfaces(agent_id, session_id, params, *, key=None, reply_channel="",
-                         rpc_id=None, where="params"):
-    from a2ui.services import surfaces
+#: Messages per agent batch.
+MAX_BATCH = 500
 
-    return await surfaces.apush(agent_id, session_id, params.get("messages"), key)
+
+def _events(params, key, where):
+    """A batch of A2UI v0.9 server messages as one ``surface.batch`` event (validated as a
+    whole against the stored surfaces when it is stored: ``a2ui.surfaces.store``)."""
+    from a2ui.core.errors import DomainError, Fault
+
+    messages = params.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise DomainError(
+            Fault.INVALID_INPUT, "messages must be a non-empty array of A2UI v0.9 messages",
+            data={"path": "params.messages"},
+        )
+    if len(messages) > MAX_BATCH:
+        raise DomainError(
+            Fault.INVALID_INPUT, f"At most {MAX_BATCH} messages per batch",
+            data={"path": "params.messages"},
+        )
+    return [(Kind.SURFACE_BATCH, {"messages": messages})], ""
 
 
 def _rest_params(body):
@@ -42,7 +58,7 @@ def _agent_methods():
     from a2ui.core.agentmethods import AgentMethod, session_params
     from a2ui.core.surfaces import ACCEPTED_MIME_TYPES
 
-    return (AgentMethod("a2ui.v09", session_params, _push_surfaces, shape="result",
+    return (AgentMethod("a2ui.v09", session_params, events=_events, shape="result",
                         tool="push_surfaces", sdk="asurfaces", rest="surfaces",
                         rest_params=_rest_params,
                         rest_refusal={"detail": "Send a non-empty JSON array of A2UI v0.9 "

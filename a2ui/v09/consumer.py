@@ -21,17 +21,19 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from a2ui import surfaces as surface_service
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import PROTOCOL_VERSION, translate
+from a2ui.infra import groups, outages, prom
+from a2ui.push import person, sweep
+from a2ui.push import sessions as session_actions
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
-from a2ui.services import groups, housekeeping, outages, prom, sessions
-from a2ui.services import surfaces as surface_service
-from a2ui.services.metrics import buffer
-from a2ui.v09.adapter import ADAPTER
+from a2ui.sessions import lifecycle as sessions
+from a2ui.sessions.counters import buffer
 from a2ui.v09.view import SessionView
 
 log = logging.getLogger("a2ui.consumers")
@@ -55,7 +57,7 @@ def protocol_error_frame(exc):
 
 class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
                       AsyncWebsocketConsumer):
-    adapter = ADAPTER
+    adapter_name = "v09"
     tracker = None
     view = None  # seed-000 components and requests as v0.9 surfaces (a2ui.v09.view)
     client_protocol = "v09"
@@ -116,7 +118,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
         for group in (groups.token_group(self.token.jti), groups.user_group(self.token.user_id)):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups.append(group)
-        housekeeping.ensure_started()
+        sweep.ensure_started()
         self.start_watchdog()
         self.start_handshake_deadline()
 
@@ -164,7 +166,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
 
     async def handshake(self, obj):
         capabilities = surface_service.parse_client_capabilities(obj)
-        session, resumed = await surface_service.aattach(
+        session, resumed = await session_actions.aattach(
             self.token, self.requested_session, capabilities
         )
         self.stop_handshake_deadline()
@@ -197,7 +199,7 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             metadata = obj.pop("metadata")
             if isinstance(metadata, dict):
                 data_model = metadata.get("a2uiClientDataModel")
-        await surface_service.aclient_messages(self.session_id, [obj], data_model,
+        await person.aclient_messages(self.session_id, [obj], data_model,
                                                answers=translate.ANSWERS, via="v09")
 
     # Outbound --------------------------------------------------------------------------------

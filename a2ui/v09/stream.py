@@ -22,14 +22,15 @@ from channels.db import database_sync_to_async
 from django.http import JsonResponse
 
 from a2ui import handoff, tokens
+from a2ui import surfaces as surface_service
 from a2ui.api.exceptions import HTTP_STATUS
 from a2ui.consumers.streams import SessionStream
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
+from a2ui.infra import caps, prom
 from a2ui.rpc.errors import ErrorCode, ProtocolError
-from a2ui.services import caps, clients, prom, sessions
-from a2ui.services import surfaces as surface_service
-from a2ui.v09.adapter import ADAPTER
+from a2ui.sessions import clients
+from a2ui.sessions import lifecycle as sessions
 from a2ui.v09.view import SessionView, event_id, parse_event_id
 
 KEEPALIVE_SECONDS = 15
@@ -91,7 +92,7 @@ async def surface_stream(request, session_id):
     except DomainError as exc:
         exc = ProtocolError.of(exc)
         return _error(exc.code, exc.message, HTTP_STATUS.get(exc.code, 400), **(exc.data or {}))
-    try:  # the person's streams are capped (a2ui.services.caps): 429, nothing opened
+    try:  # the person's streams are capped (a2ui.infra.caps): 429, nothing opened
         lease = await caps.acquire_stream(token, caps.address_of_request(request))
     except caps.CapReached as exc:
         return _error(ErrorCode.RATE_LIMITED, exc.message, 429, **exc.data)
@@ -108,7 +109,7 @@ class SurfaceStream(SessionStream):
     surface store, ``send_state`` is the ``a2ui-reset`` snapshot, ``idle`` a keepalive.
     """
 
-    adapter = ADAPTER
+    adapter_name = "v09"
     idle_seconds = KEEPALIVE_SECONDS
     client_protocol = "v09"
 

@@ -16,7 +16,8 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.mcp import agent as mcp_agent
 from a2ui.rpc.errors import ProtocolError
-from a2ui.services import sessions
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 from tests.activityops import AGUI_EVENTS as EVENTS
 from tests.activityops import TREE
 from tests.wsutil import connect_agent, recv_until, send
@@ -29,7 +30,7 @@ BAD = {"type": "STATE_DELTA", "path": "user.theme", "old_value": "blue", "new_va
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, {})
+    return admission.open_session(record, {}, {})
 
 
 def expect_all(activity):

@@ -30,7 +30,8 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.core.surfaces import SessionSurfaces
 from a2ui.models import RenderedComponent
-from a2ui.services import housekeeping, sessions
+from a2ui.push import sweep
+from a2ui.sessions import admission
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, frame, open_agui
 from tests.agui1 import sse
@@ -226,7 +227,7 @@ class Both:
     async def open(self, run_messages=None):
         record = await database_sync_to_async(
             lambda: tokens.issue_stream_token(self.user, self.agent).record)()
-        session = await database_sync_to_async(sessions.open_session)(record, {}, V09_CAPS)
+        session = await database_sync_to_async(admission.open_session)(record, {}, V09_CAPS)
         self.sid = str(session.session_id)
         self.token = await sse.issue(self.user, self.agent)
         self.person = await open_agui(self.token, self.sid)
@@ -285,7 +286,7 @@ async def test_component_rendered_updated_removed(both, agent):
     assert delta["type"] == "ACTIVITY_DELTA" and delta["patch"][0]["value"] == "Bye"
     await database_sync_to_async(RenderedComponent.objects.filter(
         component_id="c1").update)(expires_at=timezone.now())
-    await housekeeping.sweep()
+    await sweep.sweep()
     assert await both.agui(1) == [{"type": "STATE_DELTA", "path": "components.c1"}]
     (gone,) = await both.ran(1)
     assert gone["content"]["removed"] is True

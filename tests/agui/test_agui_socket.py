@@ -14,6 +14,7 @@ from channels.testing import WebsocketCommunicator
 from a2ui import tokens
 from a2ui.agui import protocol as p
 from a2ui.models import AuditEvent, StreamToken
+from a2ui.push import sessions as session_actions
 from a2ui_project.asgi import application
 from tests.wsutil import connect_agent, connect_user, recv, recv_until, send
 
@@ -236,10 +237,9 @@ async def test_errors_as_the_seed_and_the_socket_stays_usable(user, agent, agent
 
 
 async def test_operator_close_is_announced(user, agent, agent_key):
-    from a2ui.services import sessions
 
     bot, person, sid = await pair(user, agent, agent_key)
-    await sessions.aclose_session(uuid.UUID(sid), reason="Operator ended it", close_code=4010)
+    await session_actions.aclose_session(uuid.UUID(sid), reason="Operator ended it", close_code=4010)
     status = await event_of(person)
     assert status == {"type": "CONNECTION_STATUS", "status": "DISCONNECTED",
                       "message": "Operator ended it"}

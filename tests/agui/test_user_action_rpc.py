@@ -1,6 +1,6 @@
 """The person's custom action on the JSON-RPC socket, ``user.action`` (in process): forwarded to
 the agent as ``user.action`` and audited, the way the AG-UI socket's custom USER_ACTION is
-(``a2ui.services.actions.custom_action``, one code path); refused input is -32602 naming the field
+(``a2ui.requests.actions.custom_action``, one code path); refused input is -32602 naming the field
 and changes nothing; a missing required consent is -32010."""
 
 import asyncio
@@ -9,10 +9,10 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from a2ui.agui import actions as agui_actions
 from a2ui.core.content import methods
 from a2ui.jsonrpc.consumer import A2UIUserConsumer
 from a2ui.models import AuditEvent
-from a2ui.services import actions
 from tests.wsutil import (
     agent_and_person,
     connect_user,
@@ -163,7 +163,7 @@ async def test_the_consent_gate_refuses_until_granted(stream_token, agent_key):
 
 
 def test_the_reserved_action_types_are_the_ag_ui_sockets_own():
-    own = {*actions.ANSWERS, *actions.CONFIRMS, "cancel", "consent"}
+    own = {*agui_actions.ANSWERS, *agui_actions.CONFIRMS, "cancel", "consent"}
     assert set(methods.RESERVED_ACTIONS) == own
     for name, method in methods.RESERVED_ACTIONS.items():
         assert method in A2UIUserConsumer.HANDLERS, name

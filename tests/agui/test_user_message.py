@@ -1,7 +1,7 @@
 """The person's chat message on the JSON-RPC socket, ``user.message`` (in process): recorded in
 the session's transcript as role user (every client of the session gets it as ``ui.activity``),
 forwarded to the agent as ``user.message`` and audited, the way the AG-UI socket's TEXT_MESSAGE
-is (``a2ui.services.actions.text_message``); refused input is -32602 naming the field and changes
+is (``a2ui.requests.actions.text_message``); refused input is -32602 naming the field and changes
 nothing; a missing required consent is -32010."""
 
 import asyncio

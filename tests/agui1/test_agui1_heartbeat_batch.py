@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.services import runs
+from a2ui.runs import records as runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Status = AgentRun.Status

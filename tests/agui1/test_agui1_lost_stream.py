@@ -1,5 +1,5 @@
 """A run whose stream was lost with its process (issue 23, item 8), in process: the run's
-stream holds a lease (a2ui.services.runleases); a running run past its first lease with no
+stream holds a lease (a2ui.runs.leases); a running run past its first lease with no
 lease held lost its stream. Such a run does not hold its thread, the agent hears
 ``agui.run_ended`` (``cancelled``, ``reason: "stream_lost"``) from the thread's next run or
 the housekeeping sweep, and an agent ending it is told the client did not receive the end.
@@ -16,8 +16,9 @@ from django.utils import timezone
 from a2ui import agents, tokens
 from a2ui.core.errors import DomainError
 from a2ui.models import A2UISessionLog, AgentRun
+from a2ui.push import sweep
 from a2ui.rpc.errors import ProtocolError
-from a2ui.services import housekeeping, runleases
+from a2ui.runs import leases as runleases
 from tests.agui1.sse import issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -127,7 +128,7 @@ async def test_the_housekeeping_sweep_ends_lost_runs_and_tells_the_agent(user, a
     young = await start(token, "r-young", thread="t-young")  # its lease: it is streaming
     assert (await young.next())["type"] == "RUN_STARTED"
     async with agents.events(agent, events="all") as listener:
-        await housekeeping.sweep()
+        await sweep.sweep()
         params = await ended(listener, "r1")
     assert params["session_id"] == sid and params["reason"] == "stream_lost"
     assert (await row("r1"))["outcome"]["reason"] == "stream_lost"
@@ -138,7 +139,7 @@ async def test_the_housekeeping_sweep_ends_lost_runs_and_tells_the_agent(user, a
 async def test_a_notice_that_fails_does_not_stop_ending_the_lost_runs(user, agent, monkeypatch):
     """Ending lost runs goes on when a notice cannot be sent (Redis away): the thread's next
     run is not a 500 and the sweep ends every lost run."""
-    from a2ui.services import runs
+    from a2ui.runs import records as runs
 
     async def unreachable(*args, **kwargs):
         raise ConnectionError("Redis away")

@@ -19,8 +19,8 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.db import database_sync_to_async
 from django.db import connection, connections
 
+from a2ui.infra import dbthreads
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.services import dbthreads
 from tests.agui1 import sse
 
 pytestmark = pytest.mark.django_db(transaction=True)

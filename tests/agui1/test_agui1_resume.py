@@ -15,7 +15,7 @@ from django.test import AsyncClient
 
 from a2ui import agents
 from a2ui.models import A2UISessionLog, AgentRun
-from a2ui.services import runlog
+from a2ui.runs import log as runlog
 from tests.agui1.sse import URL, Run, issue, post, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -306,7 +306,7 @@ async def test_a_client_back_with_a_token_revoked_meanwhile_is_stopped(user, age
     """Another token of the person (e.g. a new page's) is revoked while it reads the run:
     that response ends with RUN_ERROR AUTH_FAILED; the run and its session go on."""
     from a2ui.models import StreamToken
-    from a2ui.services import revocation
+    from a2ui.push import revocation
 
     token = await issue(user, agent)
     run = await start(token, "r1")

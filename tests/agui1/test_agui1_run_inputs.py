@@ -19,7 +19,7 @@ from django.test import AsyncClient, Client
 from a2ui import tokens
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, AgentRun, AuditEvent, SessionActivity, StreamToken
-from a2ui.services import stream
+from a2ui.push import fanout as stream
 from tests.agui1.test_agui1_view import URL, first_chunks, post
 
 pytestmark = pytest.mark.django_db(transaction=True)

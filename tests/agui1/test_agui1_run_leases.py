@@ -1,4 +1,4 @@
-"""A run's lease in Redis (a2ui.services.runleases), against a redis-server of the test's own:
+"""A run's lease in Redis (a2ui.runs.leases), against a redis-server of the test's own:
 a lease lapses when nobody keeps it, a held one is kept, and a Redis that lost its keys (a
 restart, a flush) says "unknown" for a missing lease until its holders had a lease's time to
 set theirs again, so a live run is not taken for lost; Redis away is "unknown" too."""
@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from a2ui.services import runleases
+from a2ui.runs import leases as runleases
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 

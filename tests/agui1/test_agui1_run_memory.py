@@ -2,7 +2,7 @@
 (docs/performance.md, "Capacity"): the request's thread is let go once the response streams
 (the run's database calls go where every socket's go), the stream keeps ids rather than the
 parsed request, and a run whose client went is released once it ends (AGUI_RESUME_SECONDS on),
-counted until then for the collection after a mass close (``a2ui.services.memory``)."""
+counted until then for the collection after a mass close (``a2ui.infra.memory``)."""
 
 import asyncio
 import gc
@@ -13,8 +13,8 @@ from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 
 from a2ui import agents
 from a2ui.agui1.stream import RunStream
+from a2ui.infra import memory
 from a2ui.models import AgentRun
-from a2ui.services import memory
 from tests.agui1.sse import issue, start
 from tests.agui1.test_agui1_resume import session_of, settled
 

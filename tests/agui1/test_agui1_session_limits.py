@@ -1,4 +1,4 @@
-"""Session limits a person cannot use up by using the product (a2ui.services.admission).
+"""Session limits a person cannot use up by using the product (a2ui.sessions.admission).
 
 Only attached sessions take a place in the agent's limit (a run in flight, an open tab); a
 person may hold a share of it; a person's detached sessions yield to their new ones. A person
@@ -118,7 +118,7 @@ async def test_another_person_opens_sessions_while_one_floods(user, other_user, 
 async def test_resuming_a_detached_session_claims_a_place_again(user, agent):
     """A detached session takes no place, so a resume (here: the thread's next run) is
     checked like a new session: refused while the person's share is used by an open tab."""
-    from a2ui.services import admission
+    from a2ui.sessions import admission
 
     await set_limit(agent, 2)  # a person's share: 1
     token = await sse.issue(user, agent)

@@ -359,7 +359,7 @@ def test_inputs_are_labelled_and_controls_reachable_with_tab(page, agent):
 
 
 def test_status_bar_says_when_the_assistant_is_offline_and_back(page, server):
-    """a2ui.init's agent_status, then a2ui.agent_status (a2ui.services.presence)."""
+    """a2ui.init's agent_status, then a2ui.agent_status (a2ui.sessions.presence)."""
     from a2ui import tokens
     from tests.browser.conftest import AgentThread
 

@@ -400,7 +400,7 @@ def test_mcp_ui_client_7_app_renderer_answers_a_request_input(page, mcp_ui_page,
 
 async def _open_request(sid):
     """The session's one open request (its params), as the services hold it."""
-    from a2ui.services import pending
+    from a2ui.requests import pending
 
     [request] = await pending.aopen_requests(sid)
     return request["params"]

@@ -110,8 +110,8 @@ def test_the_replay_shows_what_the_person_saw(page, agent, browser, server):
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from a2ui.compliance import replay as replaylog
     from a2ui.models import A2UISessionLog
-    from a2ui.services import replaylog
 
     steps = {}
     sid = open_client(page)

@@ -76,8 +76,8 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
     from django.contrib.auth import get_user_model
 
     from a2ui import tokens
+    from a2ui.compliance import audit
     from a2ui.models import A2UISessionLog
-    from a2ui.services import audit
 
     admin_user = get_user_model().objects.create_superuser(
         "site-admin", "admin@example.com", "pw-admin-1")

@@ -2,12 +2,13 @@
 
 import pytest
 
+from a2ui.compliance import access
+
 
 @pytest.fixture
 def compliance_group(db):
-    from a2ui.services import revocation
 
-    return revocation.ensure_compliance_group()[0]
+    return access.ensure_compliance_group()[0]
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from a2ui.compliance import audit
 from a2ui.models import A2UIConsentRecord, A2UISessionLog, AuditEvent, PendingRequest
-from a2ui.services import audit
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +132,7 @@ def test_session_page_shows_its_timeline(officer, client_for, user, agent, super
     PendingRequest.objects.create(session=session, request_id="k1", kind="confirm",
                                   params={"title": "Delete all?"}, deadline=now,
                                   status="timed_out", resolved_at=now)
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     sessions.close_session(session.session_id, "closed", "Session terminated by an operator",
                            actor=superuser)

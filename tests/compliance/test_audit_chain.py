@@ -14,9 +14,10 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
+from a2ui.compliance import audit, purge
+from a2ui.compliance import chain as auditchain
 from a2ui.core import auditchain as chain
 from a2ui.models import AuditAnchor, AuditChainHead, AuditEvent
-from a2ui.services import audit, auditchain, purge
 
 pytestmark = pytest.mark.django_db
 T = AuditEvent._meta.db_table

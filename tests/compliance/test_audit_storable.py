@@ -2,8 +2,8 @@
 
 import pytest
 
+from a2ui.compliance import audit
 from a2ui.models import AuditEvent
-from a2ui.services import audit
 
 pytestmark = pytest.mark.django_db
 

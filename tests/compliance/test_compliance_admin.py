@@ -7,9 +7,10 @@ import json
 import pytest
 from django.contrib.auth.models import Permission
 
+from a2ui.compliance import audit
+from a2ui.compliance import chain as auditchain
 from a2ui.core import auditchain as chain
 from a2ui.models import A2UIConsentRecord, AuditEvent
-from a2ui.services import audit, auditchain
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from django.contrib.admin import helpers
 from django.core.management import call_command
 
 from a2ui import tokens
+from a2ui.compliance import audit
 from a2ui.models import A2UIConsentRecord, A2UISessionLog, AuditEvent
-from a2ui.services import audit
 
 pytestmark = pytest.mark.django_db
 

@@ -11,6 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from a2ui import tokens
+from a2ui.compliance import audit, person
+from a2ui.compliance import chain as auditchain
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -21,7 +23,6 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
-from a2ui.services import audit, auditchain, person
 
 pytestmark = pytest.mark.django_db
 SECRET = "ZOE-SECRET-7731"

@@ -11,6 +11,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from a2ui import tokens
+from a2ui.compliance import audit
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -20,7 +21,6 @@ from a2ui.models import (
     SessionEvent,
     StreamToken,
 )
-from a2ui.services import audit
 
 pytestmark = pytest.mark.django_db
 

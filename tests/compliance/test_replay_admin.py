@@ -8,8 +8,11 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from a2ui import tokens
+from a2ui.consent import choices as consent
 from a2ui.models import SessionEvent
-from a2ui.services import consent, pending, pushes, sessions
+from a2ui.push import answers
+from a2ui.push import entry as pushentry
+from a2ui.sessions import admission
 from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,16 +22,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def story(user, agent):
     """A session: a card, a confirm the person answered, a consent they granted."""
     record = tokens.issue_stream_token(user, agent).record
-    s = sessions.open_session(record, {}, V09_CAPS)
+    s = admission.open_session(record, {}, V09_CAPS)
 
     def push(method, **params):
-        _, clean = pushes.validate(method, {**params, "session_id": str(s.session_id)})
-        async_to_sync(pushes.apush)(agent.pk, s.session_id, method, clean)
+        _, clean = pushentry.validate(method, {**params, "session_id": str(s.session_id)})
+        async_to_sync(pushentry.apush)(agent.pk, s.session_id, method, clean)
 
     push("ui.render", component_id="c1", component_type="card",
          data={"title": "Order <b>42</b>"})
     push("ui.confirm", request_id="r1", title="Buy?", message="Pay 10 EUR", timeout_seconds=60)
-    async_to_sync(pending.aanswer)(s.session_id, "r1", "confirm", {"approved": True,
+    async_to_sync(answers.aanswer)(s.session_id, "r1", "confirm", {"approved": True,
                                                                    "reason": ""})
     consent.record_choice(user, "data_collection", True, s.session_id)
     return s
@@ -57,7 +60,7 @@ def test_the_frame_is_isolated(admin_client, story):
 
 
 def test_each_moment_shows_what_stood(admin_client, story):
-    from a2ui.services import replaylog
+    from a2ui.compliance import replay as replaylog
 
     replaylog.buffer.flush_sync()
     kinds = list(SessionEvent.objects.filter(session=story).values_list("kind", flat=True))

@@ -1,4 +1,4 @@
-"""Replay's kept events (a2ui.services.replaylog) against the services and the database.
+"""Replay's kept events (a2ui.compliance.replay) against the services and the database.
 
 A session is driven through the services (the scenarios and random operations of
 tests/core/test_snapshot_invariant.py); the events kept for it, folded by a2ui.core.replay,
@@ -13,13 +13,16 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.test import override_settings
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
+from a2ui.compliance import replay as replaylog
+from a2ui.consent import choices as consent
 from a2ui.core import replay as R
 from a2ui.core import state as S
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, SessionEvent
-from a2ui.services import consent, replaylog, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 from tests.core.test_snapshot_invariant import ASK, CONFIRM, SCENARIOS, render, run
 from tests.sessionops import Ops
 from tests.surfaces.helpers import V09_CAPS
@@ -30,7 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, V09_CAPS)
+    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def kept(session):
@@ -115,7 +118,7 @@ async def test_events_are_kept_off_the_push_path_and_written_in_batches(session)
     orphan the retention purge removes."""
     from django.db import connection
 
-    from a2ui.services import purge
+    from a2ui.compliance import purge
 
     batched = connection.vendor != "sqlite"
     await database_sync_to_async(replaylog.buffer.flush_sync)()

@@ -1,4 +1,4 @@
-"""The activity service (a2ui.services.activity) on the test database: the snapshot invariant
+"""The activity service (a2ui.surfaces.activity) on the test database: the snapshot invariant
 for each activity kind and random sequences, old values, limits and hostile input."""
 
 import random
@@ -12,7 +12,11 @@ from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
-from a2ui.services import activity, sessions
+from a2ui.push import entry as pushentry
+from a2ui.push import person
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
+from a2ui.surfaces import activity
 from tests.activityops import ACTIVITY_EXAMPLES, TREE, ActivityOps
 from tests.core.test_snapshot_invariant import Recorder
 from tests.surfaces.helpers import V09_CAPS
@@ -35,11 +39,11 @@ def small():
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, V09_CAPS)
+    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def push(session, kind, data):
-    return await activity.apush(session.agent_id, session.session_id, kind, data)
+    return (await pushentry.aemit(session.agent_id, session.session_id, kind, data))[0]
 
 
 async def check(monkeypatch, session, before, after):
@@ -184,7 +188,7 @@ async def test_a_diff_update_carries_the_result_and_a_person_message_is_role_use
     assert events[0][1]["full_content"] == "one\nTWO\n"
     assert fresh.activity["artifacts"][0]["content"] == "one\nTWO\n"
     data = activity.person_message("alice", "hello <b>there</b>", {"k": "v"})
-    await activity.arecord_person_message(session.session_id, data)
+    await person.arecord_person_message(session.session_id, data)
     message = (await stored(session))["transcript"][-1]
     assert message["role"] == "user" and message["sender"] == "alice"
     assert message["content"] == "hello there"
@@ -193,7 +197,7 @@ async def test_a_diff_update_carries_the_result_and_a_person_message_is_role_use
 async def test_another_agents_session_is_refused(session):
     other_agent, _ = await database_sync_to_async(tokens.create_agent)("other-agent")
     with pytest.raises(DomainError) as info:
-        await activity.apush(other_agent.pk, session.session_id, Kind.PLAN, {
+        await pushentry.aemit(other_agent.pk, session.session_id, Kind.PLAN, {
             "plan_id": "p", "title": "t", "content": "c", "status": "ACTIVE"})
     assert info.value.fault is Fault.SESSION_NOT_FOUND
     assert (await stored(session))["plans"] == []

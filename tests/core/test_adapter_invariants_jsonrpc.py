@@ -20,6 +20,7 @@ import random
 
 import pytest
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
 from a2ui.core import activity as A
 from a2ui.core import state as S
@@ -27,9 +28,9 @@ from a2ui.core.content import methods
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import adapter as jsonrpc_adapter
 from a2ui.jsonrpc import events as wire
-from a2ui.services import activity as activity_service
-from a2ui.services import sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
+from a2ui.surfaces import activity as activity_service
 from tests.servicesops import AllOps, kinds_of, run
 from tests.sessionops import surface_create
 from tests.surfaces.helpers import V09_CAPS
@@ -127,7 +128,7 @@ def stream_token(user, agent):
 
 @pytest.fixture
 def session(stream_token):
-    return sessions.open_session(stream_token.record, {}, V09_CAPS)
+    return admission.open_session(stream_token.record, {}, V09_CAPS)
 
 
 async def streams(session, token, before, after):

@@ -75,8 +75,8 @@ def test_bad_registrations_are_refused(settings):
 
 def test_memory_empties_the_caches_the_adapters_declare(settings):
     from a2ui.agui import mapping
+    from a2ui.infra import memory
     from a2ui.jsonrpc import events
-    from a2ui.services import memory
 
     events._cache["k"] = "text"
     mapping._cache["k"] = ["text"]

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from a2ui import tokens
+from a2ui.compliance import audit
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -13,7 +14,6 @@ from a2ui.models import (
     RenderedComponent,
     Surface,
 )
-from a2ui.services import audit
 
 pytestmark = pytest.mark.django_db
 

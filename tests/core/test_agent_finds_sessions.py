@@ -6,6 +6,7 @@ socket of the agent is not told of the first's sessions; an observer is told of 
 import pytest
 
 from a2ui import agents
+from a2ui.push import sessions as session_actions
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,11 +49,10 @@ async def test_a_socket_that_connects_later_is_told_of_the_live_sessions(
 
 
 async def test_a_closed_session_is_not_told(stream_token, agent_key):
-    from a2ui.services import sessions
 
     person = await connect_user(stream_token)
     sid = await init_session(person)
-    await sessions.aclose_session(sid, reason="done")
+    await session_actions.aclose_session(sid, reason="done")
     await person.disconnect()
     bot = await connect_agent(agent_key)
     try:

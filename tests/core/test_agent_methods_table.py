@@ -20,7 +20,7 @@ def test_the_table_is_merged_from_the_adapters_and_names_are_unique():
     assert {e.adapter for e in table.values()} == {"jsonrpc", "v09", "agui", "agui1"}
     assert methods.AGENT_TO_UI <= set(table)
     for entry in table.values():
-        assert (entry.validate is None) == (entry.call is None), entry.name
+        assert (entry.validate is None) == (not entry.handled), entry.name
         assert entry.awaits == (entry.name in methods.AWAITING)
 
 

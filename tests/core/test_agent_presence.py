@@ -1,5 +1,5 @@
 """The person sees when the session's agent is offline and when it comes back
-(a2ui.services.presence): ``a2ui.init``'s ``agent_status``, then ``a2ui.agent_status``
+(a2ui.sessions.presence): ``a2ui.init``'s ``agent_status``, then ``a2ui.agent_status``
 notifications on the agent's first socket or listener, its last leave, and its liveness lapsing.
 
 In process (the in-memory layer, or Redis when ``REDIS_URL`` is set: then the Lua scripts run);
@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from a2ui import agents
-from a2ui.services import presence
+from a2ui.sessions import presence
 from tests.wsutil import INIT, connect_agent, connect_user, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -133,7 +133,7 @@ async def test_an_agent_mcp_listen_stream_is_the_agent_being_there(stream_token,
 async def test_a_resync_says_the_agent_status_again(stream_token, agent_key):
     """A resync (a gap, a new epoch) re-sends the state: the agent's presence with it, so a
     notice lost with the session's events is corrected too."""
-    from a2ui.services import groups
+    from a2ui.infra import groups
 
     person = await connect_user(stream_token)
     sid = (await _init(person))["session_id"]

@@ -1,4 +1,4 @@
-"""A session's events go to one socket of its agent (a2ui.services.agentroute).
+"""A session's events go to one socket of its agent (a2ui.sessions.agentroute).
 
 Two sockets of one agent (an agent process that runs twice): the person's session opens, is
 cancelled, submits a form; exactly one socket sees each event, always the same one, and the
@@ -8,7 +8,7 @@ sees everything. Pushes work from either socket.
 
 import pytest
 
-from a2ui.services import agentroute
+from a2ui.sessions import agentroute
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,8 @@ from rest_framework.test import APIClient
 
 from a2ui import agents, tokens
 from a2ui.models import Agent, PendingRequest
-from a2ui.services import housekeeping
+from a2ui.push import sweep
+from a2ui.sessions import admission
 from tests.wsutil import (
     agent_and_person,
     connect_agent,
@@ -165,11 +166,11 @@ async def test_a_dead_waiters_request_times_out_at_its_deadline_not_before(strea
     agent_ws, user, sid = await setup(stream_token, agent_key)
     await ask(agent_ws, user, sid, timeout_seconds=30)
     await agent_ws.disconnect()  # its timer goes with it
-    assert await housekeeping.sweep() == (0, 0)  # before the deadline: left for a taker
+    assert await sweep.sweep() == (0, 0)  # before the deadline: left for a taker
     assert (await row(sid, "r1")).status == "pending"
     await database_sync_to_async(lambda: PendingRequest.objects.filter(request_id="r1").update(
         deadline=timezone.now() - timedelta(seconds=1)))()
-    assert (await housekeeping.sweep())[1] == 1
+    assert (await sweep.sweep())[1] == 1
     back = await connect_agent(agent_key)
     [item] = (await call(back, "a2ui.pending", {}, "p"))["result"]["requests"]
     assert item["status"] == "timed_out" and item["answer"] is None
@@ -243,9 +244,9 @@ async def test_python_api_takes_a_lost_answer_once(stream_token, agent_key, agen
 def test_racing_takers_tell_the_waiter_they_really_replaced(user, agent, monkeypatch):
     """Two sockets take over the same open request at once: the one that loses it is told,
     even when the winner read the request before the loser re-pointed it."""
-    from a2ui.services import pending, sessions
+    from a2ui.requests import pending
 
-    session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
+    session = admission.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
     pending.create(session.pk, "input", {
         "request_id": "r", "input_type": "text", "prompt": "?"}, reply_channel="dead-A")
     stale = pending._waiting(agent.pk)  # read by Y before X re-points the request

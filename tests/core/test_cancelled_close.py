@@ -13,8 +13,10 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui.infra import memory, shared
 from a2ui.models import A2UISessionLog
-from a2ui.services import direct, memory, sessions, shared
+from a2ui.push import direct
+from a2ui.sessions import lifecycle as sessions
 from tests.wsutil import connect_user, init_session
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""a2ui.services.caps: leases per credential and per address, on both backends.
+"""a2ui.infra.caps: leases per credential and per address, on both backends.
 
 Process-local (no Redis) and Redis (a redis-server of the test's own): a holder at its limit
 refuses with the kind, the holder and the limit, and counts nothing; another holder still gets
@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from a2ui.services import caps, shared
+from a2ui.infra import caps, shared
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 

@@ -1,4 +1,4 @@
-"""Caps on sockets, SSE streams and AG-UI runs (a2ui.services.caps; issue 23): one person's
+"""Caps on sockets, SSE streams and AG-UI runs (a2ui.infra.caps; issue 23): one person's
 session sockets (every socket protocol in one count), an agent key's agent sockets, a
 person's v0.9 SSE streams and AG-UI 1.0 runs in flight, and everything from one address.
 A refusal is the protocol's rate-limit error (seed 000 -32001, v0.9 RATE_LIMITED, an AG-UI

@@ -4,7 +4,7 @@ suite relies on it before it empties a test's database)."""
 import threading
 import time
 
-from a2ui.services import dbthreads
+from a2ui.infra import dbthreads
 
 
 def test_drain_returns_once_every_earlier_call_has_ended():

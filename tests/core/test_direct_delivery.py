@@ -1,4 +1,4 @@
-"""Direct delivery (a2ui.services.direct): pushes skip the channel layer only when that is safe.
+"""Direct delivery (a2ui.push.direct): pushes skip the channel layer only when that is safe.
 
 Unit tests of the rules with stand-in consumers, of the consumer side (one message at a time,
 in order), and the whole path through the ASGI application with the in-memory layer.
@@ -11,7 +11,8 @@ import pytest
 from django.test import override_settings
 
 from a2ui.consumers.base import DirectDeliveryMixin, JsonRpcConsumer
-from a2ui.services import direct, groups, shared
+from a2ui.infra import groups, shared
+from a2ui.push import direct
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
 
@@ -79,7 +80,7 @@ async def test_publishes_are_forgotten_once_they_cannot_be_in_flight(monkeypatch
 async def test_the_collection_forgets_settled_publishes_of_sessions_not_watched_here(monkeypatch):
     """After a mass close the last minute's publishes stayed (pruned only on the next publish),
     each entry keeping a page of the closed sockets' memory (docs/performance.md)."""
-    from a2ui.services import memory
+    from a2ui.infra import memory
 
     watched = Standin(last_seq=0)
     direct.register("watched", watched)

@@ -67,7 +67,7 @@ async def test_the_reported_chart_is_refused_and_nothing_is_stored(stream_token,
 async def test_v09_drawn_numbers_refused_nothing_stored(component, path, stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     agent = await connect_agent(agent_key)
-    # The person is told the agent came online (a2ui.services.presence); nothing else after.
+    # The person is told the agent came online (a2ui.sessions.presence); nothing else after.
     await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status")
     messages = [create("s1"), {"version": "v0.9", "updateComponents": {
         "surfaceId": "s1", "components": [component]}}]

@@ -10,6 +10,7 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from a2ui.consumers.session import SessionSocket
+from a2ui.push import sessions as session_actions
 from a2ui_project.asgi import application
 from tests.wsutil import connect_user, init_session
 
@@ -50,15 +51,14 @@ async def test_an_init_under_way_at_the_deadline_is_let_finish(short_deadline, s
                                                                monkeypatch):
     """Under load an a2ui.init that arrived in time may still be waiting on the database when
     the deadline passes: it completes, and the socket stays."""
-    from a2ui.services import admission
 
-    slow = admission.aadmit
+    slow = session_actions.aadmit
 
     async def aadmit(*args, **kwargs):
         await asyncio.sleep(0.6)
         return await slow(*args, **kwargs)
 
-    monkeypatch.setattr(admission, "aadmit", aadmit)
+    monkeypatch.setattr(session_actions, "aadmit", aadmit)
     comm = await connect_user(stream_token)
     sid = await init_session(comm)
     assert sid

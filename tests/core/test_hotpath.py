@@ -1,5 +1,5 @@
-"""The per-message statements in SQL (``a2ui.services.hotsql``) and the pool threads that keep
-their connection (``a2ui.services.dbthreads``): what the ORM did, they must do, on SQLite and
+"""The per-message statements in SQL (``a2ui.infra.sql`` and the domains' statements) and the pool threads that keep
+their connection (``a2ui.infra.dbthreads``): what the ORM did, they must do, on SQLite and
 PostgreSQL alike."""
 
 import threading
@@ -11,8 +11,13 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
 from a2ui.core.errors import DomainError, Fault
+from a2ui.infra import dbthreads, sql
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent
-from a2ui.services import components, dbthreads, hotsql, pending
+from a2ui.push import store
+from a2ui.requests import pending
+from a2ui.requests import sql as request_sql
+from a2ui.surfaces import components
+from a2ui.surfaces import sql as component_sql
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,14 +36,14 @@ def _update_racing(monkeypatch, after_read, description):
     stored data."""
     sid = _session()
     components.store_render(sid, CARD)
-    read = hotsql.component
+    read = component_sql.component
 
     def read_then(session_id, component_id, *, for_update=False):
         row = read(session_id, component_id, for_update=for_update)
         after_read(sid, for_update)
         return row
 
-    monkeypatch.setattr(hotsql, "component", read_then)
+    monkeypatch.setattr(component_sql, "component", read_then)
     components.store_update(sid, {"component_id": "c", "operation": "merge",
                                   "data": {"description": description}})
     return RenderedComponent.objects.get(session_id=sid, component_id="c").data
@@ -109,7 +114,7 @@ def test_a_new_component_rendered_meanwhile_elsewhere_is_replaced_in_its_place(m
     render's INSERT: the INSERT turns into the update (no IntegrityError, no second row)."""
     sid = _session()
     components.store_render(sid, {**CARD, "component_id": "first"})
-    update = hotsql.update_component
+    update = component_sql.update_component
 
     def missed_while_another_renders(session_id, component_id, fields, expect=None):
         changed = update(session_id, component_id, fields, expect)
@@ -119,7 +124,7 @@ def test_a_new_component_rendered_meanwhile_elsewhere_is_replaced_in_its_place(m
                                              data={"title": "theirs"})
         return 0
 
-    monkeypatch.setattr(hotsql, "update_component", missed_while_another_renders)
+    monkeypatch.setattr(component_sql, "update_component", missed_while_another_renders)
     components.store_render(sid, {**CARD, "data": {"title": "ours"}})
     row = RenderedComponent.objects.get(session_id=sid, component_id="c")
     assert (row.position, row.data) == (7, {"title": "ours"})
@@ -136,16 +141,15 @@ def test_an_event_stored_into_a_session_deleted_meanwhile_is_session_not_found(
     transaction; the constraints are deferred): -32001, nothing stored, not -32603."""
     from a2ui.core.events import Kind
     from a2ui.models import SessionActivity
-    from a2ui.services import delivery
 
     kind = Kind[kind]
     sid = _session()
     A2UISessionLog.objects.filter(session_id=sid).delete()
     with pytest.raises(DomainError) as caught:
         if batch:
-            delivery._in_session(delivery._apply_all, sid, [(kind, data), (kind, data)])
+            store.in_session(store.apply_all, sid, [(kind, data), (kind, data)])
         else:
-            delivery._in_session(delivery._apply, sid, kind, data)
+            store.in_session(store.apply, sid, kind, data)
     assert caught.value.fault is Fault.SESSION_NOT_FOUND
     assert not RenderedComponent.objects.filter(session_id=sid).exists()
     assert not SessionActivity.objects.filter(session_id=sid).exists()
@@ -170,7 +174,7 @@ def test_a_request_row_reads_back_as_the_orm_reads_it():
     made = pending.create(sid, PendingRequest.KIND_INPUT, params, "chan", {"id": [1, "x"]})
     assert made.pk is not None and not made._state.adding
     orm = PendingRequest.objects.get(pk=made.pk)
-    ours = hotsql.request(sid, "r1")
+    ours = request_sql.request(sid, "r1")
     for field in PendingRequest._meta.concrete_fields:
         assert getattr(ours, field.attname) == getattr(orm, field.attname), field.name
     assert ours.params == params and ours.rpc_id == {"id": [1, "x"]}
@@ -196,7 +200,7 @@ def test_an_insert_inside_a_transaction_fails_without_breaking_it():
     with transaction.atomic():
         pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"})
         with pytest.raises(IntegrityError):
-            hotsql.insert(PendingRequest(session_id=sid, request_id="r", kind="input",
+            sql.insert(PendingRequest(session_id=sid, request_id="r", kind="input",
                                          params={}, deadline="2100-01-01T00:00:00Z"))
         assert PendingRequest.objects.filter(session_id=sid).count() == 1  # still usable
 
@@ -212,7 +216,7 @@ def test_an_answer_is_taken_only_while_an_agent_can_receive_it(state, agent_acti
     pending.create(sid, PendingRequest.KIND_INPUT, {"request_id": "r"})
     A2UISessionLog.objects.filter(pk=sid).update(state=state)
     type(agent).objects.filter(pk=agent.pk).update(is_active=agent_active)
-    row = hotsql.finish_request(sid, "r", "input", PendingRequest.Status.ANSWERED, {"v": 1},
+    row = request_sql.finish_request(sid, "r", "input", PendingRequest.Status.ANSWERED, {"v": 1},
                                 pending.timezone.now(), deliverable=True,
                                 live_states=A2UISessionLog.LIVE_STATES)
     assert (row is not None) == taken
@@ -337,7 +341,7 @@ def test_a_live_connection_is_judged_without_a_round_trip(monkeypatch):
     per-message path keeps its one round trip per statement."""
     from psycopg_pool import ConnectionPool
 
-    from a2ui.services import dbconn
+    from a2ui.infra import dbconn
 
     _backend_pid()
     calls = []

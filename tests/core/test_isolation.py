@@ -138,7 +138,7 @@ async def test_user_socket_refuses_expired_and_revoked(user, agent):
 @pytest.mark.parametrize("kind", ["stream", "drf", "none", "revoked"])
 async def test_agent_socket_refuses(creds, agent, kind):
     if kind == "revoked":
-        from a2ui.services import agents
+        from a2ui.sessions import agents
 
         await database_sync_to_async(agents.revoke)(agent)
         comm = await connect_agent(creds["agent"])

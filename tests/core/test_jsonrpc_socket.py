@@ -145,11 +145,11 @@ async def test_rate_limit_61st_request(stream_token, monkeypatch):
     import time as time_module
     import types
 
-    from a2ui.services import redisstate, shared
+    from a2ui.infra import localstate, redisstate
 
     now = time_module.time()
     frozen = types.SimpleNamespace(time=lambda: now, monotonic=time_module.monotonic)
-    monkeypatch.setattr(shared, "time", frozen)
+    monkeypatch.setattr(localstate, "time", frozen)
     monkeypatch.setattr(redisstate, "time", frozen)
     comm = await connect_user(stream_token)
     await init_session(comm)  # counted against the connection, before the session exists

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from a2ui import layer
-from a2ui.services import memory
+from a2ui.infra import memory
 
 
 class Shard:

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog
-from a2ui.services import housekeeping, sessions
-from a2ui.services.metrics import buffer
+from a2ui.push import sessions as session_actions
+from a2ui.push import sweep
+from a2ui.sessions.counters import buffer
 from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,10 +103,10 @@ async def test_detached_session_closes_after_resume_window(stream_token):
         await database_sync_to_async(A2UISessionLog.objects.filter(pk=sid).update)(
             detached_at=timezone.now() - timedelta(seconds=5),
             last_activity=timezone.now() - timedelta(seconds=6))
-        await housekeeping.sweep()
+        await sweep.sweep()
     row = await get(sid)
     assert row.state == "closed" and "not resumed" in row.close_reason
-    assert await sessions.aclose_session(sid) is False  # closing twice is a no-op
+    assert await session_actions.aclose_session(sid) is False  # closing twice is a no-op
 
 
 async def test_session_detaches_only_when_its_last_socket_goes(stream_token, user, agent):

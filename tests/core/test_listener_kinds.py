@@ -63,8 +63,8 @@ def test_every_person_side_listener_names_its_adapter():
     from a2ui.v09.consumer import A2UIV09Consumer
     from a2ui.v09.stream import SurfaceStream
 
-    assert A2UIUserConsumer.adapter is jsonrpc.ADAPTER
-    assert A2UIV09Consumer.adapter is SurfaceStream.adapter is v09.ADAPTER
-    assert AguiConsumer.adapter is agui.ADAPTER
-    assert RunStream.adapter is agui1.ADAPTER
-    assert WatchedSession.adapter is mcp.ADAPTER
+    assert A2UIUserConsumer.adapter_name == jsonrpc.ADAPTER.name
+    assert A2UIV09Consumer.adapter_name == SurfaceStream.adapter_name == v09.ADAPTER.name
+    assert AguiConsumer.adapter_name == agui.ADAPTER.name
+    assert RunStream.adapter_name == agui1.ADAPTER.name
+    assert WatchedSession.adapter_name == mcp.ADAPTER.name

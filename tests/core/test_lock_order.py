@@ -11,7 +11,8 @@ import time
 import pytest
 from django.db import close_old_connections, connection, transaction
 
-from a2ui.services import admission, audit
+from a2ui.compliance import audit
+from a2ui.sessions import admission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

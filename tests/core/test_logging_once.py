@@ -22,7 +22,7 @@ def test_an_error_is_written_once(daphne_cli):
             logging.basicConfig(level=logging.INFO, format="%(levelname)-8s %(message)s")
         django.setup()
         logging.getLogger("a2ui.consumers").error("a2ui-marker")
-        logging.getLogger("a2ui.services.metrics").info("a2ui-info-marker")
+        logging.getLogger("a2ui.sessions.counters").info("a2ui-info-marker")
         logging.getLogger("django.request").error("django-marker")
         logging.getLogger("daphne.server").warning("daphne-marker")
     """)

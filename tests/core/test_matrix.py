@@ -42,7 +42,7 @@ from a2ui.core.events import Kind
 from a2ui.jsonrpc import events as wire
 from a2ui.mcp import uris
 from a2ui.models import StreamToken
-from a2ui.services import pushes
+from a2ui.push import entry as pushentry
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, open_agui
 from tests.agui1 import sse
@@ -435,16 +435,16 @@ class _Session:  # what tests.servicesops.run needs of a session row
 
 
 async def ask(m, request_id):
-    """The agent asks (``ui.request_input`` through ``a2ui.services.pushes``, as
+    """The agent asks (``ui.request_input`` through ``a2ui.jsonrpc.pushes``, as
     ``agents.arequest_input`` does, its reply channel heard in ``m.asking``); returns once the
     request is stored and sent."""
     layer = get_channel_layer()
     channel = await layer.new_channel()
     receiving = asyncio.ensure_future(layer.receive(channel))
-    _, clean = pushes.validate("ui.request_input", {
+    _, clean = pushentry.validate("ui.request_input", {
         "session_id": m.sid, "request_id": request_id, "input_type": "text",
         "prompt": "Name?"})
-    await pushes.apush(m.agent.pk, m.sid, "ui.request_input", clean, reply_channel=channel)
+    await pushentry.apush(m.agent.pk, m.sid, "ui.request_input", clean, reply_channel=channel)
 
     async def answer():
         return (await receiving)["value"]

@@ -19,8 +19,8 @@ from rest_framework.test import APIClient
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog
-from a2ui.services import sessions
-from a2ui.services.metrics import MetricsBuffer, _Counts, buffer
+from a2ui.sessions import admission
+from a2ui.sessions.counters import MetricsBuffer, _Counts, buffer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FAST = {"METRICS_FLUSH_SECONDS": 0.05}
@@ -28,7 +28,7 @@ FAST = {"METRICS_FLUSH_SECONDS": 0.05}
 
 def _open(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    session = sessions.open_session(record, {"name": "t"}, {})
+    session = admission.open_session(record, {"name": "t"}, {})
     old = timezone.now() - timezone.timedelta(minutes=30)
     A2UISessionLog.objects.filter(pk=session.pk).update(last_activity=old)
     return session.pk, old
@@ -86,7 +86,7 @@ def test_a_failed_write_keeps_the_counts(user, agent, monkeypatch):
     counts = _Counts()
     counts.messages, counts.last_activity = 3, timezone.now()
     buf._counts[str(sid)] = counts
-    from a2ui.services import metrics
+    from a2ui.sessions import counters as metrics
 
     def broken(taken):
         raise RuntimeError("database away")
@@ -120,7 +120,7 @@ def test_a_flush_waits_for_the_write_in_progress(user, agent, monkeypatch):
 
     from django.db import connections
 
-    from a2ui.services import metrics
+    from a2ui.sessions import counters as metrics
 
     sid, old = _open(user, agent)
     buf = MetricsBuffer()
@@ -161,7 +161,7 @@ def test_a_passing_flush_failure_is_a_warning_a_lasting_one_an_error(user, agent
                                                                       caplog):
     """The flusher thread retries a failed write each interval: the first failures are
     warnings (a locked SQLite table, a lost connection), five in a row an error."""
-    from a2ui.services import metrics
+    from a2ui.sessions import counters as metrics
 
     sid, _ = _open(user, agent)
     failures = []

@@ -9,8 +9,8 @@ from channels.testing import WebsocketCommunicator
 from rest_framework.test import APIClient
 
 from a2ui import tokens
+from a2ui.infra import groups
 from a2ui.models import A2UISessionLog
-from a2ui.services import groups
 from a2ui_project.asgi import application
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
@@ -182,7 +182,7 @@ def test_an_sse_event_echoing_a_lone_surrogate_is_utf8():
 
 async def test_a_failing_disconnect_still_ends_the_consumer(stream_token, monkeypatch):
     """The guard logs a failure in disconnect and still stops the consumer (no leak)."""
-    from a2ui.services import sessions
+    from a2ui.sessions import lifecycle as sessions
 
     comm = await connect_user(stream_token)
     await init_session(comm)

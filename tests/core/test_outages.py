@@ -1,5 +1,5 @@
 """While Redis or PostgreSQL is unreachable: one log line per failure and a periodic summary
-(``a2ui.services.outages``), never a traceback per push; HTTP answers a JSON 503, sockets their
+(``a2ui.infra.outages``), never a traceback per push; HTTP answers a JSON 503, sockets their
 protocol's error (issue 23, items 7 and 12)."""
 
 import json
@@ -11,7 +11,7 @@ import redis.exceptions
 from django.db import OperationalError
 from django.test import Client
 
-from a2ui.services import outages, shared
+from a2ui.infra import outages, shared
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -178,7 +178,7 @@ async def test_pushes_while_redis_is_down_log_no_traceback(caplog, monkeypatch, 
                            "params": {"session_id": sid, **params}})
         reply = await recv(agent)
         assert reply["id"] == f"r{i}"
-        if i % 2:  # stored, then Redis failed: delivered late (a2ui.services.outcomes)
+        if i % 2:  # stored, then Redis failed: delivered late (a2ui.push.keys)
             assert reply["result"]["delivered"] is True and reply["result"]["warning"], reply
         else:
             assert reply["error"]["code"] == -32603, reply

@@ -1,12 +1,12 @@
 """A push whose database error arose while connecting was never sent: a plain failure, not an
-unknown outcome (a2ui.services.outcomes.never_sent)."""
+unknown outcome (a2ui.push.keys.never_sent)."""
 
 import socket
 
 from django.db import OperationalError
 from django.db.backends.postgresql.base import DatabaseWrapper
 
-from a2ui.services import outcomes
+from a2ui.push import keys as outcomes
 
 
 def _closed_port():

@@ -5,7 +5,7 @@ import logging
 
 from django.db import OperationalError
 
-from a2ui.services import periodic
+from a2ui.infra import jobs as periodic
 
 
 async def test_one_task_per_loop_and_rounds_go_on_after_failures(caplog):

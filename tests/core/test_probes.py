@@ -1,4 +1,4 @@
-"""The health probes (``a2ui.probes``, ``a2ui.services.health``; docs/operations.md, "Health and
+"""The health probes (``a2ui.probes``, ``a2ui.infra.health``; docs/operations.md, "Health and
 readiness probes"): liveness answers on the event loop whatever the dependencies do; readiness
 is 503 with the failed check's error class when the database or Redis is down or hung, or the
 process is draining; cheap (cached, one run at a time), never a 500, nothing sensitive shown.
@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import include, path
 
 from a2ui import probes, serving
-from a2ui.services import health
+from a2ui.infra import health
 
 # A URLconf that includes the app under another prefix (test_the_paths_follow_the_urlconf).
 urlpatterns = [path("ops/", include("a2ui.urls"))]

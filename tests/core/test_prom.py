@@ -1,4 +1,4 @@
-"""The Prometheus metrics (``a2ui.services.prom``, docs/operations.md "Metrics"): the hooks
+"""The Prometheus metrics (``a2ui.infra.prom``, docs/operations.md "Metrics"): the hooks
 count in-process, the scrape at /a2ui/metrics is answered in front of Django and is closed to
 anyone not on a loopback address or holding ``A2UI['METRICS_TOKEN']``; a real push over two
 protocols shows in the scrape per protocol. tests/live/test_live_metrics.py shows two Daphne
@@ -8,7 +8,7 @@ import pytest
 
 from a2ui import probes
 from a2ui.asgi import socket_protocol
-from a2ui.services import dbthreads, outages, prom
+from a2ui.infra import dbthreads, outages, prom
 from tests.core.test_probes import call
 from tests.promutil import samples
 

@@ -1,4 +1,4 @@
-"""The Prometheus metrics of issue 28 (``a2ui.services.prom``, docs/operations.md "Metrics"),
+"""The Prometheus metrics of issue 28 (``a2ui.infra.prom``, docs/operations.md "Metrics"),
 each moved by the event it counts, in-process: sessions per protocol, pending requests (read
 from the database at the scrape), answer latency, resyncs, refused inputs and cap refusals,
 outage errors of failures logged their own way; and the tallies the hooks add to, flushed into
@@ -12,8 +12,9 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
+from a2ui.infra import outages, prom
 from a2ui.mcp import envelope
-from a2ui.services import outages, prom, stream
+from a2ui.push import fanout as stream
 from a2ui_project.asgi import application
 from tests.agui.test_agui_socket import _issue, connected, open_agui
 from tests.promutil import samples, scrape, value

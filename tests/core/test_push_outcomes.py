@@ -19,8 +19,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from a2ui import agents
+from a2ui.infra import shared
 from a2ui.models import A2UISessionLog, PushKey, RenderedComponent, SessionActivity
-from a2ui.services import components, outcomes, shared, stream
+from a2ui.push import fanout as stream
+from a2ui.push import keys as outcomes
+from a2ui.surfaces import components
 from tests.wsutil import (
     agent_and_person,
     connect_agent,
@@ -106,7 +109,7 @@ def lose_connection_before_store(monkeypatch):
     def store_render(*args, **kwargs):
         raise OperationalError(LOST)
     monkeypatch.setattr(components, "store_render", store_render)
-    from a2ui.services import activity
+    from a2ui.surfaces import activity
 
     def store(*args, **kwargs):
         raise OperationalError(LOST)
@@ -288,7 +291,7 @@ async def test_v09_batch_retry_answers_the_original_outcome(stream_token, agent_
         "surfaceId": "s1", "catalogId": BASIC_CATALOG_ID}}]
     params = {"session_id": sid, "messages": batch, "idempotency_key": "v-1"}
     first = await call(bot, 1, "a2ui.v09", params)
-    assert first["result"] == {"delivered": 1, "seq": 1, "clients": {"jsonrpc": 1}}, first
+    assert first["result"] == {"delivered": 1, "seq": 1, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}, first
     again = await call(bot, 2, "a2ui.v09", params)
     assert again["result"] == {"delivered": 1, "seq": 1, "replayed": True}, again
     other = await call(bot, 3, "a2ui.v09", {**params, "idempotency_key": "v-2"})
@@ -428,7 +431,7 @@ async def test_a_stateless_push_whose_send_fails_frees_its_key(
 
 
 def test_the_answer_never_claims_a_number_it_has_not(stream_token):
-    from a2ui.services.delivery import Pushed, answer, flag
+    from a2ui.push.outcome import Pushed, answer, flag
 
     assert answer(5) == {"delivered": True, "seq": 5}
     assert answer(Pushed(replayed=True)) == {"delivered": True, "seq": None, "replayed": True}

@@ -11,7 +11,10 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from a2ui.services import components, pushes, seqwatch, shared
+from a2ui.consumers import seqwatch
+from a2ui.infra import shared
+from a2ui.push import entry as pushentry
+from a2ui.surfaces import components
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 from tests.wsutil import INIT, connect_agent, connect_user, init_session, recv, recv_until, send
 
@@ -55,12 +58,12 @@ async def test_a_burst_of_renders_all_succeed(redis_settings, stream_token, agen
     await recv(agent)  # session.opened
     agent_id = (await shared.cached_session(sid.replace("-", "")))[0]
     results = await asyncio.gather(*[
-        pushes.apush(agent_id, sid, "ui.render", {
+        pushentry.apush(agent_id, sid, "ui.render", {
             "component_id": f"c{i}", "component_type": "card", "data": {"title": "x"}})
         for i in range(150)
     ], return_exceptions=True)
     assert [r for r in results if isinstance(r, BaseException)] == []
-    assert sorted(seq for seq, _ in results) == list(range(1, 151))
+    assert sorted(results) == list(range(1, 151))
     await user.disconnect()
     await agent.disconnect()
 

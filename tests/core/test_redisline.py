@@ -1,4 +1,4 @@
-"""a2ui.services.redisline: RESP packing, URLs, and the connection against a scripted server.
+"""a2ui.infra.redisline: RESP packing, URLs, and the connection against a scripted server.
 
 The scripted server is a plain asyncio server on 127.0.0.1 that answers what each test tells it
 to; a real Redis is exercised by tests/live/test_live_direct.py and every live test.
@@ -10,7 +10,7 @@ import ssl
 import hiredis
 import pytest
 
-from a2ui.services import redisline
+from a2ui.infra import redisline
 
 
 def test_pack_encodes_commands_as_resp_arrays():
@@ -269,7 +269,7 @@ async def test_no_server_is_a_connection_error():
 
 
 async def redis_py_get(key):
-    from a2ui.services import shared
+    from a2ui.infra import shared
 
     return await shared.redis_client().get(key)
 
@@ -278,7 +278,7 @@ async def test_short_lived_loops_close_their_connections(settings):
     """async_to_sync outside a server runs each call in a new loop: nothing may stay open."""
     from asgiref.sync import async_to_sync
 
-    from a2ui.services import shared
+    from a2ui.infra import shared
 
     server = await ScriptedRedis(counter()).start()
     settings.A2UI = {"REDIS_URL": f"redis://127.0.0.1:{server.port}/0"}

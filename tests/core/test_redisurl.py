@@ -1,10 +1,10 @@
-"""a2ui.services.redisurl (Sentinel URLs, parsed in one place) and redisline's Sentinel discovery
+"""a2ui.infra.redisurl (Sentinel URLs, parsed in one place) and redisline's Sentinel discovery
 against scripted sentinels and servers (a real failover: tests/live/test_live_sentinel.py)."""
 
 import pytest
 
 from a2ui.apps import default_channel_layers, pubsub_prefix
-from a2ui.services import redisline, redisurl
+from a2ui.infra import redisline, redisurl
 from tests.core.test_redisline import ScriptedRedis, counter
 from tests.redisserver import own_redis  # noqa: F401  (fixture)
 
@@ -146,7 +146,7 @@ async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis
     """A promoted replica (or a server restarted from a snapshot) has another replication id:
     every sequence counter takes a new epoch before the hot path uses the server; the same
     history again changes nothing."""
-    from a2ui.services import redisstate
+    from a2ui.infra import redisstate
 
     own_redis.command("HSET", "a2ui:ss:a", "n", 7, "e", "old", "s", 2, "f", 1)
     own_redis.command("HSET", "a2ui:ss:b", "n", 3, "e", "old", "s", 1)
@@ -169,7 +169,7 @@ async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis
 def test_every_redis_py_connection_speaks_resp2_whatever_redis_pys_default():
     """redis-py 8.2 made RESP3 its default: the app keeps RESP2 (what the hot-path line and
     channels-redis's pub/sub read), for servers and sentinels alike, unless a caller names one."""
-    from a2ui.services import redisurl
+    from a2ui.infra import redisurl
 
     sentinel_url = "redis+sentinel://s1:26379,s2/mymaster/0"
     pools = [redisurl.async_pool("redis://127.0.0.1:6379/0"),

@@ -18,7 +18,8 @@ from rest_framework.test import APIClient
 
 from a2ui import agents
 from a2ui.models import PendingRequest
-from a2ui.services import pending
+from a2ui.requests import pending
+from a2ui.sessions import admission
 from tests.core.test_answer_delivery import answer, ask, call, row, rpc, setup
 from tests.wsutil import connect_agent, recv_until, send
 
@@ -69,7 +70,7 @@ async def test_a_retry_after_the_answer_gets_it_at_once_every_time(stream_token,
     assert (await answer(user))["result"] == {"ok": True}
     await recv_until(user, lambda m: m.get("method") == "a2ui.request_closed")
     back = await connect_agent(agent_key)
-    # The person is told the agent is back (a2ui.services.presence); nothing else after.
+    # The person is told the agent is back (a2ui.sessions.presence); nothing else after.
     await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status"
                      and m["params"]["status"] == "online")
     for rpc_id in ("retry-1", "retry-2"):  # the first response may be lost too: safe again
@@ -159,9 +160,8 @@ def test_a_retry_that_cannot_take_the_open_request_is_told_so(user, agent, monke
     -32011, not a waiter left on a request whose outcome goes elsewhere."""
     from a2ui import tokens
     from a2ui.core.errors import DomainError, Fault
-    from a2ui.services import sessions
 
-    session = sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
+    session = admission.open_session(tokens.issue_stream_token(user, agent).record, {}, {})
     params = {"request_id": "r", "input_type": "text", "prompt": "?"}
     pending.create(session.pk, "input", params, reply_channel="socket-A")
     monkeypatch.setattr(pending, "_repoint", lambda *a, **k: False)

@@ -7,7 +7,9 @@ import asyncio
 
 import pytest
 
-from a2ui.services import direct, redisstate, seqwatch, shared
+from a2ui.consumers import seqwatch
+from a2ui.infra import redisstate, shared
+from a2ui.push import direct
 from tests.core.test_seqwatch_grace import FakeSocket
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 

@@ -7,7 +7,9 @@ import collections
 
 import pytest
 
-from a2ui.services import direct, seqwatch, shared
+from a2ui.consumers import seqwatch
+from a2ui.infra import shared
+from a2ui.push import direct
 
 
 class FakeSocket:

@@ -18,9 +18,12 @@ from django.test import override_settings
 from django.utils import timezone
 
 from a2ui import tokens
+from a2ui.infra import shared
 from a2ui.models import A2UISessionLog, AuditEvent
-from a2ui.services import admission, housekeeping, shared
-from a2ui.services.metrics import buffer
+from a2ui.push import sessions as session_actions
+from a2ui.push import sweep
+from a2ui.sessions import admission
+from a2ui.sessions.counters import buffer
 from tests.wsutil import connect_agent, connect_user, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -180,7 +183,7 @@ async def test_limit_replaces_the_persons_oldest_detached_sessions(user, other_u
             detached_at=timezone.now() - timedelta(seconds=30 - n))
     # The v0.9 handshake never takes over; it replaces the oldest of the two detached ones (a cap of 2).
     token = await database_sync_to_async(tokens.issue_stream_token)(user, agent)
-    session, resumed = await admission.aadmit(token.record, {"name": "x"}, {})
+    session, resumed = await session_actions.aadmit(token.record, {"name": "x"}, {})
     assert resumed is False
     oldest, newer = await get(mine[0]), await get(mine[1])
     assert oldest.state == "closed" and oldest.close_reason == admission.REPLACED_REASON
@@ -276,14 +279,14 @@ async def test_detached_session_closes_on_time_despite_agent_pushes(user, agent,
         await tab.disconnect()
         detached = (await get(sid)).detached_at
         assert detached is not None
-        assert await housekeeping.sweep() == (0, 0)  # inside the window: kept
+        assert await sweep.sweep() == (0, 0)  # inside the window: kept
         for n in range(6):  # an agent (a demo re-running its walkthrough) keeps pushing
             await send(bot, {"jsonrpc": "2.0", "method": "ui.notify", "params": {
                 "session_id": sid, "level": "info", "title": f"push {n}"}})
             await asyncio.sleep(0.25)
         await buffer.flush()
         assert (await get(sid)).last_activity > detached
-        closed, _ = await housekeeping.sweep()
+        closed, _ = await sweep.sweep()
     row = await get(sid)
     assert closed == 1 and row.state == "closed" and "not resumed" in row.close_reason
 
@@ -294,7 +297,7 @@ async def test_sweep_keeps_a_session_a_socket_came_back_to(user, agent):
     sid = reply["result"]["session_id"]
     await database_sync_to_async(A2UISessionLog.objects.filter(pk=sid).update)(
         detached_at=timezone.now() - timedelta(hours=1))
-    assert await housekeeping.sweep() == (0, 0)
+    assert await sweep.sweep() == (0, 0)
     row = await get(sid)
     assert row.state in A2UISessionLog.LIVE_STATES and row.detached_at is None
     await tab.disconnect()

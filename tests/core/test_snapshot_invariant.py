@@ -1,7 +1,7 @@
 """The snapshot invariant against the real services (issue 11, "Pure reducers and the invariant").
 
-A session is driven through the services (``pushes.apush``, ``pending.aanswer`` /
-``pending.areap``, ``surfaces.apush``) on the test database; ``sessions.snapshot()`` is taken at
+A session is driven through the services (``pushentry.apush``, ``answers.aanswer`` /
+``answers.areap``, ``a2ui.v09`` pushes) on the test database; ``sessions.snapshot()`` is taken at
 some point, every message the services send to the session's group after it is recorded, and
 those events folded into the snapshot by the pure reducer (``a2ui.core.state``) must give a
 fresh ``sessions.snapshot()`` (up to time: ``state.comparable``).
@@ -18,13 +18,18 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from a2ui import surfaces as surface_service
 from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
+from a2ui.infra import groups
 from a2ui.models import PendingRequest, RenderedComponent
-from a2ui.services import groups, housekeeping, pending, pushes, sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.push import answers, sweep
+from a2ui.push import entry as pushentry
+from a2ui.push import sessions as session_actions
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 from tests.sessionops import Ops, all_events, surface_create
 from tests.surfaces.helpers import V09_CAPS
 
@@ -67,31 +72,31 @@ class Recorder:
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, V09_CAPS)
+    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def run(session, op):
     sid, agent_id = session.session_id, session.agent_id
     if op[0] == "push":
-        _, params = pushes.validate(op[1], {**op[2], "session_id": str(sid)})
-        await pushes.apush(agent_id, sid, op[1], params)
+        _, params = pushentry.validate(op[1], {**op[2], "session_id": str(sid)})
+        await pushentry.apush(agent_id, sid, op[1], params)
     elif op[0] == "answer":
-        await pending.aanswer(sid, op[1], op[2], op[3])
+        await answers.aanswer(sid, op[1], op[2], op[3])
     elif op[0] == "surfaces":
-        await surface_service.apush(agent_id, sid, op[1])
+        await pushentry.apush(agent_id, sid, "a2ui.v09", {"messages": op[1]})
     elif op[0] == "expire":  # the request's deadline passes and the sweep times it out
         await database_sync_to_async(PendingRequest.objects.filter(
             session_id=sid, request_id=op[1]).update)(deadline=timezone.now())
-        await housekeeping.sweep()
+        await sweep.sweep()
     elif op[0] == "refused":  # an operation the services refuse (and say why)
         with pytest.raises(DomainError):
             await run(session, op[1])
     elif op[0] == "close":
-        await sessions.aclose_session(sid, reason="done")
+        await session_actions.aclose_session(sid, reason="done")
     elif op[0] == "ttl":  # the component's ttl_seconds run out; the sweep runs
         await database_sync_to_async(RenderedComponent.objects.filter(
             session_id=sid, component_id=op[1]).update)(expires_at=timezone.now())
-        await housekeeping.sweep()
+        await sweep.sweep()
     else:
         raise AssertionError(op)
 

@@ -9,9 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from a2ui.infra import dbthreads, memory
 from a2ui.jsonrpc.agent import A2UIAgentConsumer
 from a2ui.jsonrpc.consumer import A2UIUserConsumer
-from a2ui.services import dbthreads, memory
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -150,7 +150,7 @@ def test_the_collection_empties_what_closed_sockets_leave_in_caches():
 
     from a2ui.core import events
     from a2ui.jsonrpc import events as wire
-    from a2ui.services import metrics
+    from a2ui.sessions import counters as metrics
 
     wire.encode_cached("s1", events.to_message(events.Kind.NOTIFY,
                                                {"level": "info", "title": "x"}, 1, "e"))
@@ -167,7 +167,7 @@ def test_the_activated_sessions_are_bounded_and_still_activated(monkeypatch, use
     """Real rows on either database: every pushed session becomes active, and the memory of
     which ones already are keeps only the newest."""
     from a2ui.models import A2UISessionLog
-    from a2ui.services import metrics
+    from a2ui.sessions import counters as metrics
 
     monkeypatch.setattr(metrics, "MAX_ACTIVATED", 4)
     monkeypatch.setattr(metrics, "_activated", {})
@@ -309,7 +309,7 @@ async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
     import sys
     import weakref
 
-    from a2ui.services import caps
+    from a2ui.infra import caps
 
     class Thing:
         pass

@@ -12,7 +12,8 @@ from rest_framework.test import APIClient
 
 from a2ui import tokens
 from a2ui.core import tracecontext
-from a2ui.services import sessions, tracing
+from a2ui.infra import tracing
+from a2ui.sessions import admission
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
@@ -59,7 +60,7 @@ def test_headers_and_meta():
 @pytest.fixture
 def session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    return sessions.open_session(record, {}, {})
+    return admission.open_session(record, {}, {})
 
 
 def _rest_render(agent_key, session, **headers):
@@ -89,12 +90,12 @@ def test_with_tracing_off_a_push_imports_nothing_of_opentelemetry(
     tracing.reset()
     for name in [n for n in sys.modules if n.split(".")[0] == "opentelemetry"]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.delitem(sys.modules, "a2ui.services._otel", raising=False)
+    monkeypatch.delitem(sys.modules, "a2ui.infra._otel", raising=False)
     watch = _Watch()
     monkeypatch.setattr(sys, "meta_path", [watch, *sys.meta_path])
     response = _rest_render(agent_key, session, HTTP_TRACEPARENT=PARENT)
     assert response.status_code == 202, response.content
-    assert watch.seen == [] and "a2ui.services._otel" not in sys.modules
+    assert watch.seen == [] and "a2ui.infra._otel" not in sys.modules
     assert tracing.span("x") is tracing.span("y")  # the one shared no-op
     assert tracing.current() is None and tracing.inject({}) == {}
 

@@ -112,7 +112,7 @@ def test_a_socket_speaks_the_language_of_its_handshake(settings):
 
 
 def test_server_texts_for_the_person_follow_the_language():
-    from a2ui.services import consent
+    from a2ui.consent import choices as consent
 
     with translation.override("fr"):
         (described,) = consent.describe(["data_collection"])

@@ -16,6 +16,7 @@ import math
 from channels.db import database_sync_to_async
 
 from a2ui.core.content import drawn
+from a2ui.infra import shared
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -27,7 +28,6 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
-from a2ui.services import shared
 
 #: The protocol's codes (seed 000 section 9 plus -32010). -32603 is not a refusal: it is a bug.
 KNOWN_CODES = {-32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004,

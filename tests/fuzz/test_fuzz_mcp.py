@@ -24,7 +24,8 @@ from channels.db import database_sync_to_async
 from a2ui import tokens
 from a2ui.mcp import tools as mcp_tools
 from a2ui.models import AgentRun, StreamToken
-from a2ui.services import pushes, sessions
+from a2ui.push import entry as pushentry
+from a2ui.sessions import admission
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import GENERIC_FIXED, Frame, emit, fixed_frames
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, check_mcp
@@ -230,9 +231,9 @@ async def mcp_app():
     from django.conf import settings
 
     from a2ui.conf import a2ui_settings
+    from a2ui.infra import shared
     from a2ui.mcp.app import MCPApp
     from a2ui.mcp.server import build_server
-    from a2ui.services import shared
 
     app = MCPApp(build_server(), settings.ALLOWED_HOSTS,
                  max_request_body_size=a2ui_settings.MAX_PAYLOAD_SIZE,
@@ -244,7 +245,7 @@ async def mcp_app():
 @database_sync_to_async
 def _setup_session(user, agent):
     record = tokens.issue_stream_token(user, agent).record
-    session = sessions.open_session(record, {"name": "fuzz"}, templates.V09_CAPS)
+    session = admission.open_session(record, {"name": "fuzz"}, templates.V09_CAPS)
     AgentRun.objects.create(session=session, run_id="r1", thread_id="t",
                             notice={"run_id": "r1", "messages": []})
     mcp = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
@@ -254,9 +255,9 @@ def _setup_session(user, agent):
 async def _open_things(agent_id, sid):
     """What the person's tools answer: two inputs, a confirm, a form, a v0.9 surface (the
     sockets' fuzz setup, with req-1 pushed here rather than awaited by an agent socket)."""
-    _, valid = pushes.validate("ui.request_input", {
+    _, valid = pushentry.validate("ui.request_input", {
         "request_id": "req-1", "input_type": "text", "prompt": "Colour?", "session_id": sid})
-    await pushes.apush(agent_id, sid, "ui.request_input", valid)
+    await pushentry.apush(agent_id, sid, "ui.request_input", valid)
     await _agent_setup(agent_id, sid)
 
 

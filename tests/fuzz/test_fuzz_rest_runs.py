@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from a2ui import tokens
 from a2ui.models import A2UISessionLog, AgentRun, StreamToken
-from a2ui.services import runs
+from a2ui.runs import records as runs
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import CONTROLS, SURROGATES, Frame
 from tests.fuzz.seed import SEED, cases
@@ -264,7 +264,7 @@ def test_agui_run_histories(fuzzer, error_log, user, agent, monkeypatch):
     from a2ui.conf import a2ui_settings
     from a2ui.core.events import Kind
     from a2ui.models import SessionActivity
-    from a2ui.services import stream
+    from a2ui.push import fanout as stream
 
     failures = harness.Failures(SEED)
     token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token

@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from a2ui.services import pushes, runs
-from a2ui.services import surfaces as surface_service
+from a2ui.push import entry as pushentry
+from a2ui.runs import records as runs
 from a2ui_project.asgi import application
 from tests.fuzz import harness, templates
 from tests.fuzz.driver import PROBE_TIMEOUT, Driver
@@ -56,10 +56,10 @@ async def _agent_setup(agent_id, sid, waiting_agent=None, surfaces=True):
         ("ui.render", {"component_id": "form-1", "component_type": "form",
                        "data": templates.COMPONENTS["form"]}),
     ]:
-        _, valid = pushes.validate(method, {**params, "session_id": sid})
-        await pushes.apush(agent_id, sid, method, valid)
+        _, valid = pushentry.validate(method, {**params, "session_id": sid})
+        await pushentry.apush(agent_id, sid, method, valid)
     if surfaces:  # for clients that declared A2UI v0.9
-        await surface_service.apush(agent_id, sid, templates.surface_batch("s1"))
+        await pushentry.apush(agent_id, sid, "a2ui.v09", {"messages": templates.surface_batch("s1")})
 
 
 def _frames(fuzzer, messages, n, label):
@@ -173,7 +173,7 @@ async def test_v09_socket(fuzzer, error_log, stream_token, agent):
                 break
         sid = obj["session"]["sessionId"]
         driver.sessions.append(sid)
-        await surface_service.apush(agent.id, sid, templates.surface_batch("s1"))
+        await pushentry.apush(agent.id, sid, "a2ui.v09", {"messages": templates.surface_batch("s1")})
 
     driver = Driver(f"/ws/v09/a2ui?token={stream_token}", protocol="v09",
                     error_log=error_log, failures=failures, setup=setup)

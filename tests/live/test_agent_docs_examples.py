@@ -25,6 +25,7 @@ from django.db import connections
 
 from a2ui.apps import default_channel_layers
 from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
+from a2ui.push import sessions as session_actions
 from tests.live.client import init, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -186,7 +187,6 @@ def test_the_page_has_every_example():
 async def test_every_example_on_the_page_works(daphne_server, live_services, settings, user,
                                                agent, agent_key):
     from a2ui import tokens
-    from a2ui.services import sessions
 
     settings.CHANNEL_LAYERS = default_channel_layers(live_services)
     settings.A2UI = {**getattr(settings, "A2UI", {}), "REDIS_URL": live_services}
@@ -212,7 +212,7 @@ async def test_every_example_on_the_page_works(daphne_server, live_services, set
                 p = await person()
                 env["SID"] = p.sid
             elif name == "ws-session-closed":
-                await sessions.aclose_session(p.sid, reason="ended by the docs test",
+                await session_actions.aclose_session(p.sid, reason="ended by the docs test",
                                               close_code=4010)
             elif name in ("ws-reconnect-before", "sdk-reconnect-before"):
                 if name.startswith("ws"):

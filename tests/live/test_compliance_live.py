@@ -17,6 +17,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
+from a2ui.compliance import access
 from a2ui.models import A2UIConsentRecord, A2UISessionLog, AuditEvent
 from tests.live.client import TIMEOUT, init_session, open_agent, open_user
 
@@ -94,9 +95,8 @@ async def closed_by(client, done_at):
 def operator(db):
     from django.contrib.auth import get_user_model
 
-    from a2ui.services import revocation
 
-    group = revocation.ensure_compliance_group()[0]
+    group = access.ensure_compliance_group()[0]
     user = get_user_model().objects.create_user("officer", "o@example.com", "pw-officer-123",
                                                 is_staff=True)
     user.groups.add(group)

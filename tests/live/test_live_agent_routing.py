@@ -1,5 +1,5 @@
 """Tier 2: an agent that runs twice (two processes, two Daphne servers) shows the person one
-prompt: each session's events reach one socket of the agent (a2ui.services.agentroute).
+prompt: each session's events reach one socket of the agent (a2ui.sessions.agentroute).
 
 The holder is recorded in Redis, so it holds across processes; a clean close hands the session
 to the other socket at once, a killed process once its liveness lapses (``LIVE_TTL``).
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from a2ui.sdk import AgentClient
-from a2ui.services import agentroute
+from a2ui.sessions import agentroute
 from tests.live.client import Client, init_session, open_agent, open_user
 
 pytestmark = pytest.mark.django_db(transaction=True)

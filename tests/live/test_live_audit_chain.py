@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from a2ui.compliance import chain as auditchain
 from a2ui.models import AuditEvent
-from a2ui.services import auditchain
 from tests.live.conftest import ROOT, live_env
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -20,7 +20,7 @@ import os, sys, threading, time
 import django
 django.setup()
 from django.db import close_old_connections
-from a2ui.services import audit
+from a2ui.compliance import audit
 
 name, start = sys.argv[1], float(sys.argv[2])
 while time.time() < start:

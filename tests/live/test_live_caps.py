@@ -1,4 +1,4 @@
-"""Tier 2: caps shared by two Daphne processes through Redis (a2ui.services.caps; issue 23):
+"""Tier 2: caps shared by two Daphne processes through Redis (a2ui.infra.caps; issue 23):
 one person's MCP sessions on both processes count in one cap, a refusal is JSON with no
 session id on either, a session ended on one frees a place for the other, the leases of a
 killed process expire by themselves, and SIGTERM with many sessions open stops promptly."""

@@ -16,8 +16,8 @@ import pytest
 import redis
 from channels.db import database_sync_to_async
 
+from a2ui.infra.shared import clients_key
 from a2ui.models import A2UISessionLog
-from a2ui.services.shared import clients_key
 from tests.live.client import init_session, open_user
 from tests.live.conftest import _database_url
 from tests.live.test_live_jsonrpc import new_token

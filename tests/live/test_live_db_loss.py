@@ -37,7 +37,7 @@ WATCH_SECONDS = 5.0
 CONCURRENCY = 6  # of each kind per round: more than the per-message threads (4)
 POOL_MAX = 10  # the production default (the other live tests' 4 is all the threads would hold)
 # Each round opens new MCP sessions of one person and one agent key (authentication is what a
-# lost connection broke): more than the caps allow in all (a2ui.services.caps), so lifted here.
+# lost connection broke): more than the caps allow in all (a2ui.infra.caps), so lifted here.
 UNCAPPED = {"A2UI_CAP_MCP_SESSIONS_PER_PERSON": "100000",
             "A2UI_CAP_MCP_SESSIONS_PER_AGENT_KEY": "100000"}
 

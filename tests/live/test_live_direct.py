@@ -1,7 +1,7 @@
 """Tier 2: direct delivery and the hot-path Redis connection against live Daphne and Redis.
 
 A push skips the channel layer only when every socket of the session is in the sending process
-(a2ui.services.direct). These tests check, over real sockets, that nothing is lost or reordered
+(a2ui.push.direct). These tests check, over real sockets, that nothing is lost or reordered
 when the sockets are all on one process, spread over two, or move between the two cases.
 """
 
@@ -10,7 +10,7 @@ import asyncio
 import pytest
 import redis
 
-from a2ui.services import redisline
+from a2ui.infra import redisline
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.test_live_jsonrpc import is_method, new_token, rpc
 

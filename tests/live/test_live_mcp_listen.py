@@ -113,7 +113,8 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
 
     from a2ui import tokens
     from a2ui.apps import default_channel_layers
-    from a2ui.services import groups, revocation
+    from a2ui.infra import groups
+    from a2ui.push import revocation
 
     server = daphne_server()
     ada = await open_user(server, await issue(user, agent))

@@ -1,4 +1,4 @@
-"""Tier 2: the person sees the agent's presence across processes (a2ui.services.presence).
+"""Tier 2: the person sees the agent's presence across processes (a2ui.sessions.presence).
 
 The agent's socket is on process A, the person's on process B: the presence record is in
 Redis and the change travels through the agent's presence group. (A killed process's liveness

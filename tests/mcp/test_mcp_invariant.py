@@ -28,7 +28,8 @@ from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.mcp import adapter as mcp_adapter
 from a2ui.mcp import changes, uris
 from a2ui.models import StreamToken
-from a2ui.services import sessions
+from a2ui.sessions import admission
+from a2ui.sessions import lifecycle as sessions
 from tests.mcp.asgiclient import build_app, sdk_session
 from tests.servicesops import AllOps, kinds_of, run
 from tests.sessionops import surface_create
@@ -117,7 +118,7 @@ class Host:
 
 @pytest.fixture
 def session(user, agent):
-    return sessions.open_session(tokens.issue_stream_token(user, agent).record, {}, V09_CAPS)
+    return admission.open_session(tokens.issue_stream_token(user, agent).record, {}, V09_CAPS)
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui.models import PendingRequest
+from a2ui.push import answers
+from a2ui.push import sessions as session_actions
 from tests.core.test_answer_delivery import answer
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, messages
 from tests.wsutil import connect_user, init_session, recv_until
@@ -158,14 +160,13 @@ async def test_a_request_the_person_cancels_ends_the_call_with_a_tool_error(
         stream_token, agent_key):
     """A person's cancel (an AG-UI client's ``resume`` ``cancelled``) is an outcome the model
     reads: a tool result with ``isError``, not a protocol error."""
-    from a2ui.services import pending
 
     person, sid, mcp = await _setup(stream_token, agent_key)
     ask = {"session_id": sid, "input_type": "text", "prompt": "Your name?", "request_id": "r1"}
     try:
         asking = asyncio.ensure_future(mcp.tool("request_input", ask))
         await recv_until(person, lambda m: m.get("method") == "ui.request_input")
-        assert await pending.acancel(sid, "r1")
+        assert await answers.acancel(sid, "r1")
         out, is_error = result(await asyncio.wait_for(asking, 10))
         assert is_error and out["status"] == "cancelled" and out["cancelled_by"] == "person", out
         assert out["request_id"] == "r1"
@@ -180,9 +181,8 @@ async def test_a_session_that_closes_ends_the_call_with_a_tool_error(stream_toke
     try:
         asking = asyncio.ensure_future(mcp.tool("confirm", ask))
         await recv_until(person, lambda m: m.get("method") == "ui.confirm")
-        from a2ui.services import sessions
 
-        await sessions.aclose_session(sid, reason="closed by an operator")
+        await session_actions.aclose_session(sid, reason="closed by an operator")
         out, is_error = result(await asyncio.wait_for(asking, 10))
         assert is_error and out == {
             "request_id": "c1", "status": "session_closed",

@@ -11,9 +11,10 @@ import uuid
 import pytest
 
 from a2ui.core.events import Kind
+from a2ui.infra import groups, shared
 from a2ui.mcp.adapter import ADAPTER
 from a2ui.mcp.watch import WatchedSession, Watcher
-from a2ui.services import direct, groups, shared
+from a2ui.push import direct
 from tests.wsutil import connect_agent, connect_user, init_session, recv, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,5 +125,5 @@ async def test_a_lost_event_tells_the_watcher(stream_token, agent_key):
 
 
 def test_the_watcher_shows_the_mcp_adapters_kinds():
-    assert WatchedSession.adapter is ADAPTER
+    assert WatchedSession.adapter_name == ADAPTER.name
     assert Kind.PROGRESS not in ADAPTER.kinds and Kind.COMPONENT_RENDERED in ADAPTER.kinds

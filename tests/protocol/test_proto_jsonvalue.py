@@ -76,8 +76,8 @@ def test_check_for_python_values():
 
 def test_one_depth_constant():
     assert MAX_DEPTH == jsonvalue.MAX_DEPTH
+    from a2ui import surfaces
     from a2ui.core.surfaces import dynamic
-    from a2ui.services import surfaces
     assert dynamic.MAX_VALUE_DEPTH == jsonvalue.MAX_DEPTH
     assert surfaces.MAX_JSON_DEPTH == 2 * jsonvalue.MAX_DEPTH
 

@@ -5,9 +5,10 @@ from channels.db import database_sync_to_async
 from rest_framework.test import APIClient
 
 from a2ui import agents
+from a2ui import surfaces as surface_service
 from a2ui.core.surfaces import SurfaceState
 from a2ui.models import A2UISessionLog, Surface
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import admission
 from tests.surfaces.helpers import (
     booking,
     components,
@@ -39,7 +40,7 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
     agent = await connect_agent(agent_key)
     reply = await push(agent, sid, booking())
     # clients: the session's attached clients the batch was sent to, per protocol
-    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}
     note = await recv_until(user, is_v09)
     kinds = [next(k for k in m if k != "version") for m in note["params"]["messages"]]
     assert kinds == ["createSurface", "updateComponents", "updateDataModel"]
@@ -50,7 +51,7 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
 
     reply = await push(agent, sid, [data("s1", "/name", "Grace"), data("s1", "/x", 1),
                                     data("s1", "/x", delete=True)], "p2")
-    assert reply["result"] == {"delivered": 3, "seq": 6, "clients": {"jsonrpc": 1}}
+    assert reply["result"] == {"delivered": 3, "seq": 6, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}
     assert (await stored(sid))["s1"]["dataModel"] == {"name": "Grace"}
 
     reply = await push(agent, sid, [delete("s1")], "p3")
@@ -63,7 +64,7 @@ async def test_agent_socket_push_reaches_v09_user(stream_token, agent_key):
 async def test_agent_socket_invalid_batch_changes_nothing(stream_token, agent_key):
     user, sid = await v09_user(stream_token)
     agent = await connect_agent(agent_key)
-    # The person is told the agent came online (a2ui.services.presence); nothing else after.
+    # The person is told the agent came online (a2ui.sessions.presence); nothing else after.
     await recv_until(user, lambda m: m.get("method") == "a2ui.agent_status")
     bad = booking()
     bad[1]["updateComponents"]["components"][3]["label"] = 42
@@ -200,7 +201,7 @@ async def test_rest_push_and_422_atomic(stream_token, agent_key):
 
     resp = await database_sync_to_async(post)(booking())
     assert resp.status_code == 202 and resp.json() == {
-        "delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
+        "delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}
     note = await recv_until(user, is_v09)
     assert len(note["params"]["messages"]) == 3
 
@@ -222,7 +223,7 @@ async def test_python_api_push_and_actions(stream_token, agent):
     user, sid = await v09_user(stream_token)
     async with agents.surface_events(agent, session_id=sid) as events:
         result = await agents.asurfaces(agent, sid, booking())
-        assert result == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}
+        assert result == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}, "reached": {"jsonrpc": 1}}
         await recv_until(user, is_v09)
         with pytest.raises(surface_service.SurfaceValidationError) as info:
             await agents.asurfaces(agent.pk, sid, [data("zz", "/", 1)])
@@ -243,12 +244,11 @@ async def test_python_api_push_and_actions(stream_token, agent):
 
 def test_python_api_sync_wrapper(transactional_db, user, agent):
     from a2ui import tokens
-    from a2ui.services import sessions
 
     token = tokens.verify_stream_token(tokens.issue_stream_token(user, agent).token)
-    session = sessions.open_session(token, {}, {"v0.9": {}})
+    session = admission.open_session(token, {}, {"v0.9": {}})
     result = agents.surfaces(agent, session.session_id, booking())
-    assert result == {"delivered": 3, "seq": 3, "clients": {}}  # no client attached
+    assert result == {"delivered": 3, "seq": 3, "clients": {}, "reached": {}}  # no client attached
     row = Surface.objects.get(session=session)
     state = SurfaceState.from_dict(row.state)
     assert state.is_complete()

@@ -1,6 +1,6 @@
 """Capabilities per client (issue 24, item 1): a session is not its opener's.
 
-The registry of a session's attached clients (``a2ui.services.clients``: caps leases tagged
+The registry of a session's attached clients (``a2ui.sessions.clients``: caps leases tagged
 with what each client declared, process-local or Redis), the resumable clients kept with the
 session in PostgreSQL, the union ``acapabilities`` recomputes as clients join and leave, the
 ``clients`` of a push's answer (read in the round trip that numbers it), and the store: a
@@ -17,8 +17,9 @@ from channels.db import database_sync_to_async
 
 from a2ui import agents
 from a2ui.core.surfaces import BASIC_CATALOG_ID
+from a2ui.infra import caps, shared
 from a2ui.models import A2UISessionLog
-from a2ui.services import caps, clients, shared
+from a2ui.sessions import clients
 from tests.agui.test_agui_socket import _issue, connected, open_agui
 from tests.agui1 import sse
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
@@ -175,7 +176,7 @@ async def test_an_agui_socket_session_takes_surfaces_and_a_v09_socket_joining_ge
     person = await open_agui(await _issue(user, agent))
     sid = await connected(person)
     reply = await push(bot, sid, booking())
-    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"agui": 1}}, reply
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"agui": 1}, "reached": {"agui": 1}}, reply
     v09, same = await v09_socket(await _stream_token(user, agent), session_id=sid)
     assert same == sid
     snapshot = await frames(v09, 3)

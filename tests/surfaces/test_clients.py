@@ -5,9 +5,10 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
+from a2ui import surfaces as surface_service
 from a2ui.core.surfaces import BASIC_CATALOG_ID, validate_batch
-from a2ui.services import groups
-from a2ui.services import surfaces as surface_service
+from a2ui.infra import groups
+from a2ui.push import sessions as session_actions
 from tests.surfaces.helpers import (
     V09_CAPS,
     action,
@@ -166,7 +167,7 @@ async def test_a_valid_surface_is_stored_whatever_the_clients_declared(stream_to
     comm, sid = await v09_socket(stream_token, capabilities={"v0.9": {
         "supportedCatalogIds": ["https://example.com/other.json"]}})
     reply = await push(agent, sid, booking())
-    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"v09": 1}}, reply
+    assert reply["result"] == {"delivered": 3, "seq": 3, "clients": {"v09": 1}, "reached": {"v09": 1}}, reply
     # A catalog the server does not know stays an error.
     reply = await push(agent, sid, [create("s9", "https://example.com/other.json")], "p0")
     err = reply["error"]["data"]["error"]
@@ -405,10 +406,9 @@ async def test_consent_required_blocks_actions(stream_token, agent_key, settings
 
 
 async def test_session_close_closes_v09_socket(stream_token, agent_key):
-    from a2ui.services import sessions
 
     comm, sid = await v09_socket(stream_token)
-    await sessions.aclose_session(sid, reason="bye", close_code=4010)
+    await session_actions.aclose_session(sid, reason="bye", close_code=4010)
     out = await comm.receive_output(timeout=3)
     assert out["type"] == "websocket.close" and out["code"] == 4010
     assert await database_sync_to_async(lambda: True)()

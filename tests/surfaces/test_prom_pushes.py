@@ -1,11 +1,11 @@
 """A real push over two protocols (an AG-UI socket and a v0.9 socket on one session) shows in
 the Prometheus scrape per protocol: pushes counted and latency observed for each, the session
 counted under each protocol attached, a bad frame refused on each counted under its code
-(``a2ui.services.prom``; docs/operations.md "Metrics")."""
+(``a2ui.infra.prom``; docs/operations.md "Metrics")."""
 
 import pytest
 
-from a2ui.services import prom
+from a2ui.infra import prom
 from tests.agui.test_agui_socket import _issue, connected, event_of, open_agui
 from tests.promutil import samples, scrape, value
 from tests.surfaces.helpers import booking, create, frames, push, v09_socket

@@ -7,6 +7,7 @@ import pytest
 from django.test import AsyncClient
 
 from a2ui import agents
+from a2ui.push import sessions as session_actions
 from tests.surfaces.helpers import booking, data, v09_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -116,7 +117,6 @@ async def test_sse_snapshot_live_and_resume(stream_token, agent):
 
 
 async def test_sse_empty_session_and_close(stream_token, agent):
-    from a2ui.services import sessions
 
     user, sid = await v09_user(stream_token)
     resp = await AsyncClient().get(url(sid, stream_token))
@@ -124,7 +124,7 @@ async def test_sse_empty_session_and_close(stream_token, agent):
     await stream.next()
     assert (await stream.next())["event"] == "a2ui-reset"
     assert (await stream.next()) == {"id": "0"}
-    await sessions.aclose_session(sid, reason="done", close_code=4010)
+    await session_actions.aclose_session(sid, reason="done", close_code=4010)
     with pytest.raises(StopAsyncIteration):
         await stream.next()
     await user.disconnect()
@@ -161,7 +161,8 @@ async def _asgi_stream(path):
 async def test_sse_counts_itself_and_uncounts_when_the_client_hangs_up(stream_token, agent):
     """The stream counts itself in the session like a socket (so direct delivery never skips
     it) and uncounts when the client goes; the session is then detached as with a socket."""
-    from a2ui.services import direct, shared
+    from a2ui.infra import shared
+    from a2ui.push import direct
 
     user, sid = await v09_user(stream_token)
     hexid = sid.replace("-", "")
@@ -186,7 +187,7 @@ async def test_sse_counts_itself_and_uncounts_when_the_client_hangs_up(stream_to
 async def test_sse_takes_direct_pushes_in_order(stream_token, agent):
     """With the stream as the session's only listener here, pushes reach it directly, in
     order, each numbered by the surface store."""
-    from a2ui.services import direct
+    from a2ui.push import direct
 
     user, sid = await v09_user(stream_token)
     await user.disconnect()  # the stream alone shows the session now

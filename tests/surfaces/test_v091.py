@@ -11,9 +11,9 @@ from django.test import AsyncClient
 from rest_framework.test import APIClient
 
 from a2ui import agents
+from a2ui import surfaces as surface_service
 from a2ui.core.surfaces import BASIC_CATALOG_ID
-from a2ui.services import sessions
-from a2ui.services import surfaces as surface_service
+from a2ui.sessions import lifecycle as sessions
 from tests.surfaces.helpers import (
     booking,
     components,

@@ -14,7 +14,7 @@ import pytest
 from django.test import AsyncClient
 
 from a2ui import agents
-from a2ui.services import sessions
+from a2ui.push import sessions as session_actions
 from tests.core.test_snapshot_invariant import run as run_op
 from tests.sessionops import Ops
 from tests.surfaces.helpers import V, v09_socket
@@ -217,7 +217,7 @@ async def test_a_confirm_is_answered_by_its_buttons(stream_token, agent):
 async def test_a_form_submit_goes_to_the_agent_as_user_respond(stream_token, agent):
     from channels.layers import get_channel_layer
 
-    from a2ui.services import groups
+    from a2ui.infra import groups
 
     c = await Clients.open(stream_token)
     layer = get_channel_layer()
@@ -364,5 +364,5 @@ async def test_closing_the_session_ends_it(stream_token, agent):
     c = await Clients.open(stream_token)
     await agents.arender(agent, c.sid, "card", {"title": "x"})
     await c.take()
-    await sessions.aclose_session(c.sid, reason="done", close_code=4010)
+    await session_actions.aclose_session(c.sid, reason="done", close_code=4010)
     await c.close()

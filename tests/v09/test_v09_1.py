@@ -142,7 +142,7 @@ def test_web_core_takes_a_surface_deleted_and_created_again() -> None:
     ({}, None),
 ])
 def test_client_catalog_ids_read_the_v0_9_1_key(caps, expected) -> None:
-    from a2ui.services.surfaces import client_catalog_ids, declares_a2ui
+    from a2ui.surfaces import client_catalog_ids, declares_a2ui
 
     got = client_catalog_ids(caps)
     assert (None if got is None else set(got)) == expected
@@ -150,7 +150,7 @@ def test_client_catalog_ids_read_the_v0_9_1_key(caps, expected) -> None:
 
 
 def test_parse_client_capabilities_checks_each_entry() -> None:
-    from a2ui.services.surfaces import SurfaceValidationError, parse_client_capabilities
+    from a2ui.surfaces import SurfaceValidationError, parse_client_capabilities
 
     both = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]},
             "v0.9.1": {"supportedCatalogIds": [OTHER], "inlineCatalogs": []}}

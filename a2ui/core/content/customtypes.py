@@ -8,7 +8,7 @@ named like URLs checked by the URL policy), and an update is checked again after
 applied. The web client draws it with the renderer the host registered
 (``window.a2ui.registerComponent``, docs/client.md).
 
-Sans-I/O: the settings are read by ``a2ui.services.componenttypes``, which calls
+Sans-I/O: the settings are read by ``a2ui.surfaces.componenttypes``, which calls
 :func:`install`; this module keeps the compiled validators.
 """
 

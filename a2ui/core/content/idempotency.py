@@ -3,7 +3,7 @@
 Every agent push (seed 000's ``ui.*`` methods, ``agui.event``, ``a2ui.v09``, on the agent
 socket, REST, the Python API and MCP) may carry an ``idempotency_key``: a string the agent
 chooses, unique per push within the session. A retry with the same key is answered with the
-original outcome and nothing is stored or shown twice (``a2ui.services.outcomes``).
+original outcome and nothing is stored or shown twice (``a2ui.push.keys``).
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ def _cancel(params: dict[str, Any]) -> dict[str, Any]:
 def _message(params: dict[str, Any]) -> dict[str, Any]:
     """The person's chat message (extension ``user.message``): ``content`` a non-empty string,
     ``metadata`` an optional object. Shape only, and made encodable: the transcript's checks
-    (length, markdown sanitizing) are the services' (``a2ui.services.activity``)."""
+    (length, markdown sanitizing) are the services' (``a2ui.surfaces.activity``)."""
     out: dict[str, Any] = {}
     out["content"] = clean_tree(f.string(params, "content", P, required=True, non_empty=True),
                                 f.join(P, "content"))
@@ -246,7 +246,7 @@ def _message(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: USER_ACTION types with a meaning of their own on the AG-UI socket (a2ui.services.actions): on the
+#: USER_ACTION types with a meaning of their own on the AG-UI socket (a2ui.agui.actions): on the
 #: JSON-RPC socket each has its own method, so ``user.action`` refuses them.
 RESERVED_ACTIONS = {
     "submit": "user.respond", "respond": "user.respond", "approve": "user.approve",

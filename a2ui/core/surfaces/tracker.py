@@ -1,7 +1,7 @@
 """What one v0.9 client socket has been sent (sans-I/O: no Django, no network).
 
 Used by every socket or stream that forwards a session's surfaces (/ws/v09, the JSON-RPC user
-socket, SSE); re-exported by ``a2ui.services.surfaces``.
+socket, SSE); re-exported by ``a2ui.surfaces``.
 """
 
 from a2ui.core.surfaces.errors import PROTOCOL_VERSION

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
 from a2ui.models import Agent
-from a2ui.services import agents as agent_service
+from a2ui.sessions import agents as agent_service
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from a2ui.compliance import chain as auditchain
 from a2ui.management.output import write_document
-from a2ui.services import auditchain
 
 
 class Command(BaseCommand):

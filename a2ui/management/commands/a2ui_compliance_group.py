@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from a2ui.services import revocation
+from a2ui.compliance import access
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         from django.contrib.auth import get_user_model
         from django.core.management.base import CommandError
 
-        group, created = revocation.ensure_compliance_group()
+        group, created = access.ensure_compliance_group()
         self.stdout.write(
             f"{'Created' if created else 'Updated'} group {group.name!r} with "
             f"{group.permissions.count()} permissions."

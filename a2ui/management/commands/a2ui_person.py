@@ -3,8 +3,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from a2ui.compliance import person
 from a2ui.management.output import write_document
-from a2ui.services import person
 
 
 class Command(BaseCommand):

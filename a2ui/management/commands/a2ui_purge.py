@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from a2ui.compliance import purge
 from a2ui.conf import a2ui_settings
-from a2ui.services import purge
 
 
 def _days(value):

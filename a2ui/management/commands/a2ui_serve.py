@@ -12,7 +12,7 @@ Run from the command line, it serves with C ``malloc`` as Python's allocator (``
 default ``malloc``; it runs itself once more with ``PYTHONMALLOC=malloc``, and glibc's
 ``MALLOC_ARENA_MAX=2`` unless set, unless ``PYTHONMALLOC`` is set already). CPython's own small-object allocator gives a 1 MB arena back only once every
 object in it is freed, so after a burst of sockets the process kept what the burst used; with
-``malloc`` the full collection after a mass close (``a2ui.services.memory``) hands the freed
+``malloc`` the full collection after a mass close (``a2ui.infra.memory``) hands the freed
 pages back. It costs CPU: docs/performance.md has both figures; ``--allocator pymalloc`` keeps
 CPython's. ``--allocator jemalloc`` runs on C ``malloc`` with jemalloc preloaded in glibc's
 place (``LD_PRELOAD``; ``MALLOC_CONF`` as :data:`JEMALLOC_CONF` unless set): less memory per

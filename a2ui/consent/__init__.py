@@ -1,0 +1,1 @@
+"""Consent: which consents a session needs, a person's choices and their revocation."""

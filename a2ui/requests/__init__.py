@@ -1,0 +1,2 @@
+"""Pending requests: what an agent asks a person (input, confirm), their answers and who
+waits for them."""

@@ -1,0 +1,1 @@
+"""Runs: an AG-UI 1.0 run's record, its event log and its stream's lease."""
