@@ -61,6 +61,9 @@ class A2UIConfig(AppConfig):
         adapters.use_source(lambda: a2ui_settings.ADAPTERS)  # A2UI['ADAPTERS'], read lazily
 
         prom.setup()  # the Prometheus metrics, when A2UI['PROMETHEUS'] is on
+        from a2ui.surfaces import componenttypes
+
+        componenttypes.install()  # the host project's component types (A2UI['COMPONENT_TYPES'])
 
         from a2ui.remote import runtime
 

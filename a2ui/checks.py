@@ -39,7 +39,10 @@ def _check_consents(user):
 
 #: Settings that must be positive numbers (seconds, fractions allowed).
 POSITIVE_NUMBERS = ("METRICS_FLUSH_SECONDS", "HEALTH_CACHE_SECONDS",
-                    "HEALTH_CHECK_TIMEOUT_SECONDS", "REPLAY_FLUSH_SECONDS")
+                    "HEALTH_CHECK_TIMEOUT_SECONDS", "REPLAY_FLUSH_SECONDS",
+                    "AGENT_PING_TIMEOUT_SECONDS")
+#: Settings that must be numbers >= 0 (0: off).
+NON_NEGATIVE_NUMBERS = ("AGENT_PING_SECONDS",)
 
 
 def _check_flush(user):
@@ -48,6 +51,11 @@ def _check_flush(user):
         value = user.get(name, DEFAULTS[name])
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             errors.append(Error(f"A2UI[{name!r}] must be a positive number.", id="a2ui.E004"))
+    for name in NON_NEGATIVE_NUMBERS:
+        value = user.get(name, DEFAULTS[name])
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            errors.append(Error(f"A2UI[{name!r}] must be a number, 0 or more (0: off).",
+                                id="a2ui.E004"))
     return errors
 
 
@@ -63,6 +71,20 @@ def _check_catalogs(user):
     except ImproperlyConfigured as exc:
         return [Error(str(exc), hint="A2UI['CATALOGS'] lists dotted paths or JSON file paths of "
                       "catalogs shaped like the basic catalog.", id="a2ui.E005")]
+    return []
+
+
+def _check_component_types(user):
+    """A2UI['COMPONENT_TYPES'] names and schemas compile (a2ui.E040)."""
+    from a2ui.core.content.customtypes import DefinitionError
+    from a2ui.surfaces.componenttypes import compile_setting
+
+    try:
+        compile_setting(user.get("COMPONENT_TYPES", DEFAULTS["COMPONENT_TYPES"]))
+    except DefinitionError as exc:
+        return [Error(f"A2UI['COMPONENT_TYPES'] {exc}.", hint="A dict {name: {\"schema\": "
+                      "<JSON Schema of the data>}}; see docs/client.md, \"Your own components\".",
+                      id="a2ui.E040")]
     return []
 
 
@@ -140,6 +162,7 @@ def check_a2ui_settings(app_configs, **kwargs):
     errors += _check_consents(user)
     errors += _check_flush(user)
     errors += _check_catalogs(user)
+    errors += _check_component_types(user)
     errors += _check_edge(user)
     errors += _check_audit(user)
     errors += _check_redis_url()

@@ -15,6 +15,7 @@ import os
 
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.utils.translation import gettext_lazy
 
 
 def env_int(name, default):
@@ -23,6 +24,16 @@ def env_int(name, default):
         return default
     try:
         return int(value)
+    except ValueError:
+        return value  # left for the system check to report, not a crash at import
+
+
+def _env_number(name, default):
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        return float(value)
     except ValueError:
         return value  # left for the system check to report, not a crash at import
 
@@ -48,8 +59,9 @@ DEFAULTS = {
     "REQUIRED_CONSENTS": [t.strip() for t in os.environ.get("A2UI_REQUIRED_CONSENTS", "")
                           .split(",") if t.strip()],
     "CONSENT_DESCRIPTIONS": {
-        "data_collection": "The agent may collect the information you enter.",
-        "ui_interaction": "The agent may show you interactive screens and read your answers.",
+        "data_collection": gettext_lazy("The agent may collect the information you enter."),
+        "ui_interaction": gettext_lazy(
+            "The agent may show you interactive screens and read your answers."),
     },
     # Session metrics are buffered in memory and flushed at this interval (seconds).
     "METRICS_FLUSH_SECONDS": 2.0,
@@ -120,6 +132,10 @@ DEFAULTS = {
     # A2UI v0.9 catalogs besides the basic one: dotted paths (to a dict, or a callable
     # returning one) or JSON file paths, each a catalog in the basic catalog's shape.
     "CATALOGS": [],
+    # The host project's own seed-000 component types: {name: {"schema": <JSON Schema of the
+    # component's data>}} (a2ui.core.content.customtypes; the web client draws each with the
+    # renderer registered by window.a2ui.registerComponent, docs/client.md).
+    "COMPONENT_TYPES": {},
     # A session's activity (a2ui.core.activity: transcript, tool calls, state document, plans,
     # resource tree, roster, artifacts; docs/settings.md). Kept: the newest messages and tool
     # calls; refused: what goes beyond the others.
@@ -203,8 +219,22 @@ DEFAULTS = {
     # database, Redis, the channel layer) fails after this long without an answer.
     "HEALTH_CACHE_SECONDS": 1.0,
     "HEALTH_CHECK_TIMEOUT_SECONDS": 0.5,
+    # Whether an agent socket's agent answers (a2ui.jsonrpc.liveness): the server sends each
+    # agent socket an ``a2ui.ping`` request this often (seconds; 0: never), and a socket that
+    # answered none for AGENT_PING_TIMEOUT_SECONDS no longer counts as its agent being there
+    # (its people see it offline) until it answers again. Frozen agents show within the sum.
+    "AGENT_PING_SECONDS": _env_number("A2UI_AGENT_PING_SECONDS", 4),
+    "AGENT_PING_TIMEOUT_SECONDS": _env_number("A2UI_AGENT_PING_TIMEOUT_SECONDS", 8),
     # Web client.
     "SERVE_STATIC": True,
+    # The page's title (the app's own client and login pages; None: "Assistant", translated).
+    "SITE_TITLE": None,
+    # Apps whose djangojs catalogs the client's page embeds besides the app's own (the strings
+    # of a host project's own components; a2ui.web.i18n).
+    "CLIENT_I18N_PACKAGES": [],
+    # ES modules (static paths) the client page loads before the client starts: a host
+    # project's component renderers (docs/client.md, "Your own components").
+    "CLIENT_MODULES": [],
     # The protocols served: modules exposing an ADAPTER (a2ui.core.adapters). One line each.
     "ADAPTERS": [
         "a2ui.jsonrpc.adapter",

@@ -97,6 +97,10 @@ class AgentClient:
         try:
             async for raw in self._ws:
                 msg = json.loads(raw)
+                if msg.get("method") == "a2ui.ping" and msg.get("id") is not None:
+                    # The server's liveness check (a2ui.jsonrpc.liveness): answer at once.
+                    await self._send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+                    continue
                 if "method" in msg:
                     self._outcome(msg["method"], msg.get("params") or {})
                     for handler in self._handlers.get(msg["method"], []):

@@ -89,6 +89,8 @@ MIDDLEWARE = [
     # collected (DJANGO_STATIC_COLLECTED), from the finders with short-lived caching otherwise.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The person's language (the language cookie, then Accept-Language, among LANGUAGES).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -199,6 +201,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+# The languages the pages follow: the app ships French; Arabic shows the right-to-left layout
+# (Django's own strings translated, the app's in English).
+LANGUAGES = [("en", "English"), ("fr", "Français"), ("ar", "العربية")]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -254,6 +259,7 @@ SPECTACULAR_SETTINGS = {
 
 A2UI = {
     "REDIS_URL": REDIS_URL or None,
+    "SITE_TITLE": "A2UI example",
     # Daphne serves /static/ through the finders in development; once collected, WhiteNoise does.
     "SERVE_STATIC": _env_flag("A2UI_SERVE_STATIC", not STATIC_COLLECTED),
 }

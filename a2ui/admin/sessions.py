@@ -226,12 +226,19 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
         _, at, messages = replaylog.screen(obj, _moment(request))
         nonce = csp.get_nonce(request)
         response = TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay_frame.html",
-                                    {"messages": messages, "at": at, "nonce": nonce})
+                                    {"messages": messages, "at": at, "nonce": nonce,
+                                     "agent_name": _agent_name(obj)})
         response["Content-Security-Policy"] = REPLAY_POLICY.format(nonce=nonce)
         response["X-Content-Type-Options"] = "nosniff"
         response["Referrer-Policy"] = "same-origin"
         response["Cache-Control"] = "no-store"
         return response
+
+
+def _agent_name(session):
+    """The session's agent as the person's page names it (its chat labels)."""
+    agent = session.agent
+    return (agent.display_name or agent.name) if agent is not None else ""
 
 
 class ShortSessionMixin:

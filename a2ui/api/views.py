@@ -2,6 +2,7 @@
 
 import logging
 
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -32,8 +33,8 @@ def _key(request):
 
 
 #: What a person is shown when the site has no agent to give them (the detail is logged).
-NO_AGENT_FOR_PEOPLE = ("No assistant is available on this page yet. Please try again later; "
-                       "the site's operators have been told.")
+NO_AGENT_FOR_PEOPLE = gettext_lazy("No assistant is available on this page yet. Please try "
+                                   "again later; the site's operators have been told.")
 
 
 class StreamTokenView(A2UIAPIView):
@@ -52,7 +53,7 @@ class StreamTokenView(A2UIAPIView):
         agent = find_agent(agent_id) if agent_id else tokens.default_agent()
         if agent is None:
             if agent_id:
-                raise ValidationError({"agent_id": ["Unknown or inactive agent."]})
+                raise ValidationError({"agent_id": [gettext("Unknown or inactive agent.")]})
             # The person is told what they can do; the site's operators, what to set.
             log.warning("a2ui: %s could not open a session: no default agent (several or no "
                         "active agents and no A2UI['DEFAULT_AGENT']; manage.py check "

@@ -24,6 +24,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
@@ -49,12 +50,20 @@ def known_types():
 
 
 def describe(types):
-    """``[{"type", "description"}]`` for the a2ui.consent_required prompt."""
+    """``[{"type", "description"}]`` for the a2ui.consent_required prompt, in the active
+    language (descriptions may be ``gettext_lazy`` strings in the settings)."""
     texts = a2ui_settings.CONSENT_DESCRIPTIONS or {}
     return [
-        {"type": t, "description": texts.get(t) or f"The agent asks for your consent: {t}."}
+        {"type": t, "description": str(texts.get(t) or "")
+         or gettext("The agent asks for your consent: %(type)s.") % {"type": t}}
         for t in types
     ]
+
+
+def state(missing):
+    """``[{"type", "description", "granted"}]``: each required type, given or not (what the
+    person's page lists under "Your consent"), from a socket's missing types."""
+    return [{**d, "granted": d["type"] not in missing} for d in describe(required_types())]
 
 
 def consent_required_error(missing):

@@ -243,7 +243,8 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
         try:
             msg = jsonrpc.parse(raw or "", max_size=self.max_payload_size)
         except ProtocolError as exc:
-            await self.refuse_input(exc)
+            if not await self.took_response(raw):
+                await self.refuse_input(exc)
             return
         if await self.respond_to(msg, self.handle(msg)):
             await self.after_response()
@@ -270,6 +271,11 @@ class JsonRpcConsumer(SafeSocketMixin, AsyncWebsocketConsumer):
 
     async def after_response(self):
         """Hook: work to do once the response to the current message has gone out."""
+
+    async def took_response(self, raw):
+        """Hook: ``raw``, not a request, is the peer's response to a request of ours (True:
+        taken; False: refused as an invalid request). Only the agent socket sends requests."""
+        return False
 
     async def handle(self, msg):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -37,6 +37,7 @@ from a2ui.core.content import idempotency
 from a2ui.core.content import methods as wire
 from a2ui.core.errors import DomainError
 from a2ui.infra import caps, groups, tracing
+from a2ui.jsonrpc import liveness
 from a2ui.push import answers, outcome, sweep
 from a2ui.push import entry as pushentry
 from a2ui.requests import pending
@@ -91,6 +92,9 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         # The agent's people are told it is online if this is its first socket or listener.
         await presence.ajoin(self.agent.id, self.channel_name)
         await self.accept()
+        # ... and offline when it stops answering the server's pings (a frozen agent).
+        self.liveness = liveness.Liveness(self.agent.id, self.channel_name, self.send_obj)
+        self.liveness.start()
         sweep.ensure_started()
         waiting = await pending.aundelivered_count(self.agent.id)
         if waiting:  # answers given while no socket of the agent could take them
@@ -103,9 +107,13 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
     cap_lease = None  # the agent key's place among its sockets (a2ui.infra.caps)
 
+    liveness = None  # a2ui.jsonrpc.liveness.Liveness once connected
+
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
             timer.cancel()
+        if self.liveness is not None:
+            self.liveness.stop()
         try:
             if self.agent is not None:
                 await presence.aleave(self.channel_name)
@@ -114,6 +122,14 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         finally:
             if self.cap_lease is not None:
                 await self.cap_lease.release_shielded()
+
+    async def took_response(self, raw):
+        """The agent's answer to an ``a2ui.ping`` (a2ui.jsonrpc.liveness)."""
+        if self.liveness is None or not liveness.is_answer(raw):
+            return False
+        if not self.gone:
+            await self.liveness.answered()
+        return True
 
     async def handle(self, msg):
         # The agent methods are the adapters' dispatch table (a2ui.core.agentmethods).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2ui.core.content.components import COMPONENT_TYPES
+from a2ui.core.content.components import all_types
 from a2ui.rpc.jsonrpc import DEFAULT_MAX_SIZE
 
 DEFAULT_RATE_LIMIT_PER_MINUTE = 60
@@ -19,7 +19,7 @@ def server_capabilities(
     (e.g. ``protocol_versions``) so deployments can advertise more without a new API."""
     caps: dict[str, Any] = {
         "max_payload_size": max_payload_size,
-        "supported_components": list(COMPONENT_TYPES),
+        "supported_components": list(all_types()),
         "rate_limit_per_minute": rate_limit_per_minute,
     }
     caps.update(extra)

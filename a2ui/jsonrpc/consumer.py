@@ -7,6 +7,9 @@ channel layer dropped something, and the socket is resynchronised from the datab
 """
 
 
+from django.utils import translation
+from django.utils.translation import gettext_lazy
+
 from a2ui import surfaces as surface_service
 from a2ui.compliance import replay as replaylog
 from a2ui.conf import a2ui_settings
@@ -27,10 +30,11 @@ from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
 from a2ui.sessions import admission, clients, presence
 from a2ui.sessions import lifecycle as sessions
 from a2ui.sessions.counters import buffer
+from a2ui.web.i18n import scope_language
 
 State = sessions.State
 #: Operator closes (a2ui.push.revocation) and the title of the notice sent before them.
-OPERATOR_CLOSES = {4010: "Session terminated", 4011: "Access revoked"}
+OPERATOR_CLOSES = {4010: gettext_lazy("Session terminated"), 4011: gettext_lazy("Access revoked")}
 
 
 class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
@@ -56,6 +60,9 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             await self.reject(ErrorCode.AUTH_FAILED, reason)
             return
         self.token = auth.token
+        # The texts the server writes for the person (consents, an operator's close) are in
+        # the page's language: the handshake's language cookie or Accept-Language.
+        self.language = scope_language(self.scope)
         refused = await self.take_cap()
         if refused is not None:
             await self.accept()
@@ -141,7 +148,15 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         }
         if agent_status is not None:
             result["agent_status"] = agent_status
+        if consent.required_types():  # what the page lists under "Your consent"
+            result["consents"] = self.consent_state()
         return result
+
+    language = None
+
+    def consent_state(self):
+        with translation.override(self.language):
+            return consent.state(self.missing_consents)
 
     async def _watch_agent(self, agent_id):
         """Join the agent's presence group, then read its presence: a change after the read
@@ -197,7 +212,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         await self.announce(session, snapshot is not None, session.capabilities)
 
     async def prompt_consents(self):
-        data = {"consent_types": consent.describe(self.missing_consents)}
+        with translation.override(self.language):
+            data = {"consent_types": consent.describe(self.missing_consents)}
         await replaylog.arecord(self.session_id, 0, Kind.CONSENT_REQUIRED, data)
         await self.send(text_data=wire.encode(Kind.CONSENT_REQUIRED, data))
 
@@ -274,6 +290,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
             "consent_type": consent_type,
             "granted": granted,
             "missing": list(self.missing_consents),
+            "consents": self.consent_state(),
         }
 
     async def on_message(self, msg):
@@ -336,6 +353,16 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         elif messages:
             await self.send_obj(jsonrpc.notification("a2ui.v09", {"messages": messages}))
 
+    async def a2ui_consent_changed(self, message):
+        """A consent of the person changed (here, in another tab or process, by the REST API
+        or an operator): the page is told, so it lists it and pauses or resumes questions."""
+        await super().a2ui_consent_changed(message)
+        if self.session_id is None or self.gone or not consent.required_types():
+            return
+        await self.send_obj(jsonrpc.notification("a2ui.consent_changed", {
+            "consent_type": message["consent_type"], "granted": message["granted"],
+            "consents": self.consent_state()}))
+
     async def a2ui_agent_presence(self, message):
         """The session's agent came online or went offline (``a2ui.sessions.presence``)."""
         if self.session_id is None or self.gone:
@@ -349,7 +376,8 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
     async def announce_close(self, code, reason):
         if reason and code in OPERATOR_CLOSES:
             # Daphne does not pass close reasons on: say why in a toast the client shows.
+            with translation.override(self.language):
+                title = str(OPERATOR_CLOSES[code])
             await self.send_obj(jsonrpc.notification("ui.notify", {
-                "level": "warning", "title": OPERATOR_CLOSES[code], "message": reason,
-                "duration_ms": 0,
+                "level": "warning", "title": title, "message": reason, "duration_ms": 0,
             }))

@@ -5,6 +5,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from a2ui.core.content import customtypes
 from a2ui.core.content.updates import apply_update
 from a2ui.core.errors import DomainError, Fault
 from a2ui.models import RenderedComponent
@@ -80,8 +81,9 @@ def _updated(session_id, params, *, lock):
 
 
 def is_form(session_id, component_id):
-    """True when the id names a rendered form component (its submit is a user.respond)."""
-    return component_sql.has_component(session_id, component_id, "form")
+    """True when the id names a rendered form component, or a component of a host project's
+    own type (A2UI['COMPONENT_TYPES']): its submit is a user.respond the agent gets as is."""
+    return component_sql.has_component(session_id, component_id, ("form", *customtypes.names()))
 
 
 # Expiry ----------------------------------------------------------------------------------------

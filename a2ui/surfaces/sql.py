@@ -68,12 +68,14 @@ def component(session_id, component_id, *, for_update=False):
     return None if row is None else sql.instance(RenderedComponent, row, connection)
 
 
-def has_component(session_id, component_id, component_type):
+def has_component(session_id, component_id, component_types):
+    """Whether the session has the component, of one of ``component_types`` (a tuple)."""
     connection = connections["default"]
     table, cols = sql.names(RenderedComponent)
+    kinds = ", ".join(["%s"] * len(component_types))
     statement = (f"SELECT 1 FROM {table} WHERE {cols['session']} = %s AND {cols['component_id']} = %s"
-           f" AND {cols['component_type']} = %s LIMIT 1")
+           f" AND {cols['component_type']} IN ({kinds}) LIMIT 1")
     with connection.cursor() as cursor:
         cursor.execute(statement, [sql.prep(RenderedComponent, "session", session_id, connection),
-                             component_id, component_type])
+                             component_id, *component_types])
         return cursor.fetchone() is not None

@@ -12,14 +12,18 @@ does it for a view) and ``connect-src`` to the page's own host over ws/wss. See 
 """
 
 from django import template
+from django.conf import settings
 from django.middleware.csrf import get_token
 from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
+from django.utils import translation
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from a2ui import tokens
+from a2ui.conf import a2ui_settings
 from a2ui.models import Agent
-from a2ui.web import csp, importmap
+from a2ui.web import csp, i18n, importmap
 
 register = template.Library()
 
@@ -58,9 +62,36 @@ def _token_url():
     return DEFAULT_TOKEN_URL
 
 
+def _custom_catalogs():
+    """The definitions of A2UI['CATALOGS'] (the client builds their components from them);
+    an entry that does not load is left out (the system check a2ui.E005 says why)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from a2ui.surfaces.catalogs import load_catalog
+
+    out = []
+    for entry in a2ui_settings.CATALOGS or []:
+        try:
+            definition = load_catalog(entry)
+        except ImproperlyConfigured:
+            continue
+        if isinstance(definition.get("catalogId"), str):
+            out.append(definition)
+    return out
+
+
+def _agent_name(agent):
+    """The display name of the page's agent (chat labels), '' when none is known."""
+    record = (Agent.objects.filter(name=agent, is_active=True).first() if agent
+              else tokens.default_agent())
+    if record is None:
+        return ""
+    return record.display_name or record.name
+
+
 @register.inclusion_tag("a2ui/_client.html", takes_context=True)
 def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True,
-                import_map=True, agent=None, chat=False):
+                import_map=True, agent=None, chat=False, logout_url=""):
     """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
 
     The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9; both are
@@ -74,6 +105,8 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
     ``chat=True`` shows the conversation (the chat box) from the start, so the person can write
     first to an agent that has pushed no activity; by default it appears with the session's
     first activity.
+
+    ``logout_url`` puts a "Log out" button (a POST form) in the client's bar.
     """
     request = _request(context)
     if agent is not None and not Agent.objects.filter(name=agent, is_active=True).exists():
@@ -91,4 +124,11 @@ def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=
         "chat": bool(chat),
         "stylesheet": static("a2ui/client/a2ui.css"),
         "module": static("a2ui/client/main.js"),
+        "modules": [static(path) for path in a2ui_settings.CLIENT_MODULES or []],
+        "logout_url": logout_url,
+        "agent_name": _agent_name(agent),
+        "language": translation.get_language() or settings.LANGUAGE_CODE,
+        "direction": "rtl" if translation.get_language_bidi() else "ltr",
+        "i18n": i18n.client_catalog(),
+        "catalogs": _custom_catalogs() if v09 else [],
     }

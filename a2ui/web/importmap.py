@@ -35,9 +35,18 @@ def entries():
     return {spec: f"{VENDOR_DIR}/{name}" for spec, name in manifest().get("entries", {}).items()}
 
 
+#: The client's public API (docs/client.md, "Your own components"): a host project's modules
+#: import it by this specifier, so they share the client's own module instance.
+CLIENT_API = "a2ui/client"
+CLIENT_API_PATH = "a2ui/client/api.js"
+
+
 def build_import_map():
-    """The import map as a dict: ``{"imports": {specifier: static URL}}``."""
-    return {"imports": {spec: static(path) for spec, path in entries().items()}}
+    """The import map as a dict: ``{"imports": {specifier: static URL}}``: the vendored
+    bundle's entries and the client's API."""
+    imports = {spec: static(path) for spec, path in entries().items()}
+    imports[CLIENT_API] = static(CLIENT_API_PATH)
+    return {"imports": imports}
 
 
 def import_map_json():

@@ -178,7 +178,8 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
         # The demo asks for a consent: its questions wait until the person allows it.
         consent = page.get_by_role("dialog", name="Your consent is needed")
         expect(consent).to_contain_text("The agent may collect the information you enter.")
-        expect(consent).to_contain_text("data_collection")
+        # ... and the bar says one is missing (the person's consents, in the page).
+        expect(page.locator("[data-a2ui-consent]")).to_have_attribute("data-missing", "1")
         expect(page.get_by_role("dialog", name="What would you like to search for?")
                ).to_have_count(0)
         consent.get_by_role("button", name="Allow").click()
@@ -209,6 +210,8 @@ def test_demo_command_walkthrough_and_clean_stop(browser, demo):
                                     headers={"X-CSRFToken": csrf, "Referer": f"{base}/a2ui/"})
         assert revoked.status == 200, revoked.text()
         expect(main.locator(".a2ui-toast", has_text="Consent revoked")).to_be_visible()
+        # The page is told too: the consent is listed as withdrawn, without a reload.
+        expect(page.locator("[data-a2ui-consent] summary")).to_contain_text("1 needed")
         assert not [line for line in console if line.startswith("error")], console
     finally:
         context.close()
@@ -239,3 +242,73 @@ def test_demo_stops_with_an_error_when_daphne_dies(start_demo):
     os.kill(daphne_pid, signal.SIGKILL)
     demo.assert_clean_stop(daphne_pid, status=1, last_line="CommandError: Daphne exited with "
                            f"status {-signal.SIGKILL}.")
+
+
+FOCUS = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  const css = getComputedStyle(el);
+  return { tag: el.tagName, text: (el.textContent || el.value || '').trim().slice(0, 60),
+           label: el.getAttribute('aria-label') || '', type: el.type || '',
+           outline: css.outlineStyle !== 'none' && parseFloat(css.outlineWidth) >= 2,
+           visible: el.matches(':focus-visible') };
+}"""
+
+
+def tab_to(page, predicate, limit=60):
+    """Press Tab until the focused element matches; every stop on the way has its focus
+    visible (a 2 px outline at least). Returns the focused element's description."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUS)
+        if focused["tag"] != "BODY":
+            assert focused["visible"] and focused["outline"], focused
+        if predicate(focused):
+            return focused
+    raise AssertionError("not reached by Tab")
+
+
+def test_demo_keyboard_only(browser, demo):
+    """The demo walked with the keyboard alone: log in, allow the consent, answer the input
+    request, approve the confirmation; Tab, Enter and Space only, the focus always visible."""
+    base = f"http://127.0.0.1:{demo.port}"
+    demo.wait_for_line(r"Open\s+")
+    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto("/a2ui/")
+        tab_to(page, lambda f: f["tag"] == "INPUT" and f["type"] == "text")
+        page.keyboard.type("demo")
+        tab_to(page, lambda f: f["type"] == "password")
+        page.keyboard.type("demo-password")
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(f"{base}/a2ui/")
+        # The consent prompt takes the focus when it opens; Space allows.
+        consent = page.get_by_role("dialog", name="Your consent is needed")
+        expect(consent.get_by_role("button", name="Allow")).to_be_focused(timeout=30000)
+        page.keyboard.press("Space")
+        # The input request takes the focus: type, Tab to Send, Enter.
+        dialog = page.get_by_role("dialog", name="What would you like to search for?")
+        expect(dialog.get_by_role("textbox")).to_be_focused(timeout=30000)
+        page.keyboard.type("solar panels")
+        focused = tab_to(page, lambda f: f["text"] == "Send", limit=5)
+        assert focused["tag"] == "BUTTON"
+        page.keyboard.press("Enter")
+        expect(page.locator("[data-a2ui-client]")).to_contain_text("solar panels")
+        # The confirmation: Approve has the focus; Tab reaches Reject and back with Shift+Tab.
+        confirm = page.get_by_role("dialog", name=re.compile("Confirm Purchase"))
+        expect(confirm.get_by_role("button", name="Approve")).to_be_focused(timeout=30000)
+        tab_to(page, lambda f: f["text"] == "Reject", limit=3)
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate(FOCUS)["text"] == "Approve"
+        screenshot(page, "demo-keyboard-confirm")
+        page.keyboard.press("Space")
+        expect(page.locator(".a2ui-toast", has_text="Purchase approved")).to_be_visible()
+        # The consents in the bar are reached by Tab and open with Enter.
+        page.keyboard.press("Shift+Tab")  # away from the page's end, wherever focus is
+        page.locator("body").focus()
+        tab_to(page, lambda f: f["text"].startswith("Your consent"))
+        page.keyboard.press("Enter")
+        expect(page.locator("[data-a2ui-consent]")).to_have_attribute("open", "")
+    finally:
+        context.close()

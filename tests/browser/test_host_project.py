@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -87,6 +88,10 @@ def host(tmp_path_factory):
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"),
           str(source)], cwd=tmp, env=env)
     wheel = next((tmp / "dist").glob("django_a2ui-*.whl"))
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    # The translations ship compiled: a pip-installed app needs no msgfmt (docs/client.md).
+    assert {"a2ui/locale/fr/LC_MESSAGES/django.mo",
+            "a2ui/locale/fr/LC_MESSAGES/djangojs.mo"} <= shipped
     _run([sys.executable, "-m", "venv", str(tmp / "venv")], env=env)
     bin_dir = tmp / "venv" / "bin"
     _run([str(bin_dir / "pip"), "install", "-q", str(wheel)], cwd=tmp, env=env)
@@ -171,6 +176,9 @@ def test_readme_steps_give_a_working_site(host, browser):
         page.get_by_role("button", name="Log in").click()
         client = page.locator("[data-a2ui-client]")
         expect(client).to_have_attribute("data-connection", "connected", timeout=15_000)
+        # The app's own page: its title (A2UI['SITE_TITLE'], else "Assistant") and log out.
+        assert page.title() == "Assistant"
+        expect(client.locator(".a2ui-bar").get_by_role("button", name="Log out")).to_be_visible()
         sid = page.evaluate("sessionStorage.getItem('a2ui.session_id')")
         # The agent starts after the page opened: it is told of the session all the same.
         agent = AgentThread(host, host.key)
@@ -199,7 +207,7 @@ def test_readme_steps_give_a_working_site(host, browser):
         # The vendored bundle is a handful of files, not node_modules' hundreds of modules.
         assert len([url for url in requested if "/a2ui/vendor/" in url]) <= 12, requested
 
-        expect(page.locator("[data-a2ui-toasts]")).not_to_contain_text("Surface error")
+        expect(page.locator("[data-a2ui-toasts]")).not_to_contain_text("could not be shown")
         assert not page.locator("[data-a2ui-toasts]").inner_text().strip()
         assert not failed, failed
         assert not errors, errors

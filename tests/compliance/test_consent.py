@@ -75,8 +75,11 @@ async def test_agent_request_refused_until_granted(stream_token, agent_key, user
 
         await send(comm, consent_msg("data_collection", True, rpc_id="c1"))
         reply = await recv_until(comm, lambda m: m.get("id") == "c1")
+        consents = reply["result"].pop("consents")  # what the page lists (docs/client.md)
         assert reply["result"] == {"consent_type": "data_collection", "granted": True,
                                    "missing": ["ui_interaction"]}
+        assert [(c["type"], c["granted"]) for c in consents] == [
+            ("data_collection", True), ("ui_interaction", False)]
         note = await recv_until(agent, lambda m: m.get("method") == "consent.changed")
         assert note["params"] == {"session_id": sid, "consent_type": "data_collection",
                                   "granted": True}

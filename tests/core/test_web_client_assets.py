@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from django.contrib.staticfiles import finders
 from django.core.checks import run_checks
 from django.template import Context, Template
@@ -82,7 +83,9 @@ def test_import_map_points_at_vendored_static_files_found_by_default_finders(set
     settings.STATIC_URL = "/static/"
     imports = importmap.build_import_map()["imports"]
     assert imports["markdown-it"] == "/static/a2ui/vendor/markdown-it.js"
-    assert set(imports) == set(MANIFEST["entries"])
+    # The bundle's entries, and the client's API for a host project's own components.
+    assert set(imports) == set(MANIFEST["entries"]) | {"a2ui/client"}
+    assert imports["a2ui/client"] == "/static/a2ui/client/api.js"
     # The default finders of a fresh project (no finder of ours) find every entry and chunk.
     with override_settings(STATICFILES_FINDERS=[
             "django.contrib.staticfiles.finders.FileSystemFinder",
@@ -118,6 +121,7 @@ def render_client(options=""):
         Context({"request": request}))
 
 
+@pytest.mark.django_db  # the tag names the page's agent (chat labels)
 def test_the_client_tag_emits_the_import_map_unless_told_not_to():
     for options in ("", "v09=False"):
         html = render_client(options)
@@ -144,6 +148,7 @@ def test_collectstatic_with_manifest_storage_serves_the_map_and_its_chunks(setti
         "BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
     call_command("collectstatic", "--noinput", *ONLY_THE_APPS, verbosity=0)
     imports = importmap.build_import_map()["imports"]
+    assert re.fullmatch(r"/static/a2ui/client/api\.[0-9a-f]{12}\.js", imports.pop("a2ui/client"))
     for spec, url in imports.items():
         # Hashed names (cacheable forever), each file present in STATIC_ROOT...
         assert re.fullmatch(r"/static/a2ui/vendor/[\w-]+\.[0-9a-f]{12}\.js", url), (spec, url)

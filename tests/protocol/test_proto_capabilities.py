@@ -37,6 +37,9 @@ def test_sans_io_imports_only_stdlib_and_nh3():
         "uuid",
         "itertools",
         "nh3",
+        # JSON Schema validation, as a2ui.core.surfaces validates v0.9 catalogs (no $ref is
+        # retrieved): a host project's own component types (a2ui.core.content.customtypes).
+        "jsonschema_rs",
     }
     root = Path(a2ui.__file__).parent
     sources = [*(root / "core" / "content").glob("*.py"), *(root / "rpc").glob("*.py")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from a2ui.core.content import drawn
+from a2ui.core.content import customtypes, drawn
 from a2ui.core.content import fields as f
 from a2ui.core.content.drawn import MAX_IMAGE_DIMENSION
 from a2ui.core.content.sanitize import (
@@ -195,9 +195,14 @@ _CHECKERS: dict[str, Callable[[dict[str, Any], str], None]] = {
 _DEFAULTS: dict[str, dict[str, Any]] = {"alert": {"severity": "info"}}
 
 
+def all_types() -> tuple[str, ...]:
+    """The nine of seed 000, then the host project's (``a2ui.core.content.customtypes``)."""
+    return COMPONENT_TYPES + customtypes.names()
+
+
 def check_component_type(component_type: Any, path: str = "params.component_type") -> str:
-    if component_type not in COMPONENT_TYPES:
-        raise invalid_input(path, f"must be one of {', '.join(COMPONENT_TYPES)}")
+    if component_type not in COMPONENT_TYPES and not customtypes.is_custom(component_type):
+        raise invalid_input(path, f"must be one of {', '.join(all_types())}")
     return component_type
 
 
@@ -211,6 +216,9 @@ def validate_component(component_type: str, data: Any, path: str = "params.data"
     # Checked with its keys as they will be stored: sanitizing changes a key such as
     # "x_axis\x7f" into "x_axis", which must then be a valid x_axis.
     data = keys_as_stored(data, path)
+    if customtypes.is_custom(component_type):  # the host's schema; sanitized as any other
+        customtypes.check(component_type, data, path)
+        return sanitize_tree(data, path=path)
     _CHECKERS[component_type](data, path)
     content = data.get("content")
     if isinstance(content, dict):

@@ -290,6 +290,13 @@ def _steps(tree, data, model):
     return tree.column(children, "root")
 
 
+def _custom(tree, data, model):
+    """A host project's own component type (A2UI['COMPONENT_TYPES']): only the web client
+    has its renderer; a v0.9 client is shown its title and description."""
+    children = _heading(tree, data) or [tree.text(plain(data.get("label") or ""))]
+    tree.column(children, "root")
+
+
 BUILDERS = {"card": _card, "table": _table, "chart": _chart, "form": _form,
             "markdown": _markdown, "code": _code, "image": _image, "alert": _alert,
             "steps": _steps}
@@ -298,7 +305,7 @@ BUILDERS = {"card": _card, "table": _table, "chart": _chart, "form": _form,
 def component_tree(component_type, data):
     """(components, data model or None) of one seed-000 component; the root is ``root``."""
     tree, model = _Tree(), {}
-    BUILDERS[component_type](tree, _view(data), model)
+    BUILDERS.get(component_type, _custom)(tree, _view(data), model)
     return tree.components, (model if component_type == "form" else None)
 
 

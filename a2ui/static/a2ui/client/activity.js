@@ -4,6 +4,7 @@
 // does (a2ui/core/activity.py); a `snapshot` replaces it whole (resume, resync). Each change
 // redraws only what it touched (activityviews.js builds the DOM: text as text, never innerHTML).
 import { h, isObject } from './dom.js';
+import { gettext as _ } from './i18n.js';
 import * as V from './activityviews.js';
 import { ArtifactView } from './artifactview.js';
 
@@ -50,12 +51,12 @@ export class Activity {
     this.active = false; // an agent spoke AG-UI-native: the chat is shown from then on
     this.chatAlways = Boolean(hooks.chat); // {% a2ui_client chat=True %}: shown from the start
     this.views = new Map(); // artifact id -> ArtifactView (an edit in progress survives updates)
-    this.chat = V.chatPanel((content) => this.hooks.request('user.message', { content }));
-    this.tools = V.panel('a2ui-tool-calls', 'Tool calls', { a2uiToolCalls: '' });
-    this.plans = V.panel('a2ui-plans', 'Plan', { a2uiPlans: '' });
-    this.artifacts = V.panel('a2ui-artifacts', 'Artifacts', { a2uiArtifacts: '' });
-    this.roster = V.panel('a2ui-roster', 'Agents', { a2uiRoster: '' });
-    this.resources = V.panel('a2ui-resources', 'Resources', { a2uiResources: '' });
+    this.chat = V.chatPanel((content) => this.hooks.request('user.message', { content }), hooks.agentName || '');
+    this.tools = V.panel('a2ui-tool-calls', _('Tool calls'), { a2uiToolCalls: '' });
+    this.plans = V.panel('a2ui-plans', _('Plan'), { a2uiPlans: '' });
+    this.artifacts = V.panel('a2ui-artifacts', _('Artifacts'), { a2uiArtifacts: '' });
+    this.roster = V.panel('a2ui-roster', _('Agents'), { a2uiRoster: '' });
+    this.resources = V.panel('a2ui-resources', _('Resources'), { a2uiResources: '' });
     this.state = V.statePanel();
     this.mainEl = h('div', { class: 'a2ui-activity', dataset: { a2uiActivity: 'main' } },
       this.plans.el, this.tools.el, this.artifacts.el, this.chat.el);

@@ -4,11 +4,17 @@
 // are artifactview.js's.
 import { highlightBlocks } from './highlight.js';
 import { h, isObject, plain } from './dom.js';
+import { errorSentence } from './errors.js';
+import { gettext as _, interpolate } from './i18n.js';
 import { renderMarkdownText } from './markdown.js';
 
 const MAX_JSON = 20000; // characters of a JSON value shown (tool results, parameters, state)
 const MAX_INPUT = 16000; // A2UI['ACTIVITY_MAX_MESSAGE_LENGTH']'s default
-const ROLE_LABELS = { agent: 'Agent', user: 'You', system: 'System' };
+const ROLE_LABELS = { agent: _('Assistant'), user: _('You'), system: _('System') };
+const STATUS_LABELS = {
+  PENDING: _('Pending'), RUNNING: _('Running'), COMPLETED: _('Completed'), FAILED: _('Failed'), CANCELLED: _('Cancelled'),
+  ACTIVE: _('Active'), ONLINE: _('Online'), BUSY: _('Busy'), IDLE: _('Idle'), OFFLINE: _('Offline'),
+};
 const TOOL_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'];
 const PLAN_STATUSES = ['ACTIVE', 'COMPLETED', 'FAILED', 'CANCELLED'];
 const AGENT_STATUSES = ['ONLINE', 'BUSY', 'IDLE', 'OFFLINE'];
@@ -18,7 +24,7 @@ function oneOf(value, choices, fallback) {
 }
 
 function badge(status) {
-  return h('span', { class: `a2ui-badge a2ui-badge-${status.toLowerCase()}` }, status.charAt(0) + status.slice(1).toLowerCase());
+  return h('span', { class: `a2ui-badge a2ui-badge-${status.toLowerCase()}` }, STATUS_LABELS[status] || status);
 }
 
 function markdown(source) {
@@ -36,7 +42,7 @@ export function jsonText(value) {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [plain(k), decoded(x, depth + 1)]));
   };
   const s = JSON.stringify(decoded(value), null, 2) ?? 'null';
-  return s.length > MAX_JSON ? `${s.slice(0, MAX_JSON)}\n… (${s.length - MAX_JSON} more characters)` : s;
+  return s.length > MAX_JSON ? `${s.slice(0, MAX_JSON)}\n… ${interpolate(_('(%(count)s more characters)'), { count: s.length - MAX_JSON })}` : s;
 }
 
 /** A titled panel whose items go in `list`; hidden until it has some. */
@@ -48,26 +54,39 @@ export function panel(cls, title, dataset) {
 }
 
 // ---- chat ------------------------------------------------------------------------------------
-function message(m) {
+// Who wrote a message, once: the person's own messages are "You"; an agent's are named by the
+// sender it gave, or by the page's agent (its display name) when it gave only the generic
+// "agent"; a system message says so.
+const GENERIC_SENDERS = new Set(['', 'agent', 'assistant', 'ai', 'bot']);
+
+export function senderName(m, role, agentName) {
+  if (role === 'user') return ROLE_LABELS.user;
+  const sender = plain(m.sender).trim();
+  if (role === 'system') return sender && sender.toLowerCase() !== 'system' ? sender : ROLE_LABELS.system;
+  return GENERIC_SENDERS.has(sender.toLowerCase()) ? (agentName || ROLE_LABELS.agent) : sender;
+}
+
+function message(m, agentName) {
   const role = oneOf(m.role, Object.keys(ROLE_LABELS), 'agent');
   const body = role === 'agent'
     ? markdown(m.content)
     : h('p', { class: 'a2ui-msg-text' }, plain(m.content));
-  return h('li', { class: `a2ui-msg a2ui-msg-${role}`, dataset: { messageId: m.message_id, role } },
+  return h('article', { class: `a2ui-msg a2ui-msg-${role}`, dataset: { messageId: m.message_id, role } },
     h('div', { class: 'a2ui-msg-head' },
-      h('bdi', { class: 'a2ui-msg-sender' }, plain(m.sender) || ROLE_LABELS[role]),
-      h('span', { class: 'a2ui-msg-role' }, ROLE_LABELS[role])),
+      h('bdi', { class: 'a2ui-msg-sender' }, senderName(m, role, agentName))),
     h('div', { class: 'a2ui-msg-body' }, body));
 }
 
-export function chatPanel(send) {
-  const log = h('ol', { class: 'a2ui-transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', dataset: { a2uiTranscript: '' } });
-  const input = h('textarea', { class: 'a2ui-chat-input', name: 'message', rows: '2', maxlength: String(MAX_INPUT), 'aria-label': 'Message to the agent', placeholder: 'Write a message…' });
-  const button = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, 'Send');
+export function chatPanel(send, agentName = '') {
+  const log = h('div', { class: 'a2ui-transcript', role: 'log', 'aria-live': 'polite', 'aria-label': _('Messages'), dataset: { a2uiTranscript: '' } });
+  const to = agentName || ROLE_LABELS.agent;
+  const input = h('textarea', { class: 'a2ui-chat-input', name: 'message', rows: '2', maxlength: String(MAX_INPUT), 'aria-label': interpolate(_('Message to %(name)s'), { name: to }), placeholder: _('Write a message…') });
+  const button = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, _('Send'));
   const error = h('p', { class: 'a2ui-field-error', role: 'alert', hidden: true });
   const form = h('form', { class: 'a2ui-chat-form', dataset: { a2uiChatForm: '' } }, input, button);
-  const el = h('section', { class: 'a2ui-panel a2ui-chat', hidden: true, 'aria-label': 'Conversation', dataset: { a2uiChat: '' } },
-    h('h2', { class: 'a2ui-panel-title' }, 'Conversation'), log, form, error);
+  const title = agentName ? interpolate(_('Conversation with %(name)s'), { name: agentName }) : _('Conversation');
+  const el = h('section', { class: 'a2ui-panel a2ui-chat', hidden: true, 'aria-label': title, dataset: { a2uiChat: '' } },
+    h('h2', { class: 'a2ui-panel-title' }, title), log, form, error);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const content = input.value;
@@ -78,7 +97,7 @@ export function chatPanel(send) {
       await send(content);
       input.value = '';
     } catch (err) {
-      error.textContent = `Not sent: ${plain(isObject(err) ? err.message : String(err))}`;
+      error.textContent = interpolate(_('Not sent: %(reason)s'), { reason: errorSentence(err) });
       error.hidden = false;
     } finally {
       button.disabled = false;
@@ -96,7 +115,7 @@ export function chatPanel(send) {
     el,
     show(m) {
       const end = atEnd();
-      const li = message(m);
+      const li = message(m, agentName);
       const old = [...log.children].find((c) => c.dataset.messageId === m.message_id);
       if (old) old.replaceWith(li); else log.append(li);
       if (end) log.scrollTop = log.scrollHeight;
@@ -105,7 +124,7 @@ export function chatPanel(send) {
       for (const li of [...log.children]) if (!map.has(li.dataset.messageId)) li.remove();
     },
     replace(map) {
-      log.replaceChildren(...[...map.values()].map(message));
+      log.replaceChildren(...[...map.values()].map((m) => message(m, agentName)));
       log.scrollTop = log.scrollHeight;
     },
   };
@@ -122,16 +141,16 @@ export function toolCall(c) {
   if (working && c.progress !== undefined && c.progress !== null && Number.isFinite(progress)) {
     const pct = Math.min(Math.max(progress, 0), 100);
     el.append(h('div', { class: 'a2ui-tool-progress' },
-      h('progress', { max: '100', value: String(pct), 'aria-label': `${plain(c.tool_name) || 'Tool'}: ${Math.round(pct)}%` }),
+      h('progress', { max: '100', value: String(pct), 'aria-label': `${plain(c.tool_name) || _('Tool')}: ${Math.round(pct)}%` }),
       h('span', { class: 'a2ui-muted' }, `${Math.round(pct)}%`)));
   }
   if (c.message) el.append(h('p', { class: 'a2ui-tool-message' }, plain(c.message)));
   if (isObject(c.parameters) && Object.keys(c.parameters).length) {
-    el.append(h('details', { class: 'a2ui-json' }, h('summary', {}, 'Parameters'),
+    el.append(h('details', { class: 'a2ui-json' }, h('summary', {}, _('Parameters')),
       h('pre', { class: 'a2ui-json-pre', tabindex: '0' }, jsonText(c.parameters))));
   }
   if ('result' in c && c.result !== undefined) {
-    el.append(h('details', { class: 'a2ui-json a2ui-tool-result', open: true }, h('summary', {}, 'Result'),
+    el.append(h('details', { class: 'a2ui-json a2ui-tool-result', open: true }, h('summary', {}, _('Result')),
       h('pre', { class: 'a2ui-json-pre', tabindex: '0' }, jsonText(c.result))));
   }
   if (c.error) el.append(h('p', { class: 'a2ui-tool-error', role: 'status' }, plain(c.error)));
@@ -171,14 +190,14 @@ export function roster(agents) {
     return h('li', { class: 'a2ui-agent', dataset: { agentId: plain(a.id), status } },
       h('span', { class: `a2ui-agent-dot a2ui-agent-${status.toLowerCase()}`, 'aria-hidden': 'true' }),
       h('bdi', { class: 'a2ui-agent-name' }, plain(a.name)),
-      h('span', { class: 'a2ui-agent-status' }, status.charAt(0) + status.slice(1).toLowerCase()));
+      h('span', { class: 'a2ui-agent-status' }, STATUS_LABELS[status] || status));
   }));
 }
 
 export function statePanel() {
   const pre = h('pre', { class: 'a2ui-json-pre a2ui-state-doc', tabindex: '0' });
   const el = h('details', { class: 'a2ui-panel a2ui-state', hidden: true, dataset: { a2uiState: '' } },
-    h('summary', { class: 'a2ui-panel-title' }, 'State'), pre);
+    h('summary', { class: 'a2ui-panel-title' }, _('State')), pre);
   return {
     el,
     show(state) {

@@ -1,16 +1,21 @@
 // The client: routes server notifications to the regions, prompts, tasks and toasts.
 import { Activity } from './activity.js';
+import { componentRenderer, onRegistered, registeredTypes } from './api.js';
 import { COMPONENT_TYPES, renderComponent } from './components.js';
 import { Connection } from './connection.js';
+import { Consents, pausedNote } from './consent.js';
 import { h, isObject, safeUrl, text } from './dom.js';
+import { describeError } from './errors.js';
+import { gettext as _, interpolate } from './i18n.js';
 import { Prompts } from './prompts.js';
 import { V09Surfaces } from './v09.js';
 
 const PRIORITY_RANK = { high: 0, normal: 1, low: 2 };
-const STATE_LABELS = { idle: 'Idle', connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' };
+const STATE_LABELS = { idle: _('Idle'), connecting: _('Connecting…'), connected: _('Connected'), reconnecting: _('Reconnecting…'), closed: _('Disconnected') };
 // While connected: whether the session's agent is there (a2ui.init's agent_status, then the
-// a2ui.agent_status notifications). Answers given while it is offline wait for it.
-const AGENT_LABELS = { online: 'Assistant connected', offline: 'Assistant offline — your answers are kept' };
+// a2ui.agent_status notifications; the server pings the agent, so a frozen one shows offline
+// within about 12 s). Answers given while it is offline wait for it.
+const AGENT_LABELS = { online: _('Assistant connected'), offline: _('Assistant offline — your answers are kept') };
 // After the person answers (a prompt, a form), the next new main-region component within this
 // time is taken as the agent's reply and shown where they answered, not at the end of the page.
 const REPLY_WINDOW_MS = 15000;
@@ -18,7 +23,7 @@ const REPLY_WINDOW_MS = 15000;
 // session's components in their order) puts each reply back where the person saw it.
 const REPLIES_KEY = 'a2ui.replies';
 const MAX_REPLIES = 100;
-const CLOSED_LABELS = { timed_out: 'timed out', answered: 'was answered', cancelled: 'was cancelled' };
+const CLOSED_LABELS = { timed_out: _('The question’s time ran out.'), answered: _('The question was answered elsewhere.'), cancelled: _('The question was withdrawn.') };
 
 export class App {
   constructor(root) {
@@ -39,19 +44,30 @@ export class App {
     this.taskEls = new Map();
     this.sequence = 0;
     this.prompts = new Prompts(q('[data-a2ui-prompts]'), {
-      send: (m, p) => this.send(m, p), toast: (t) => this.toast(t), onChange: () => this.updateEmpty(),
+      send: (m, p) => this.send(m, p), request: (m, p) => this.request(m, p),
+      toast: (t) => this.toast(t), onChange: () => this.updateEmpty(),
       onAnswered: (slot) => this.holdReplySlot(slot),
+      onConsentNeeded: (types) => this.consents.markMissing(types),
+      showConsents: () => this.consents.reveal(),
+      onConsentAnswer: (result) => { if (Array.isArray(result?.consents)) this.consents.set(result.consents); },
+    });
+    this.consents = new Consents(q('[data-a2ui-consent]'), {
+      request: (m, p) => this.request(m, p),
+      onChange: (missing) => this.setPaused(missing),
     });
     this.v09 = new V09Surfaces(q('[data-a2ui-surfaces]'), {
       onAction: (action) => this.send('a2ui.v09', { messages: [{ version: 'v0.9', action }] }),
-      onError: (message) => this.toast({ level: 'error', title: 'Surface error', message }),
+      onError: (message) => this.toast({ level: 'error', title: _('Part of the page could not be shown'), message }),
       onChange: () => this.updateEmpty(),
     });
     this.activity = new Activity(this.tasks, q('[data-a2ui-region="sidebar"]'), {
-      request: (m, p) => this.connection.request(m, p),
+      request: (m, p) => this.request(m, p),
       onChange: () => this.updateEmpty(),
       chat: root.dataset.chat === '1', // {% a2ui_client chat=True %}
+      agentName: root.dataset.agentName || '',
     });
+    // A renderer registered after the start (api.js): draw again what it can now draw.
+    this.unsubscribe = onRegistered((change) => this.registered(change));
     const ds = root.dataset;
     this.connection = new Connection({
       tokenUrl: ds.tokenUrl || '/api/v4/stream-token',
@@ -60,9 +76,9 @@ export class App {
       csrfToken: ds.csrfToken || readCookie('csrftoken'),
       clientInfo: { name: 'a2ui web client', version: ds.clientVersion || '0.1.0' },
       capabilities: {
-        supported_components: COMPONENT_TYPES.slice(),
+        supported_components: [...COMPONENT_TYPES, ...registeredTypes()],
         supports_file_upload: true,
-        'v0.9': { supportedCatalogIds: [V09Surfaces.catalogId] },
+        'v0.9': { supportedCatalogIds: V09Surfaces.catalogIds() },
       },
     }, {
       onState: (state, detail) => this.showState(state, detail),
@@ -83,6 +99,11 @@ export class App {
 
   send(method, params) {
     return this.connection.notify(method, params);
+  }
+
+  /** A request to the server: a Promise of its result (rejects with the JSON-RPC error). */
+  request(method, params) {
+    return this.connection.request(method, params);
   }
 
   // ---- connection state ----------------------------------------------------------------------
@@ -106,6 +127,7 @@ export class App {
 
   sessionStarted({ resumed, result }) {
     this.setAgentStatus(result?.agent_status);
+    if (Array.isArray(result?.consents)) this.consents.set(result.consents);
     if (!resumed) {
       // A new session: nothing on screen belongs to it.
       for (const id of [...this.components.keys()]) this.removeComponent(id);
@@ -121,10 +143,36 @@ export class App {
     }
   }
 
+  /** A JSON-RPC error nobody waited for: in human words (errors.js), the code in the console. */
   rpcError(err) {
-    const code = isObject(err) && err.code !== undefined ? ` (${err.code})` : '';
-    const message = isObject(err) ? text(err.message || 'Error') : text(String(err));
-    this.toast({ level: 'error', title: `Server error${code}`, message, duration_ms: 8000 });
+    console.warn('a2ui: server error', err);
+    if (isObject(err) && err.code === -32010 && Array.isArray(err.data?.consent_types)) {
+      this.consents.markMissing(err.data.consent_types);
+    }
+    const { title, message } = describeError(err);
+    const el = this.toast({ level: 'error', title, message, duration_ms: 8000 });
+    if (isObject(err) && Number.isInteger(err.code)) el.dataset.code = String(err.code);
+  }
+
+  /** Questions (prompts, forms) wait while a consent the site asks for is withdrawn. */
+  setPaused(missing) {
+    const paused = Array.isArray(missing) && missing.length > 0;
+    this.paused = paused;
+    this.root.dataset.consentMissing = paused ? missing.join(' ') : '';
+    // A consent given (here, in the list, or elsewhere): its prompt has nothing left to ask.
+    for (const c of this.consents?.items || []) if (c.granted) this.prompts.close(`consent:${c.type}`);
+    this.prompts.setPaused(paused);
+    for (const entry of this.components.values()) pauseForm(entry.el, paused, () => this.consents.reveal());
+  }
+
+  registered(change) {
+    if (change.kind !== 'component') return;
+    for (const [id, entry] of this.components) {
+      if (entry.type !== change.type) continue;
+      const el = this.buildFrame(id, entry);
+      entry.el.replaceWith(el);
+      entry.el = el;
+    }
   }
 
   // ---- dispatch ------------------------------------------------------------------------------
@@ -145,7 +193,12 @@ export class App {
           // was away is in no message of it.
           if (p.snapshot === true) this.v09.clear();
           return this.v09.process(Array.isArray(p.messages) ? p.messages : []);
-        case 'a2ui.consent_required': return this.prompts.consent(p);
+        case 'a2ui.consent_required':
+          this.consents.markMissing((Array.isArray(p.consent_types) ? p.consent_types : []).map((c) => (isObject(c) ? c.type : String(c))));
+          return this.prompts.consent(p);
+        case 'a2ui.consent_changed':
+          if (Array.isArray(p.consents)) this.consents.set(p.consents);
+          return undefined;
         case 'a2ui.request_closed': return this.requestClosed(p);
         case 'a2ui.agent_status': return this.setAgentStatus(p.status);
         case 'ui.remove': case 'ui.delete': return this.removeComponent(p.component_id);
@@ -153,7 +206,7 @@ export class App {
       }
     } catch (err) {
       console.error('a2ui: failed to handle', msg.method, err);
-      this.toast({ level: 'error', title: 'Display error', message: `Could not show ${msg.method}.` });
+      this.toast({ level: 'error', title: _('Part of the page could not be shown'), message: _('Something the assistant sent could not be shown. Reload the page if something seems missing.') });
     }
     return undefined;
   }
@@ -161,8 +214,8 @@ export class App {
   // ---- components ----------------------------------------------------------------------------
   render(p) {
     const id = p.component_id;
-    if (!id || !COMPONENT_TYPES.includes(p.component_type)) {
-      this.toast({ level: 'warning', title: 'Unsupported component', message: text(p.component_type || '') });
+    if (!id || typeof p.component_type !== 'string' || !p.component_type) {
+      console.warn('a2ui: ui.render without an id or a type', p);
       return;
     }
     const existing = this.components.get(id);
@@ -200,11 +253,13 @@ export class App {
       dataset: { componentId: id, componentType: entry.type, priority, seq: this.sequence },
     });
     if (entry.metadata.position === 'overlay') {
-      frame.append(h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': 'Close', on: { click: () => this.removeComponent(id) } }, '×'));
+      frame.append(h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': _('Close'), on: { click: () => this.removeComponent(id) } }, '×'));
     }
     const ctx = {
       componentId: id,
       send: (m, params) => this.send(m, params),
+      // A host project's component (api.js) answers the agent: user.respond keyed by its id.
+      respond: (value) => this.request('user.respond', { request_id: id, value }),
       navigate: (url, newTab) => this.navigate(url, newTab),
       toast: (t) => this.toast(t),
       remove: () => this.removeComponent(id),
@@ -216,10 +271,28 @@ export class App {
         this.holdReplySlot(slot);
       },
     };
-    frame.append(renderComponent(entry.type, entry.data, ctx));
+    frame.append(COMPONENT_TYPES.includes(entry.type) ? renderComponent(entry.type, entry.data, ctx) : this.renderCustom(entry, ctx));
+    if (this.paused) pauseForm(frame, true, () => this.consents.reveal());
     const title = frame.querySelector('h2, h3, caption, figcaption, .a2ui-alert-title');
     if (title) frame.setAttribute('aria-label', title.textContent);
     return frame;
+  }
+
+  /** A host project's component type (api.js); until its renderer is registered, a note. */
+  renderCustom(entry, ctx) {
+    const render = componentRenderer(entry.type);
+    if (render) {
+      try {
+        const node = render(entry.data, ctx);
+        if (node instanceof Node) return node;
+        if (node !== null && node !== undefined) console.warn(`a2ui: the renderer of ${entry.type} returned no DOM node`);
+        return h('div', { class: 'a2ui-custom-empty' });
+      } catch (err) {
+        console.error(`a2ui: the renderer of ${entry.type} failed`, err);
+      }
+    }
+    return h('p', { class: 'a2ui-muted', dataset: { unsupported: entry.type } },
+      interpolate(_('This content cannot be shown on this page (%(type)s).'), { type: text(entry.type) }));
   }
 
   replies() {
@@ -334,7 +407,7 @@ export class App {
     if (!p.request_id) return;
     const wasOpen = this.prompts.close(`req:${p.request_id}`);
     if (wasOpen && p.status !== 'answered') {
-      this.toast({ level: 'info', title: 'Request closed', message: `The request ${CLOSED_LABELS[p.status] || text(p.status || 'closed')}.` });
+      this.toast({ level: 'info', title: p.status === 'timed_out' ? _('Time is up') : _('Question closed'), message: CLOSED_LABELS[p.status] || _('The question is closed.') });
     }
   }
 
@@ -347,16 +420,16 @@ export class App {
       const bar = h('progress', { class: 'a2ui-progress-bar' });
       const label = h('p', { class: 'a2ui-progress-message' });
       const log = h('div', { class: 'a2ui-progress-stream', role: 'log', 'aria-live': 'polite', hidden: true });
-      const cancel = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Cancel');
+      const cancel = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, _('Cancel'));
       const el = h('div', { class: 'a2ui-task', dataset: { taskId } },
         h('div', { class: 'a2ui-task-head' }, label, cancel), bar, log);
       t = { el, bar, label, log, cancel, done: false };
       cancel.addEventListener('click', () => {
         if (this.send('user.cancel', { task_id: taskId, reason: 'User requested cancellation' })) {
           cancel.disabled = true;
-          cancel.textContent = 'Cancelling…';
+          cancel.textContent = _('Cancelling…');
         } else {
-          this.toast({ level: 'error', title: 'Not connected', message: 'The task was not cancelled.' });
+          this.toast({ level: 'error', title: _('Not connected'), message: _('The task was not cancelled. Try again when the connection is back.') });
         }
       });
       this.taskEls.set(taskId, t);
@@ -366,7 +439,7 @@ export class App {
     const type = ['determinate', 'indeterminate', 'streaming'].includes(p.progress_type) ? p.progress_type : 'indeterminate';
     t.el.dataset.progressType = type;
     const message = p.message !== undefined && p.message !== null ? text(p.message) : '';
-    const labelText = `Task ${taskId}`;
+    const labelText = interpolate(_('Task %(id)s'), { id: text(taskId) });
     if (type === 'determinate') {
       const total = Number(p.total) > 0 ? Number(p.total) : 100;
       const value = Math.min(Math.max(Number(p.value) || 0, 0), total);
@@ -379,7 +452,7 @@ export class App {
     } else if (type === 'indeterminate') {
       t.bar.removeAttribute('value');
       t.bar.setAttribute('aria-label', message || labelText);
-      t.label.textContent = message || `${labelText}: working…`;
+      t.label.textContent = message || interpolate(_('%(task)s: working…'), { task: labelText });
     } else {
       t.bar.removeAttribute('value');
       t.bar.setAttribute('aria-label', labelText);
@@ -408,12 +481,12 @@ export class App {
   navigate(url, newTab) {
     const safe = safeUrl(url);
     if (!safe) {
-      this.toast({ level: 'warning', title: 'Navigation blocked', message: 'Only http(s) and relative addresses are followed.' });
+      this.toast({ level: 'warning', title: _('Link not opened'), message: _('The assistant sent an address this page does not open.') });
       return;
     }
     if (newTab) {
       const win = window.open(safe, '_blank', 'noopener,noreferrer');
-      if (!win) this.toast({ level: 'info', title: 'Open link', message: safe });
+      if (!win) this.toast({ level: 'info', title: _('Open link'), message: safe });
     } else {
       window.location.assign(safe);
     }
@@ -422,10 +495,10 @@ export class App {
   // ---- ui.notify -----------------------------------------------------------------------------
   toast(p) {
     const level = ['info', 'success', 'warning', 'error'].includes(p.level) ? p.level : 'info';
-    const close = h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': 'Dismiss notification' }, '×');
+    const close = h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': _('Dismiss notification') }, '×');
     const el = h('div', { class: `a2ui-toast a2ui-toast-${level}`, role: level === 'error' ? 'alert' : 'status' },
       h('div', { class: 'a2ui-toast-body' },
-        h('strong', { class: 'a2ui-toast-title' }, text(p.title || level)),
+        h('strong', { class: 'a2ui-toast-title' }, text(p.title || LEVEL_TITLES[level])),
         p.message ? h('p', {}, text(p.message)) : null),
       close);
     const remove = () => { clearTimeout(timer); el.remove(); };
@@ -436,6 +509,21 @@ export class App {
     const timer = duration > 0 ? setTimeout(remove, duration) : null;
     return el;
   }
+}
+
+const LEVEL_TITLES = { info: _('Note'), success: _('Done'), warning: _('Warning'), error: _('Problem') };
+
+/** Disable (or enable again) a form component's controls while a consent is missing. */
+function pauseForm(frame, paused, showConsents) {
+  const form = frame?.querySelector('form.a2ui-form');
+  if (!form) return;
+  form.querySelector(':scope > .a2ui-paused-note')?.remove();
+  for (const el of form.querySelectorAll('input, select, textarea, button')) {
+    if (paused && !el.disabled) { el.disabled = true; el.dataset.a2uiPaused = '1'; }
+    if (!paused && el.dataset.a2uiPaused) { el.disabled = false; delete el.dataset.a2uiPaused; }
+  }
+  form.classList.toggle('a2ui-paused', paused);
+  if (paused) form.prepend(pausedNote(showConsents));
 }
 
 function appendValue(current, value) {

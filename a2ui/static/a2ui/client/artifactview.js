@@ -7,6 +7,8 @@
 // person keeps their edit or loads the agent's version (docs/client.md).
 import { highlightInto } from './highlight.js';
 import { h, isObject, noBidi, plain } from './dom.js';
+import { errorSentence } from './errors.js';
+import { gettext as _, interpolate } from './i18n.js';
 
 const MAX_HIGHLIGHT = 100000; // longer artifacts stay plain text
 export const EDIT_ACTION = 'artifact_edit';
@@ -45,15 +47,15 @@ export class ArtifactView {
   head() {
     const a = this.artifact;
     const language = languageOf(a);
-    const note = this.editor ? 'Editing' : this.editable ? 'Editable' : 'Read-only';
-    const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Copy');
+    const note = this.editor ? _('Editing') : this.editable ? _('Editable') : _('Read-only');
+    const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, _('Copy'));
     copy.addEventListener('click', async () => {
       const shown = this.editor ? this.editor.textarea.value : this.source;
-      try { await navigator.clipboard.writeText(shown); copy.textContent = 'Copied'; } catch { copy.textContent = 'Copy failed'; }
-      setTimeout(() => { copy.textContent = 'Copy'; }, 2000);
+      try { await navigator.clipboard.writeText(shown); copy.textContent = _('Copied'); } catch { copy.textContent = _('Copy failed'); }
+      setTimeout(() => { copy.textContent = _('Copy'); }, 2000);
     });
     const edit = this.editable && !this.editor
-      ? h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small', dataset: { a2uiArtifactEdit: '' } }, 'Edit')
+      ? h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small', dataset: { a2uiArtifactEdit: '' } }, _('Edit'))
       : null;
     edit?.addEventListener('click', () => this.startEditing());
     return h('div', { class: 'a2ui-item-head' },
@@ -63,7 +65,7 @@ export class ArtifactView {
   }
 
   label() {
-    return `${plain(this.artifact.title) || 'Artifact'} (${languageOf(this.artifact) || 'text'})`;
+    return `${plain(this.artifact.title) || _('Artifact')} (${languageOf(this.artifact) || _('text')})`;
   }
 
   /** View mode: the agent's version, highlighted. */
@@ -80,16 +82,16 @@ export class ArtifactView {
     const textarea = h('textarea', {
       class: 'a2ui-artifact-editor', rows: String(Math.min(Math.max(lines + 1, 6), 30)),
       spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', wrap: 'off',
-      'aria-label': `Edit ${this.label()}`, dataset: { a2uiArtifactEditor: '' },
+      'aria-label': interpolate(_('Edit %(name)s'), { name: this.label() }), dataset: { a2uiArtifactEditor: '' },
     });
     textarea.value = this.source;
     const noticeText = h('span', {}, '');
-    const keep = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Keep my edit');
-    const reload = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, 'Load the agent’s version');
+    const keep = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, _('Keep my edit'));
+    const reload = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small' }, _('Load the agent’s version'));
     const notice = h('div', { class: 'a2ui-artifact-notice', role: 'alert', hidden: true, dataset: { a2uiArtifactNotice: '' } },
       noticeText, keep, reload);
-    const send = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-primary', dataset: { a2uiArtifactSend: '' } }, 'Send to agent');
-    const close = h('button', { type: 'button', class: 'a2ui-btn' }, 'Close editor');
+    const send = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-primary', dataset: { a2uiArtifactSend: '' } }, _('Send to agent'));
+    const close = h('button', { type: 'button', class: 'a2ui-btn' }, _('Close editor'));
     const status = h('p', { class: 'a2ui-artifact-status a2ui-muted', role: 'status' });
     this.editor = { textarea, base: this.source, pending: null, notice, noticeText, keep, send, status };
     keep.addEventListener('click', () => this.resolve(false));
@@ -113,7 +115,7 @@ export class ArtifactView {
       ed.pending = this.source;
     }
     const open = ed.pending !== null;
-    ed.noticeText.textContent = this.editable ? 'The agent changed this file.' : 'The agent made this file read-only.';
+    ed.noticeText.textContent = this.editable ? _('The agent changed this file.') : _('The agent made this file read-only.');
     ed.keep.hidden = !this.editable;
     ed.notice.hidden = !open;
     ed.send.disabled = open || !this.editable;
@@ -128,7 +130,7 @@ export class ArtifactView {
     ed.pending = null;
     ed.notice.hidden = true;
     ed.send.disabled = !this.editable;
-    ed.status.textContent = load ? 'The agent’s version is loaded.' : '';
+    ed.status.textContent = load ? _('The agent’s version is loaded.') : '';
     ed.textarea.focus();
   }
 
@@ -136,13 +138,13 @@ export class ArtifactView {
     const ed = this.editor;
     if (!ed || ed.send.disabled) return;
     ed.send.disabled = true;
-    ed.status.textContent = 'Sending…';
+    ed.status.textContent = _('Sending…');
     const payload = { content: ed.textarea.value, base_length: chars(ed.base) };
     try {
       await this.request('user.action', { action_type: EDIT_ACTION, component_id: this.id, payload });
-      if (this.editor === ed) ed.status.textContent = 'Sent to the agent.';
+      if (this.editor === ed) ed.status.textContent = _('Sent to the agent.');
     } catch (err) {
-      if (this.editor === ed) ed.status.textContent = `Not sent: ${plain(isObject(err) ? err.message : String(err))}`;
+      if (this.editor === ed) ed.status.textContent = interpolate(_('Not sent: %(reason)s'), { reason: errorSentence(err) });
     } finally {
       if (this.editor === ed) ed.send.disabled = ed.pending !== null || !this.editable;
     }

@@ -6,6 +6,7 @@
 // follows the page's theme (and its dark mode). Chart.js sets the canvas size through the
 // CSSOM, which the strict CSP (style-src 'self') allows.
 import { h, text } from './dom.js';
+import { gettext as _, interpolate } from './i18n.js';
 
 const TYPES = ['bar', 'line', 'pie'];
 // The server's bounds (a2ui/protocol/drawn.py), applied here too because sessions stored before
@@ -45,29 +46,31 @@ export function renderChart(data) {
   const type = TYPES.includes(data.chart_type) ? data.chart_type : 'bar';
   const labels = list(data.x_axis?.values, MAX_POINTS).map(text);
   const series = list(data.series, MAX_SERIES).map((s, idx) => ({
-    name: text(s?.name ?? `Series ${idx + 1}`),
+    name: text(s?.name ?? interpolate(_('Series %(n)s'), { n: idx + 1 })),
     data: list(s?.data, MAX_POINTS).map(num),
   }));
   const count = Math.max(labels.length, ...series.map((s) => s.data.length), 0);
   while (labels.length < count) labels.push(String(labels.length + 1));
   const title = text(data.title || '');
   const axes = { x: text(data.x_axis?.label || ''), y: text(data.y_axis?.label || '') };
-  const summary = `${title || 'Chart'}: ${type} chart` +
-    (series.length ? ` of ${series.map((s) => s.name).join(', ')}` : '');
+  const kinds = { bar: _('bar chart'), line: _('line chart'), pie: _('pie chart') };
+  const summary = series.length
+    ? interpolate(_('%(title)s: %(kind)s of %(series)s'), { title: title || _('Chart'), kind: kinds[type], series: series.map((s) => s.name).join(', ') })
+    : interpolate(_('%(title)s: %(kind)s'), { title: title || _('Chart'), kind: kinds[type] });
   const pie = type === 'pie' && series.length ? series[0].data.map((v) => Math.max(v, 0)) : [];
   const total = pie.reduce((a, b) => a + b, 0);
   const empty = !count || !series.length || (type === 'pie' && !total);
 
   const canvas = h('canvas', { role: 'img', 'aria-label': summary }, summary);
   const box = h('div', { class: `a2ui-chart-canvas a2ui-chart-${type}` },
-    empty ? h('p', { class: 'a2ui-chart-empty' }, 'No data') : canvas);
+    empty ? h('p', { class: 'a2ui-chart-empty' }, _('No data')) : canvas);
   const legendItems = type === 'pie' ? labels : series.map((s) => s.name);
   const legend = h('ul', { class: 'a2ui-chart-legend' }, legendItems.map((name, idx) =>
     h('li', {}, h('span', { class: `a2ui-swatch a2ui-series-${idx % 8}`, 'aria-hidden': 'true' }), name)));
   const head = [h('th', { scope: 'col' }, axes.x), series.map((s) => h('th', { scope: 'col' }, s.name))];
-  if (type === 'pie') head.push(h('th', { scope: 'col' }, 'Share'));
+  if (type === 'pie') head.push(h('th', { scope: 'col' }, _('Share')));
   const table = h('table', { class: 'a2ui-visually-hidden' },
-    h('caption', {}, title || 'Chart data'),
+    h('caption', {}, title || _('Chart data')),
     h('thead', {}, h('tr', {}, head)),
     h('tbody', {}, labels.map((label, i) => h('tr', {}, h('th', { scope: 'row' }, label),
       series.map((s) => h('td', {}, fmt(s.data[i] ?? 0))),
@@ -84,7 +87,7 @@ async function draw(figure, canvas, spec) {
     Chart = await load();
   } catch {
     figure.dataset.chartState = 'unavailable';
-    canvas.replaceWith(h('p', { class: 'a2ui-chart-empty' }, 'The chart could not be drawn; its data is in the table.'));
+    canvas.replaceWith(h('p', { class: 'a2ui-chart-empty' }, _('The chart could not be drawn; its data is in the table.')));
     return;
   }
   // Rendered components are attached right away; wait a few frames if this one is not yet.

@@ -2,6 +2,8 @@
 // component's data; every server string goes through text() and is inserted as text.
 import { renderChart } from './chart.js';
 import { h, isObject, safeUrl, text, uid } from './dom.js';
+import { errorSentence } from './errors.js';
+import { gettext as _, interpolate } from './i18n.js';
 import { highlightBlocks, highlightInto } from './highlight.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -34,9 +36,9 @@ function card(data, ctx) {
 }
 
 function cardAction(action, ctx) {
-  const label = text(action?.label || action?.action || 'Open');
+  const label = text(action?.label || action?.action || _('Open'));
   const url = action?.action === 'navigate' || action?.url ? safeUrl(action.url) : null;
-  if (!url) return h('button', { type: 'button', class: 'a2ui-btn', disabled: true, title: 'Unavailable' }, label);
+  if (!url) return h('button', { type: 'button', class: 'a2ui-btn', disabled: true, title: _('Unavailable') }, label);
   return h('button', {
     type: 'button', class: 'a2ui-btn',
     on: { click: () => ctx.navigate(url, Boolean(action.new_tab)) },
@@ -68,7 +70,7 @@ function table(data) {
       });
     }
     tbody.replaceChildren(...ordered.map((row) => h('tr', {}, headers.map((hd, i) => h('td', {}, cellText(cell(row, hd, i)))))));
-    if (!ordered.length) tbody.append(h('tr', {}, h('td', { colspan: Math.max(headers.length, 1), class: 'a2ui-muted' }, 'No rows')));
+    if (!ordered.length) tbody.append(h('tr', {}, h('td', { colspan: Math.max(headers.length, 1), class: 'a2ui-muted' }, _('No rows'))));
   };
   const ths = headers.map((hd) => {
     const label = text(hd.label ?? hd.key ?? '');
@@ -86,7 +88,7 @@ function table(data) {
     return th;
   });
   fill();
-  return h('div', { class: 'a2ui-table-wrap', tabindex: '0', role: 'region', 'aria-label': text(data.title || 'Table') },
+  return h('div', { class: 'a2ui-table-wrap', tabindex: '0', role: 'region', 'aria-label': text(data.title || _('Table')) },
     h('table', { class: 'a2ui-table' },
       data.title ? h('caption', {}, text(data.title)) : null,
       h('thead', {}, h('tr', {}, ths)), tbody));
@@ -100,7 +102,7 @@ export function fieldControl(field, id) {
   if (type === 'select') {
     const options = Array.isArray(field.options) ? field.options : [];
     control = h('select', attrs,
-      field.required ? h('option', { value: '' }, 'Choose…') : h('option', { value: '' }, '—'),
+      field.required ? h('option', { value: '' }, _('Choose…')) : h('option', { value: '' }, '—'),
       options.map((opt) => {
         const value = isObject(opt) ? opt.value : opt;
         const label = isObject(opt) ? (opt.label ?? opt.value) : opt;
@@ -138,16 +140,16 @@ export function fieldControl(field, id) {
 export function validationMessage(control, rules = {}) {
   const v = control.validity;
   if (!v || v.valid) return '';
-  if (v.valueMissing) return 'This field is required.';
-  if (v.rangeUnderflow) return `Must be at least ${control.min}.`;
-  if (v.rangeOverflow) return `Must be at most ${control.max}.`;
-  if (v.patternMismatch) return rules.pattern_message ? text(rules.pattern_message) : `Must match the pattern ${control.pattern}.`;
-  if (v.typeMismatch) return control.type === 'email' ? 'Enter a valid email address.' : 'Invalid value.';
-  if (v.tooShort) return `Must be at least ${control.minLength} characters.`;
-  if (v.tooLong) return `Must be at most ${control.maxLength} characters.`;
-  if (v.badInput) return 'Enter a valid value.';
-  if (v.stepMismatch) return 'Enter a valid number.';
-  return control.validationMessage || 'Invalid value.';
+  if (v.valueMissing) return _('This field is required.');
+  if (v.rangeUnderflow) return interpolate(_('Must be at least %(n)s.'), { n: control.min });
+  if (v.rangeOverflow) return interpolate(_('Must be at most %(n)s.'), { n: control.max });
+  if (v.patternMismatch) return rules.pattern_message ? text(rules.pattern_message) : interpolate(_('Must match the pattern %(pattern)s.'), { pattern: control.pattern });
+  if (v.typeMismatch) return control.type === 'email' ? _('Enter a valid email address.') : _('Enter a valid value.');
+  if (v.tooShort) return interpolate(_('Must be at least %(n)s characters.'), { n: control.minLength });
+  if (v.tooLong) return interpolate(_('Must be at most %(n)s characters.'), { n: control.maxLength });
+  if (v.badInput) return _('Enter a valid value.');
+  if (v.stepMismatch) return _('Enter a valid number.');
+  return control.validationMessage || _('Enter a valid value.');
 }
 
 export function wireValidation(control, errorEl, rules) {
@@ -188,13 +190,13 @@ function form(data, ctx) {
       field.type === 'checkbox' ? [control, label] : [label, control],
       field.help ? h('p', { class: 'a2ui-help' }, text(field.help)) : null, err);
   });
-  const submit = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, text(data.submit_label || 'Submit'));
+  const submit = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, text(data.submit_label || _('Submit')));
   const el = h('form', { class: 'a2ui-form', novalidate: true, 'aria-labelledby': data.title ? `${formId}-title` : null },
     data.title ? h('h2', { class: 'a2ui-heading', id: `${formId}-title` }, text(data.title)) : null,
     data.description ? h('p', {}, text(data.description)) : null,
     rows,
     h('div', { class: 'a2ui-actions' }, submit,
-      h('button', { type: 'reset', class: 'a2ui-btn' }, text(data.cancel_label || 'Reset'))),
+      h('button', { type: 'reset', class: 'a2ui-btn' }, text(data.cancel_label || _('Reset')))),
     status);
   el.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -202,7 +204,7 @@ function form(data, ctx) {
     if (!ok) {
       const bad = controls.find(([, c]) => c.getAttribute('aria-invalid') === 'true');
       bad?.[1].focus();
-      status.textContent = 'Please fix the highlighted fields.';
+      status.textContent = _('Please fix the highlighted fields.');
       return;
     }
     const value = {};
@@ -211,12 +213,15 @@ function form(data, ctx) {
       else if (field.type === 'number') value[field.name] = control.value === '' ? null : Number(control.value);
       else value[field.name] = control.value;
     }
-    if (ctx.send('user.respond', { request_id: ctx.componentId, value })) {
-      status.textContent = 'Sent.';
+    if (submit.disabled) return;
+    submit.disabled = true;
+    status.textContent = _('Sending…');
+    ctx.respond(value).then(() => {
+      status.textContent = _('Sent.');
       ctx.answered?.();
-    } else {
-      status.textContent = 'Not connected: not sent. Try again when the connection is back.';
-    }
+    }, (err) => {
+      status.textContent = errorSentence(err);
+    }).finally(() => { if (!submit.dataset.a2uiPaused) submit.disabled = false; });
   });
   el.addEventListener('reset', () => {
     status.textContent = '';
@@ -241,22 +246,22 @@ function markdown(data) {
 function code(data, ctx) {
   const source = text(data.code ?? data.content ?? '');
   const language = text(data.language || '');
-  const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small a2ui-copy', 'aria-label': `Copy ${language || 'code'} to clipboard` }, 'Copy');
+  const copy = h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-small a2ui-copy', 'aria-label': interpolate(_('Copy %(what)s to clipboard'), { what: language || _('code') }) }, _('Copy'));
   copy.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(source);
-      copy.textContent = 'Copied';
-      ctx.toast({ level: 'success', title: 'Copied to clipboard', duration_ms: 2000 });
+      copy.textContent = _('Copied');
+      ctx.toast({ level: 'success', title: _('Copied to clipboard'), duration_ms: 2000 });
     } catch {
-      copy.textContent = 'Copy failed';
+      copy.textContent = _('Copy failed');
     }
-    setTimeout(() => { copy.textContent = 'Copy'; }, 2000);
+    setTimeout(() => { copy.textContent = _('Copy'); }, 2000);
   });
   const el = h('code', { class: language ? `language-${language}` : null }, source);
   highlightInto(el, source, language);
   return h('div', { class: 'a2ui-code' },
     h('div', { class: 'a2ui-code-head' },
-      h('span', { class: 'a2ui-code-title' }, text(data.title || language || 'Code')),
+      h('span', { class: 'a2ui-code-title' }, text(data.title || language || _('Code'))),
       language && data.title ? h('span', { class: 'a2ui-code-lang' }, language) : null, copy),
     h('pre', { tabindex: '0' }, el));
 }
@@ -270,7 +275,7 @@ function image(data) {
       width: Number.isFinite(Number(data.width)) && data.width ? Number(data.width) : null,
       height: Number.isFinite(Number(data.height)) && data.height ? Number(data.height) : null,
     })
-    : h('p', { class: 'a2ui-muted' }, `Image not shown (unsupported address)${alt ? `: ${alt}` : ''}`);
+    : h('p', { class: 'a2ui-muted' }, alt ? interpolate(_('Image not shown (its address is not allowed): %(alt)s'), { alt }) : _('Image not shown (its address is not allowed)'));
   return h('figure', { class: 'a2ui-image' }, heading(data.title), img, data.caption ? h('figcaption', {}, text(data.caption)) : null);
 }
 
@@ -282,7 +287,7 @@ function alert(data, ctx) {
       data.title ? h('strong', { class: 'a2ui-alert-title' }, text(data.title)) : null,
       data.message ? h('p', {}, text(data.message)) : null));
   if (data.dismissible) {
-    el.append(h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': 'Dismiss alert', on: { click: () => ctx.remove() } }, '×'));
+    el.append(h('button', { type: 'button', class: 'a2ui-btn-close', 'aria-label': _('Dismiss alert'), on: { click: () => ctx.remove() } }, '×'));
   }
   return el;
 }
@@ -290,14 +295,14 @@ function alert(data, ctx) {
 function steps(data) {
   const list = Array.isArray(data.steps) ? data.steps : [];
   const current = Number.isInteger(data.current_step) ? data.current_step : list.findIndex((s) => s?.status === 'active');
-  const labels = { completed: 'completed', active: 'in progress', pending: 'pending', failed: 'failed', error: 'failed', skipped: 'skipped' };
+  const labels = { completed: _('completed'), active: _('in progress'), pending: _('pending'), failed: _('failed'), error: _('failed'), skipped: _('skipped') };
   return h('div', { class: 'a2ui-steps' }, heading(data.title),
     h('ol', {}, list.map((step, i) => {
       const s = typeof step === 'string' ? { label: step } : step || {};
       const status = s.status || (i < current ? 'completed' : i === current ? 'active' : 'pending');
       return h('li', { class: `a2ui-step a2ui-step-${status}`, 'aria-current': i === current ? 'step' : null },
         h('span', { class: 'a2ui-step-marker', 'aria-hidden': 'true' }, status === 'completed' ? '✓' : status === 'failed' || status === 'error' ? '✕' : String(i + 1)),
-        h('span', { class: 'a2ui-step-label' }, text(s.label || `Step ${i + 1}`)),
+        h('span', { class: 'a2ui-step-label' }, text(s.label || interpolate(_('Step %(n)s'), { n: i + 1 }))),
         h('span', { class: 'a2ui-visually-hidden' }, ` (${labels[status] || text(status)})`),
         s.description ? h('span', { class: 'a2ui-step-description' }, text(s.description)) : null);
     })));
@@ -318,6 +323,6 @@ export function normalize(data) {
 
 export function renderComponent(type, data, ctx) {
   const fn = RENDERERS[type];
-  if (!fn) return h('p', { class: 'a2ui-muted' }, `Unsupported component type: ${text(type)}`);
+  if (!fn) return h('p', { class: 'a2ui-muted' }, interpolate(_('This content cannot be shown on this page (%(type)s).'), { type: text(type) }));
   return fn(normalize(data), ctx);
 }

@@ -2,16 +2,19 @@
 // JSON-RPC messages. Reconnects with exponential backoff and full jitter, a new token each time,
 // except after a close that retrying cannot fix (STOP_ON_CLOSE): then one message, no retry.
 
+import { gettext as _, interpolate } from './i18n.js';
+
 const SESSION_KEY = 'a2ui.session_id';
 // Closes that retrying cannot fix: the client stops, says what happened and what to do, and
 // waits for the Reconnect button. (4006 gets one retry with a new token first: see closed().)
 const STOP_ON_CLOSE = {
-  4005: 'The session expired after a long time without activity. Press Reconnect to start a new one.',
-  4006: 'The server did not accept this sign-in. Sign in again or reload the page, then press Reconnect.',
-  4007: 'Too many open sessions with this assistant right now. Close other tabs or windows with the assistant, or try again later, then press Reconnect.',
-  4010: 'An operator ended this session.',
-  4011: 'Access was revoked.',
+  4005: _('The session expired after a long time without activity. Press Reconnect to start a new one.'),
+  4006: _('The server did not accept this sign-in. Sign in again or reload the page, then press Reconnect.'),
+  4007: _('Too many open sessions with this assistant right now. Close other tabs or windows with the assistant, or try again later, then press Reconnect.'),
+  4010: _('An operator ended this session.'),
+  4011: _('Your access to this assistant was withdrawn.'),
 };
+const TOO_MANY_WITH_LIMIT = _('Too many open sessions with this assistant right now (limit %(limit)s). Close other tabs or windows with the assistant, or try again later, then press Reconnect.');
 const DROP_SESSION_ON = new Set([4005, 4010, 4011]);
 // The JSON-RPC error the server sends just before each of those closes: no toast for it (the
 // status says it once), but its reason or limit goes into the message.
@@ -32,13 +35,13 @@ class FatalError extends Error {}
 /** The reason in a DRF error body ({detail} or {field: [messages]}), as plain text. */
 async function errorReason(resp) {
   let body;
-  try { body = await resp.json(); } catch { return resp.statusText || 'request refused.'; }
+  try { body = await resp.json(); } catch { return _('The server refused.'); }
   if (body && typeof body === 'object') {
     if (typeof body.detail === 'string') return body.detail;
     const messages = Object.values(body).flat().filter((m) => typeof m === 'string');
     if (messages.length) return messages.join(' ');
   }
-  return resp.statusText || 'request refused.';
+  return _('The server refused.');
 }
 
 export class Connection {
@@ -73,7 +76,7 @@ export class Connection {
     this.connect();
   }
 
-  stop(reason = 'Closed.') {
+  stop(reason = _('Closed.')) {
     this.stopped = true;
     clearTimeout(this.timer);
     if (this.ws) { this.ws.onclose = null; this.ws.close(1000); this.ws = null; }
@@ -87,34 +90,34 @@ export class Connection {
       headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-CSRFToken': this.options.csrfToken || '' },
       body: JSON.stringify(this.options.agent ? { token_type: 'stream_a2ui', agent_id: this.options.agent } : { token_type: 'stream_a2ui' }),
     });
-    if (resp.status === 401 || resp.status === 403) throw new FatalError('Not signed in, or not allowed to open a session.');
+    if (resp.status === 401 || resp.status === 403) throw new FatalError(_('You are not signed in, or not allowed to use this assistant. Sign in again, then reload the page.'));
     // Any other 4xx (400: no default agent, bad request) will not change by retrying: show the
     // server's reason and stop. 5xx and network errors are retried with backoff.
     if (resp.status >= 400 && resp.status < 500 && resp.status !== 408 && resp.status !== 429) {
-      throw new FatalError(`Could not open a session. ${await errorReason(resp)}`);
+      throw new FatalError(interpolate(_('The assistant could not be reached. %(reason)s'), { reason: await errorReason(resp) }));
     }
-    if (!resp.ok) throw new Error(`Token request failed (${resp.status}).`);
+    if (!resp.ok) throw new Error(_('The server is not answering.'));
     const body = await resp.json();
-    if (!body || typeof body.token !== 'string') throw new Error('Token response had no token.');
+    if (!body || typeof body.token !== 'string') throw new Error(_('The server is not answering.'));
     return body.token;
   }
 
   async connect() {
     if (this.stopped) return;
-    this.setState(this.attempt ? 'reconnecting' : 'connecting', this.attempt ? `Attempt ${this.attempt + 1}…` : '');
+    this.setState(this.attempt ? 'reconnecting' : 'connecting', this.attempt ? interpolate(_('attempt %(n)s…'), { n: this.attempt + 1 }) : '');
     let token;
     try {
       token = await this.fetchToken();
     } catch (err) {
       if (err instanceof FatalError) { this.stopped = true; this.setState('closed', err.message); return; }
-      this.scheduleReconnect(err.message || 'Network error.');
+      this.scheduleReconnect(err instanceof TypeError ? _('The network is not reachable.') : (err.message || _('The network is not reachable.')));
       return;
     }
     if (this.stopped) return;
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const url = `${scheme}//${location.host}${this.options.wsPath}?token=${encodeURIComponent(token)}`;
     let ws;
-    try { ws = new WebSocket(url); } catch (err) { this.scheduleReconnect(String(err)); return; }
+    try { ws = new WebSocket(url); } catch (err) { console.warn('a2ui:', err); this.scheduleReconnect(_('The connection could not be opened.')); return; }
     this.ws = ws;
     this.nextId = 1;
     this.pending.clear();
@@ -161,7 +164,7 @@ export class Connection {
       this.pending.set(id, { resolve, reject });
       if (!this.rawSend({ jsonrpc: '2.0', method, id, params })) {
         this.pending.delete(id);
-        reject({ code: -32603, message: 'Not connected.' });
+        reject({ code: -32603, message: 'Not connected.', notConnected: true });
       }
     });
   }
@@ -180,7 +183,7 @@ export class Connection {
 
   receive(raw) {
     let msg;
-    try { msg = JSON.parse(raw); } catch { this.hooks.onError?.({ code: -32700, message: 'Unreadable message from the server.' }); return; }
+    try { msg = JSON.parse(raw); } catch { this.hooks.onError?.({ code: -32700, message: 'Unreadable message from the server.', fromServer: true }); return; }
     const batch = Array.isArray(msg) ? msg : [msg];
     for (const m of batch) {
       if (!m || typeof m !== 'object') continue;
@@ -213,15 +216,15 @@ export class Connection {
     this.closingError = null;
     if (ev.code === 4006 && this.authFailures++ === 0) {
       // Once: a token can expire or be revoked on its way; a new one may be accepted.
-      this.scheduleReconnect('The server did not accept the sign-in; trying once more with a new token.');
+      this.scheduleReconnect(_('The server did not accept the sign-in; trying once more.'));
       return;
     }
     if (STOP_ON_CLOSE[ev.code]) {
       this.fail(ev.code, error, ev.reason);
       return;
     }
-    const why = `Connection lost${ev.code ? ` (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})` : ''}.`;
-    this.scheduleReconnect(why);
+    if (ev.code) console.info(`a2ui: connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
+    this.scheduleReconnect(_('The connection was lost.'));
   }
 
   /** Stop for good (until Reconnect) after a close that retrying cannot fix; one message. */
@@ -232,7 +235,7 @@ export class Connection {
     if (this.ws) { this.ws.onclose = null; this.ws.close(1000); this.ws = null; }
     let detail = STOP_ON_CLOSE[code];
     const limit = error?.data?.limit;
-    if (code === 4007 && Number.isInteger(limit)) detail = detail.replace('open sessions', `open sessions (limit ${limit})`);
+    if (code === 4007 && Number.isInteger(limit)) detail = interpolate(TOO_MANY_WITH_LIMIT, { limit });
     const why = typeof error?.data?.reason === 'string' ? error.data.reason : reason;
     if (why && code !== 4007) detail = `${detail} (${why})`;
     this.setState('closed', detail);
@@ -243,7 +246,7 @@ export class Connection {
     const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** this.attempt);
     const delay = Math.random() * ceiling; // full jitter
     this.attempt += 1;
-    this.setState('reconnecting', `${reason} Retrying in ${Math.ceil(delay / 1000)} s.`);
+    this.setState('reconnecting', interpolate(_('%(reason)s Trying again in %(seconds)s s.'), { reason, seconds: Math.ceil(delay / 1000) }));
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.connect(), delay);
   }

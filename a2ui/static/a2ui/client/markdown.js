@@ -5,6 +5,7 @@
 // and linkify are off; links must pass the client's URL policy (urlpolicy.js), otherwise their
 // text is shown without a link. Images are never loaded: they become links (see image()).
 import { h, text } from './dom.js';
+import { gettext as _ } from './i18n.js';
 import { safeUrl } from './urlpolicy.js';
 
 // A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
@@ -79,7 +80,7 @@ function image(token) {
   const a = link(token.attrGet('src'), token.attrGet('title'));
   if (a.tagName !== 'A') return document.createTextNode(alt);
   a.className = 'a2ui-md-image';
-  a.append(alt || 'image');
+  a.append(alt || _('image'));
   return a;
 }
 

@@ -1,7 +1,10 @@
 // Prompts: ui.request_input, ui.confirm and a2ui.consent_required as non-modal <dialog>s in the
 // prompt stack at the top of the main region. Focus moves into each new prompt.
 import { fieldControl, wireValidation } from './components.js';
+import { pausedNote } from './consent.js';
 import { h, isObject, text, uid } from './dom.js';
+import { errorSentence } from './errors.js';
+import { gettext as _, interpolate } from './i18n.js';
 
 const MAX_FILE_BYTES = 700 * 1024; // base64 grows by 4/3: stays under the 1 MB message limit
 
@@ -18,13 +21,22 @@ function focusInto(el) {
 }
 
 export class Prompts {
-  constructor(container, { send, toast, onChange, onAnswered }) {
+  /**
+   * hooks: send(m, p) -> bool (a notification), request(m, p) -> Promise (a request), toast,
+   * onChange(), onAnswered(slot), onConsentNeeded(types), showConsents(), consentAnswer(type, granted).
+   * Answers are requests: a prompt closes once the server took the answer, and stays open,
+   * with the reason in words, when it did not (e.g. a consent withdrawn meanwhile).
+   */
+  constructor(container, hooks) {
     this.container = container;
-    this.send = send;
-    this.toast = toast;
-    this.onChange = onChange || (() => {});
-    this.onAnswered = onAnswered || (() => {});
+    this.hooks = hooks;
+    this.send = hooks.send;
+    this.request = hooks.request || ((m, p) => (hooks.send(m, p) ? Promise.resolve({}) : Promise.reject({ notConnected: true })));
+    this.toast = hooks.toast;
+    this.onChange = hooks.onChange || (() => {});
+    this.onAnswered = hooks.onAnswered || (() => {});
     this.items = new Map(); // key -> {el, kind, timer, stale}
+    this.paused = false;
   }
 
   open(key, el, kind) {
@@ -32,9 +44,47 @@ export class Prompts {
     this.items.set(key, { el, kind, timer: null, stale: false });
     this.container.prepend(el);
     el.show();
+    if (this.paused) this.pause(this.items.get(key), true);
     focusInto(el);
     this.onChange();
     return this.items.get(key);
+  }
+
+  /** While a consent the assistant needs is withdrawn, questions wait: disabled, with a note. */
+  setPaused(paused) {
+    this.paused = paused;
+    for (const item of this.items.values()) this.pause(item, paused);
+  }
+
+  pause(item, paused) {
+    if (item.kind === 'consent') return;
+    const el = item.el;
+    el.querySelector(':scope .a2ui-paused-note')?.remove();
+    for (const c of el.querySelectorAll('input, select, textarea, button')) {
+      if (paused && !c.disabled) { c.disabled = true; c.dataset.a2uiPaused = '1'; }
+      if (!paused && c.dataset.a2uiPaused) { c.disabled = false; delete c.dataset.a2uiPaused; }
+    }
+    el.classList.toggle('a2ui-paused', paused);
+    el.dataset.paused = paused ? '1' : '0';
+    if (paused) {
+      const note = pausedNote(() => this.hooks.showConsents?.());
+      const form = el.querySelector(':scope > form');
+      (form || el).prepend(note);
+    }
+  }
+
+  /** Send an answer; true once the server took it. Otherwise the reason is shown in `where`. */
+  async answer(method, params, where) {
+    try {
+      await this.request(method, params);
+      return true;
+    } catch (err) {
+      if (isObject(err) && err.code === -32010 && Array.isArray(err.data?.consent_types)) {
+        this.hooks.onConsentNeeded?.(err.data.consent_types);
+      }
+      if (where) { where.textContent = errorSentence(err); where.hidden = false; }
+      return false;
+    }
   }
 
   has(key) {
@@ -99,10 +149,11 @@ export class Prompts {
     const labelId = `${id}-label`;
     const err = h('p', { class: 'a2ui-field-error', id: `${id}-error`, hidden: true });
     const hints = [];
-    if (rules.required) hints.push('Required.');
-    if (rules.min !== undefined && rules.min !== null) hints.push(type === 'file' ? `At least ${rules.min} bytes.` : type === 'text' ? `At least ${rules.min} characters.` : `Minimum ${rules.min}.`);
-    if (rules.max !== undefined && rules.max !== null) hints.push(type === 'file' ? `At most ${rules.max} bytes.` : type === 'text' ? `At most ${rules.max} characters.` : `Maximum ${rules.max}.`);
-    if (rules.pattern && type === 'text') hints.push(`Format: ${rules.pattern}`);
+    if (rules.required) hints.push(_('Required.'));
+    const n = (value) => ({ n: value });
+    if (rules.min !== undefined && rules.min !== null) hints.push(interpolate(type === 'file' ? _('At least %(n)s bytes.') : type === 'text' ? _('At least %(n)s characters.') : _('Minimum %(n)s.'), n(rules.min)));
+    if (rules.max !== undefined && rules.max !== null) hints.push(interpolate(type === 'file' ? _('At most %(n)s bytes.') : type === 'text' ? _('At most %(n)s characters.') : _('Maximum %(n)s.'), n(rules.max)));
+    if (rules.pattern && type === 'text') hints.push(interpolate(_('Format: %(pattern)s'), { pattern: rules.pattern }));
     let control;
     if (type === 'file') {
       control = h('input', { type: 'file', id, name: 'value', required: Boolean(rules.required), accept: Array.isArray(params.options) ? params.options.map(text).join(',') : null });
@@ -113,9 +164,9 @@ export class Prompts {
     }
     control.setAttribute('aria-describedby', `${id}-hints ${id}-error`);
     const validate = wireValidation(control, err, rules);
-    const submit = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, 'Send');
+    const submit = h('button', { type: 'submit', class: 'a2ui-btn a2ui-btn-primary' }, _('Send'));
     const form = h('form', { method: 'dialog', novalidate: true },
-      h('label', { for: id, id: labelId, class: 'a2ui-prompt-label' }, text(params.prompt || 'Input requested')),
+      h('label', { for: id, id: labelId, class: 'a2ui-prompt-label' }, text(params.prompt || _('The assistant asks for an answer'))),
       control,
       h('p', { class: 'a2ui-help', id: `${id}-hints` }, hints.join(' ')),
       err,
@@ -125,23 +176,24 @@ export class Prompts {
     const fileError = (msg) => { err.textContent = msg; err.hidden = false; control.setAttribute('aria-invalid', 'true'); control.focus(); };
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
+      if (this.paused || submit.disabled) return;
       if (!validate()) { control.focus(); return; }
       let value;
       if (type === 'file') {
         const file = control.files?.[0];
         if (!file) {
-          if (rules.required) return fileError('Choose a file.');
+          if (rules.required) return fileError(_('Choose a file.'));
           value = null;
         } else {
           const max = Number.isFinite(Number(rules.max)) && rules.max !== null ? Math.min(Number(rules.max), MAX_FILE_BYTES) : MAX_FILE_BYTES;
-          if (file.size > max) return fileError(`The file is too large (${file.size} bytes; at most ${max}).`);
-          if (rules.min && file.size < Number(rules.min)) return fileError(`The file is too small (at least ${rules.min} bytes).`);
+          if (file.size > max) return fileError(interpolate(_('The file is too large (%(size)s bytes; at most %(max)s).'), { size: file.size, max }));
+          if (rules.min && file.size < Number(rules.min)) return fileError(interpolate(_('The file is too small (at least %(min)s bytes).'), { min: rules.min }));
           submit.disabled = true;
           try {
             value = { name: file.name, type: file.type || 'application/octet-stream', size: file.size, data: await readAsDataUrl(file) };
           } catch {
             submit.disabled = false;
-            return fileError('The file could not be read.');
+            return fileError(_('The file could not be read.'));
           }
         }
       } else if (type === 'number') {
@@ -149,9 +201,12 @@ export class Prompts {
       } else {
         value = control.value;
       }
-      submit.disabled = false;
-      if (this.send('user.respond', { request_id: requestId, value })) this.answered(key);
-      else fileError('Not connected: your answer was not sent. Try again when the connection is back.');
+      submit.disabled = true;
+      err.hidden = true;
+      const sent = await this.answer('user.respond', { request_id: requestId, value }, err);
+      if (sent) { this.answered(key); return; }
+      submit.disabled = this.paused;
+      control.setAttribute('aria-invalid', 'false');
     });
     this.open(key, el, 'input');
   }
@@ -171,25 +226,32 @@ export class Prompts {
     const reason = h('input', { type: 'text', id: `${id}-reason`, maxlength: '500', autocomplete: 'off' });
     // Focus goes to the primary action (Reject when critical), not the optional Reason field: on a
     // phone focusing a text field opens the keyboard over the question.
-    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}`, 'data-a2ui-autofocus': severity !== 'critical' ? '' : null }, 'Approve');
-    const reject = h('button', { type: 'button', class: 'a2ui-btn', 'data-a2ui-autofocus': severity === 'critical' ? '' : null }, 'Reject');
+    const approve = h('button', { type: 'button', class: `a2ui-btn ${severity === 'critical' ? 'a2ui-btn-danger' : 'a2ui-btn-primary'}`, 'data-a2ui-autofocus': severity !== 'critical' ? '' : null }, _('Approve'));
+    const reject = h('button', { type: 'button', class: 'a2ui-btn', 'data-a2ui-autofocus': severity === 'critical' ? '' : null }, _('Reject'));
+    const problem = h('p', { class: 'a2ui-field-error', role: 'alert', hidden: true });
     const el = dialog('confirm', `${id}-title`, `a2ui-severity-${severity}`);
     el.setAttribute('aria-describedby', `${id}-desc`);
     if (severity === 'critical') el.setAttribute('role', 'alertdialog');
     el.append(
       h('h2', { id: `${id}-title`, class: 'a2ui-prompt-title' },
-        h('span', { class: 'a2ui-severity-badge' }, severity === 'info' ? 'Confirm' : severity === 'warning' ? 'Warning' : 'Critical'),
-        ' ', text(params.title || 'Confirm')),
+        h('span', { class: 'a2ui-severity-badge' }, severity === 'info' ? _('Confirm') : severity === 'warning' ? _('Warning') : _('Critical')),
+        ' ', text(params.title || _('Confirm'))),
       h('p', { id: `${id}-desc` }, text(params.description || '')),
-      h('div', { class: 'a2ui-field' }, h('label', { for: `${id}-reason` }, 'Reason (optional)'), reason),
+      h('div', { class: 'a2ui-field' }, h('label', { for: `${id}-reason` }, _('Reason (optional)')), reason),
       h('div', { class: 'a2ui-countdown' }, meter, countdown),
+      problem,
       h('div', { class: 'a2ui-actions' }, approve, reject));
-    const answer = (approved) => {
+    let sending = false;
+    const answer = async (approved) => {
+      if (this.paused || sending) return;
       const params2 = { request_id: requestId, approved };
       const why = reason.value.trim();
       if (why) params2.reason = why;
-      if (this.send('user.approve', params2)) this.answered(key);
-      else this.toast({ level: 'error', title: 'Not connected', message: 'Your answer was not sent.' });
+      sending = true;
+      problem.hidden = true;
+      const sent = await this.answer('user.approve', params2, problem);
+      sending = false;
+      if (sent) this.answered(key);
     };
     approve.addEventListener('click', () => answer(true));
     reject.addEventListener('click', () => answer(false));
@@ -198,12 +260,12 @@ export class Prompts {
     let deadline = 0;
     const tick = () => {
       const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-      countdown.textContent = `Rejects automatically in ${left} s`;
+      countdown.textContent = interpolate(_('Rejects automatically in %(seconds)s s'), { seconds: left });
       meter.value = left;
       if (left <= 0) {
         // The server times the request out authoritatively; here the prompt only closes.
         this.close(key);
-        this.toast({ level: 'warning', title: 'Confirmation timed out', message: `${text(params.title || 'Request')}: rejected automatically.` });
+        this.toast({ level: 'warning', title: _('Time is up'), message: interpolate(_('%(title)s: rejected automatically.'), { title: text(params.title || _('The question')) }) });
       }
     };
     item.restart = (seconds) => {
@@ -226,17 +288,26 @@ export class Prompts {
       if (this._unstale(key)) continue;
       const id = uid('consent');
       const el = dialog('consent', `${id}-title`);
-      const answer = (granted) => {
-        if (this.send('user.consent', { consent_type: ct.type, granted })) this.close(key);
-        else this.toast({ level: 'error', title: 'Not connected', message: 'Your answer was not sent.' });
+      const problem = h('p', { class: 'a2ui-field-error', role: 'alert', hidden: true });
+      const answer = async (granted) => {
+        problem.hidden = true;
+        try {
+          const result = await this.request('user.consent', { consent_type: ct.type, granted });
+          this.hooks.onConsentAnswer?.(result);
+          this.close(key);
+        } catch (err) {
+          problem.textContent = errorSentence(err);
+          problem.hidden = false;
+        }
       };
       el.append(
-        h('h2', { id: `${id}-title`, class: 'a2ui-prompt-title' }, 'Your consent is needed'),
-        h('p', {}, text(ct.description || `The agent asks for consent: ${ct.type}.`)),
-        h('p', { class: 'a2ui-help' }, `Consent type: ${text(ct.type)}`),
+        h('h2', { id: `${id}-title`, class: 'a2ui-prompt-title' }, _('Your consent is needed')),
+        h('p', {}, text(ct.description || interpolate(_('The assistant asks for your consent: %(type)s.'), { type: ct.type }))),
+        h('p', { class: 'a2ui-help' }, _('You can withdraw it at any time under “Your consent” at the top of the page.')),
+        problem,
         h('div', { class: 'a2ui-actions' },
-          h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-primary', on: { click: () => answer(true) } }, 'Allow'),
-          h('button', { type: 'button', class: 'a2ui-btn', on: { click: () => answer(false) } }, 'Decline')));
+          h('button', { type: 'button', class: 'a2ui-btn a2ui-btn-primary', on: { click: () => answer(true) } }, _('Allow')),
+          h('button', { type: 'button', class: 'a2ui-btn', on: { click: () => answer(false) } }, _('Decline'))));
       this.open(key, el, 'consent');
     }
   }

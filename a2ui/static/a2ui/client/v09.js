@@ -3,6 +3,7 @@
 // message: a page without v0.9 surfaces never fetches it. The catalog is the basic one
 // with bound URLs policed and CSP-safe styling (v09catalog.js).
 import { h } from './dom.js';
+import { gettext as _, interpolate } from './i18n.js';
 import { loadMarkdown, renderMarkdown } from './markdown.js';
 
 // A bare specifier (resolved by the page's import map) kept in a constant: collectstatic rewrites
@@ -23,19 +24,33 @@ function markdownToHtml(value) {
 }
 
 // The page's font for the renderer's buttons and inputs (browsers give form controls their
-// own): a constructed stylesheet adopted by each surface's shadow root, as the renderer's own
-// styles are, which the strict CSP allows.
+// own) and its focus ring: a constructed stylesheet adopted by each surface's shadow root, as
+// the renderer's own styles are, which the strict CSP allows.
 let controlsSheet = null;
 function adoptControlsFont(root) {
   if (!root) return;
   if (!controlsSheet) {
     controlsSheet = new CSSStyleSheet();
-    controlsSheet.replaceSync('button, input, select, textarea { font: inherit; }');
+    // The page's font, and its visible focus (the page's own rules do not reach a shadow root).
+    controlsSheet.replaceSync('button, input, select, textarea { font: inherit; } '
+      + ':focus-visible { outline: 3px solid var(--a2ui-accent, #1f6feb) !important; outline-offset: 2px; }');
   }
   if (!root.adoptedStyleSheets.includes(controlsSheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, controlsSheet];
 }
 
 const BASIC_CATALOG_ID = 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json';
+
+/** The host project's catalogs (A2UI['CATALOGS']), embedded in the page by {% a2ui_client %}. */
+export function customCatalogs(doc = document) {
+  const el = doc.getElementById('a2ui-catalogs');
+  if (!el) return [];
+  try {
+    const list = JSON.parse(el.textContent || '[]');
+    return Array.isArray(list) ? list.filter((c) => c && typeof c.catalogId === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 export class V09Surfaces {
   constructor(container, { onAction, onError, onChange }) {
@@ -56,12 +71,23 @@ export class V09Surfaces {
         this.markdownProvider = new litContext.ContextProvider(this.container, {
           context: core.Context.markdown, initialValue: markdownToHtml,
         });
-        this.processor = new core.MessageProcessor([catalog.clientCatalog()], (action) => this.onAction(action));
+        const catalogs = [catalog.clientCatalog(), ...customCatalogs().flatMap((definition) => {
+          try {
+            return [catalog.hostCatalog(definition)];
+          } catch (err) {
+            console.error(`a2ui: the catalog ${definition.catalogId} could not be built`, err);
+            return [];
+          }
+        })];
+        this.processor = new core.MessageProcessor(catalogs, (action) => this.onAction(action));
         this.processor.onSurfaceCreated((surface) => this.mount(surface));
         this.processor.onSurfaceDeleted((id) => this.unmount(id));
         return this.processor;
       });
-      this.ready.catch((err) => this.onError(`The v0.9 renderer could not be loaded: ${err?.message || err}`));
+      this.ready.catch((err) => {
+        console.error('a2ui: the v0.9 renderer could not be loaded', err);
+        this.onError(_('Some of the assistant’s content cannot be shown. Reload the page to try again.'));
+      });
     }
     return this.ready;
   }
@@ -71,7 +97,7 @@ export class V09Surfaces {
     const el = document.createElement('a2ui-surface');
     el.surface = surface;
     const agent = surface.theme?.agentDisplayName;
-    const wrap = h('section', { class: 'a2ui-surface', dataset: { surfaceId: surface.id }, 'aria-label': agent ? `Surface from ${agent}` : 'Agent surface' }, el);
+    const wrap = h('section', { class: 'a2ui-surface', dataset: { surfaceId: surface.id }, 'aria-label': agent ? interpolate(_('From %(name)s'), { name: agent }) : _('From the assistant') }, el);
     // A surface whose root is a Card needs no frame of ours around it (a2ui.css).
     const markRoot = () => wrap.toggleAttribute('data-root-card', surface.componentsModel?.get('root')?.type === 'Card');
     surface.componentsModel?.onCreated?.subscribe(markRoot);
@@ -102,7 +128,8 @@ export class V09Surfaces {
         }
         processor.processMessages([message]);
       } catch (err) {
-        this.onError(`A v0.9 message was not applied: ${err?.message || err}`);
+        console.error('a2ui: a v0.9 message was not applied', err, message);
+        this.onError(_('Part of what the assistant sent could not be shown.'));
       }
     }
   }
@@ -114,5 +141,10 @@ export class V09Surfaces {
 
   static get catalogId() {
     return BASIC_CATALOG_ID;
+  }
+
+  /** The catalogs this client renders: the basic one and the host project's. */
+  static catalogIds() {
+    return [BASIC_CATALOG_ID, ...customCatalogs().map((c) => c.catalogId)];
   }
 }

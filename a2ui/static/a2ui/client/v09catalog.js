@@ -15,10 +15,17 @@
 // 3. Labels. TextField renders a <label> not tied to its <input>/<textarea>; here the control
 //    gets an id of its own and the label `for` it, so screen readers name the field.
 //
+// 4. The host project's catalogs (A2UI['CATALOGS'], hostCatalog()): built from their JSON
+//    definitions (Catalog.fromSchema), a component drawn by the renderer the host registered
+//    (api.js registerV09Component), else by the basic catalog's of the same name; URLs policed.
+//
 // Loaded lazily by v09.js (its imports need the page's import map).
-import { html, nothing } from 'lit';
-import { basicCatalog } from '@a2ui/lit/v0_9';
+import { html, nothing, render as litRender } from 'lit';
+import { A2uiLitElement, basicCatalog } from '@a2ui/lit/v0_9';
 import { A2uiController, Catalog } from '@a2ui/web_core/v0_9';
+import { onRegistered, v09Renderer } from './api.js';
+import { h } from './dom.js';
+import { gettext as _, interpolate } from './i18n.js';
 import { isUrlKey, urlProblem } from './urlpolicy.js';
 
 const MAX_DEPTH = 16;
@@ -202,4 +209,82 @@ export function clientCatalog() {
   const functions = [...basicCatalog.functions.values()].map((fn) => (fn.name === 'openUrl' ? openUrl(fn) : fn));
   catalog = new Catalog(basicCatalog.id, components, functions, basicCatalog.themeSchema);
   return catalog;
+}
+
+// ---- the host project's catalogs ---------------------------------------------------------------
+
+const hostElements = new Set(); // connected elements of host components (drawn again on registration)
+onRegistered((change) => {
+  if (change.kind !== 'v09') return;
+  for (const el of hostElements) if (el.catalogId === change.catalogId && el.componentName === change.name) el.requestUpdate();
+});
+
+let hostTags = 0;
+
+/** The custom element of one host component: calls its registered renderer with the props. */
+function hostElement(catalogId, api) {
+  const tag = `a2ui-host-${++hostTags}`;
+  class HostComponent extends A2uiLitElement {
+    constructor() {
+      super();
+      this.api = api;
+      this.catalogId = catalogId;
+      this.componentName = api.name;
+    }
+
+    createController() {
+      return new PolicedController(this, this.api);
+    }
+
+    connectedCallback() {
+      super.connectedCallback();
+      hostElements.add(this);
+    }
+
+    disconnectedCallback() {
+      super.disconnectedCallback();
+      hostElements.delete(this);
+    }
+
+    render() {
+      const props = this.controller?.props;
+      if (!props || this.controller.refused?.length) return nothing;
+      const draw = v09Renderer(catalogId, api.name);
+      if (!draw) {
+        return h('p', { class: 'a2ui-muted', dataset: { unsupported: api.name } },
+          interpolate(_('This content cannot be shown on this page (%(type)s).'), { type: api.name }));
+      }
+      const ctx = {
+        id: this.context?.componentModel?.id,
+        surfaceId: this.context?.dataContext?.surface?.id,
+        child: (ref) => {
+          const box = h('div', { class: 'a2ui-v09-child' });
+          litRender(this.renderNode(ref), box);
+          return box;
+        },
+      };
+      try {
+        const node = draw(props, ctx);
+        return node instanceof Node ? node : nothing;
+      } catch (err) {
+        console.error(`a2ui: the renderer of ${api.name} failed`, err);
+        return nothing;
+      }
+    }
+  }
+  customElements.define(tag, HostComponent);
+  return tag;
+}
+
+/** The Catalog of a host project's catalog definition (A2UI['CATALOGS'], as the server has it). */
+export function hostCatalog(definition) {
+  const basic = clientCatalog();
+  const schemaOnly = Catalog.fromSchema(definition);
+  const components = [...schemaOnly.components.values()].map((api) => {
+    const builtIn = basic.components.get(api.name);
+    if (builtIn && !v09Renderer(definition.catalogId, api.name)) return builtIn;
+    return { ...api, tagName: hostElement(definition.catalogId, api) };
+  });
+  const functions = [...schemaOnly.functions.values()].map((fn) => basic.functions.get(fn.name) || fn);
+  return new Catalog(definition.catalogId, components, functions, schemaOnly.themeSchema);
 }
