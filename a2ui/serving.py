@@ -392,13 +392,16 @@ class A2UIServer(Server):
 
 def stop_adapters():
     """Run the ``on_stop`` hook of every registered adapter (``a2ui.core.adapters``) before the
-    reactor stops: e.g. MCP's session manager, whose tasks would otherwise keep Daphne alive.
-    Coroutine hooks are awaited (up to their own timeouts); a failing hook is logged."""
+    reactor stops: e.g. MCP's session manager, whose tasks would otherwise keep Daphne alive;
+    then stop the process's background jobs (``a2ui.infra.jobs``: tasks cancelled, flushers'
+    buffers written). Coroutine hooks are awaited (up to their own timeouts); a failing hook
+    is logged."""
     import inspect
 
     from a2ui.core import adapters
+    from a2ui.infra import jobs
 
-    waits = []
+    waits = [defer.Deferred.fromFuture(asyncio.ensure_future(jobs.stop()))]
     for adapter in adapters.registered():
         if adapter.on_stop is None:
             continue

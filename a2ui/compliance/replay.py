@@ -10,18 +10,16 @@ retention that purges sessions purges them (docs/compliance.md, "Replay").
 by time (``consent.recorded``), for ``a2ui.core.replay``.
 """
 
-import atexit
 import json
 import logging
 import threading
-import time
 
 from django.db import DataError, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core import replay
-from a2ui.infra import dbthreads, outages
+from a2ui.infra import dbthreads, jobs, outages
 from a2ui.models import A2UIConsentRecord, SessionEvent
 
 log = logging.getLogger("a2ui.services")
@@ -55,8 +53,9 @@ class ReplayBuffer:
         self._rows = []
         self._lock = threading.Lock()
         self._writing = threading.Lock()
-        self._wake = threading.Event()
-        self._thread = None
+        self.flusher = jobs.Flusher(
+            "replay flush", lambda: a2ui_settings.REPLAY_FLUSH_SECONDS, self.flush_sync,
+            after=connections.close_all, retry_seconds=1.0, register_now=False)
 
     def add(self, session_id, seq, kind, data):
         with self._lock:
@@ -65,30 +64,7 @@ class ReplayBuffer:
                 dropped = len(self._rows) - MAX_PENDING
                 del self._rows[:dropped]
                 log.warning("a2ui: %d replay events dropped (the database is away)", dropped)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="a2ui-replay-flusher",
-                                                daemon=True)
-                self._thread.start()
-        self._wake.set()
-
-    def _run(self):
-        while True:
-            self._wake.wait()
-            time.sleep(a2ui_settings.REPLAY_FLUSH_SECONDS)
-            self._wake.clear()
-            try:
-                self.flush_sync()
-            except Exception as exc:  # the rows are back in the list: the next interval
-                if not outages.report(exc, "replay flush"):
-                    outages.tally()
-                    log.warning("a2ui: replay events not written (%s); retrying", exc)
-                time.sleep(1.0)
-                self._wake.set()
-            finally:
-                try:
-                    connections.close_all()  # this thread's connection goes back to the pool
-                except Exception as exc:  # a broken connection: the thread goes on
-                    log.warning("a2ui: replay flusher could not close its connection: %s", exc)
+        self.flusher.wake()
 
     def flush_sync(self):
         """Write what was added before the call (bounded wait for a write in progress)."""
@@ -113,13 +89,6 @@ class ReplayBuffer:
         with self._lock:
             self._rows = []
 
-    def flush_at_exit(self):
-        try:
-            self.flush_sync()
-        except Exception as exc:
-            outages.tally()
-            log.warning("a2ui: replay events not written at exit: %s", exc)
-
 
 def _write(taken):
     rows = [_row(*r) for r in taken]
@@ -137,7 +106,7 @@ def _write(taken):
 
 
 buffer = ReplayBuffer()
-atexit.register(buffer.flush_at_exit)
+jobs.register(buffer.flusher)  # and written at exit
 
 
 def record(session_id, seq, kind, data):

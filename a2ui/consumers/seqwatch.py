@@ -51,7 +51,7 @@ import asyncio
 import logging
 import weakref
 
-from a2ui.infra import outages, shared
+from a2ui.infra import jobs, outages, shared
 from a2ui.push import direct
 from a2ui.push import fanout as stream
 
@@ -65,6 +65,7 @@ SETTLE_SECONDS = 0.05
 
 _tasks = weakref.WeakKeyDictionary()  # event loop -> its watch task
 _wakes = weakref.WeakKeyDictionary()  # event loop -> its watch's Event: a subscription is back
+_job = jobs.Loop("sequence watch", lambda: INTERVAL_SECONDS, _tasks)
 
 
 def ensure_started():

@@ -30,12 +30,13 @@ is garbage collected, and no longer refreshed meanwhile: a place is never lost.
 import asyncio
 import logging
 import os
+import time
 import weakref
 from dataclasses import dataclass
 
 from django.core.signals import setting_changed
 
-from a2ui.infra import memory, outages, shared
+from a2ui.infra import jobs, memory, outages, shared
 from a2ui.infra.leasebackends import LocalLeases, RedisLeases
 
 log = logging.getLogger("a2ui.leases")
@@ -209,23 +210,33 @@ def _ms(seconds):
 #: no longer refreshed, and its finalizer frees it).
 _live = weakref.WeakValueDictionary()
 memory.register(lambda: [_live.data])
-_refreshers = {}  # (event loop, ttl) -> its refresher task
+_last_refresh = {}  # ttl -> time.monotonic() of its last refresh
+
+
+def _tick():
+    """How often the refresh looks: a third of the shortest time to live held (at least a
+    quarter of a second)."""
+    ttls = [lease.ttl for lease in list(_live.values()) if not lease.released]
+    return max(0.25, min(ttls, default=3.0) / 3)
+
+
+async def _refresh_due():
+    """Refresh each time to live's leases a third of it after its last refresh."""
+    now = time.monotonic()
+    ttls = {lease.ttl for lease in list(_live.values()) if not lease.released}
+    for ttl in sorted(ttls):
+        if now - _last_refresh.get(ttl, 0.0) >= ttl / 3 - 0.05:
+            _last_refresh[ttl] = now
+            await refresh_now(ttl)
+
+
+#: One job refreshes every lease this process holds (a2ui.infra.jobs).
+_refresher = jobs.Every("leases refresh", _tick, _refresh_due)
 
 
 def _ensure_refresher(ttl):
-    loop = asyncio.get_running_loop()
-    task = _refreshers.get((loop, ttl))
-    if task is None or task.done():
-        for closed in [key for key in _refreshers if key[0].is_closed()]:
-            _refreshers.pop(closed, None)
-        _refreshers[(loop, ttl)] = loop.create_task(_refresh_forever(ttl),
-                                                    name=f"a2ui-leases-{ttl:g}s")
-
-
-async def _refresh_forever(ttl):
-    while True:
-        await asyncio.sleep(max(0.5, ttl / 3))
-        await refresh_now(ttl)
+    _last_refresh.setdefault(ttl, time.monotonic())
+    _refresher.ensure_started()
 
 
 async def refresh_now(ttl=None):

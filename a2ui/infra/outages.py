@@ -25,9 +25,16 @@ import threading
 import time
 from collections import Counter
 
-from a2ui.infra import prom
-
 log = logging.getLogger("a2ui.outages")
+
+#: Called with each outage's kind (``REDIS``, ``DATABASE``): the metrics count them
+#: (``a2ui.infra.prom`` sets it; outages import no metrics).
+counter = None
+
+
+def _counted(kind):
+    if counter is not None:
+        counter(kind)
 
 REDIS = "Redis unreachable"
 DATABASE = "database unreachable"
@@ -144,8 +151,7 @@ def report(exc, what, session=None):
         _last[kind] = now
         _counts[(kind, what)] += 1
         _schedule_summary()
-    if prom.ON:
-        prom.outage(kind)
+    _counted(kind)
     session = str(session) if session is not None else None
     where = f" for session {session}" if session and _SESSION.fullmatch(session) else ""
     log.warning("a2ui: %s failed%s: %s (%s)%s", what, where, kind, describe(exc),
@@ -159,8 +165,8 @@ def tally(exc=None):
     an outage caused it, without a log line: for a failure logged its own way (a cap that
     could not be checked, a background write retried). True if it was an outage."""
     kind = cause(exc if exc is not None else sys.exc_info()[1])
-    if kind is not None and prom.ON:
-        prom.outage(kind)
+    if kind is not None:
+        _counted(kind)
     return kind is not None
 
 

@@ -23,6 +23,9 @@ import re
 import threading
 import time
 
+from a2ui.infra import jobs
+from a2ui.infra import outages as outage_reports
+
 ON = False
 _lock = threading.Lock()
 _ready = False
@@ -329,6 +332,14 @@ def outage(kind):
     outages.add(("redis" if "Redis" in kind else "database",))
 
 
+def _count_outage(kind):
+    if ON:
+        outage(kind)
+
+
+outage_reports.counter = _count_outage
+
+
 # The scrape -----------------------------------------------------------------------------------
 
 
@@ -339,24 +350,19 @@ def flush():
             tally.flush()
 
 
-_flusher = []
+def _flush_if_on():
+    if ON:
+        flush()
+
+
+#: Moves the tallies into the metrics every FLUSH_SECONDS while they are on (a failed round:
+#: the next one, or the scrape, flushes).
+_flusher = jobs.Flusher("metrics tallies flush", lambda: FLUSH_SECONDS, _flush_if_on,
+                        always=True)
 
 
 def _start_flusher():
-    if _flusher:
-        return
-
-    def run():
-        while True:
-            time.sleep(FLUSH_SECONDS)
-            if ON:
-                try:
-                    flush()
-                except Exception:  # never let the thread die: the next scrape flushes
-                    pass
-
-    _flusher.append(threading.Thread(target=run, name="a2ui-prom-flush", daemon=True))
-    _flusher[0].start()
+    _flusher.wake()
 
 
 def _count_pending():

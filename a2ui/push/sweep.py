@@ -10,8 +10,7 @@ updates, so two processes doing the same sweep is harmless.
 
 from a2ui.core import adapters
 from a2ui.core.events import Kind
-from a2ui.infra import dbthreads
-from a2ui.infra import jobs as periodic
+from a2ui.infra import dbthreads, jobs
 from a2ui.push import answers, fanout, keys
 from a2ui.push import sessions as session_actions
 from a2ui.surfaces import components
@@ -38,5 +37,5 @@ async def aexpire_components():
     return gone
 
 
-_every = periodic.Every("housekeeping sweep", lambda: INTERVAL_SECONDS, sweep)
+_every = jobs.Every("housekeeping sweep", lambda: INTERVAL_SECONDS, sweep)
 ensure_started = _every.ensure_started

@@ -11,7 +11,6 @@ left). The first flush that shows agent traffic moves a session from ``initializ
 ``active``.
 """
 
-import atexit
 import datetime
 import json
 import logging
@@ -26,7 +25,7 @@ from django.db import connection, connections
 from django.db.models import F
 
 from a2ui.conf import a2ui_settings
-from a2ui.infra import dbthreads, memory, outages
+from a2ui.infra import dbthreads, jobs, memory, outages
 from a2ui.models import A2UISessionLog
 
 log = logging.getLogger(__name__)
@@ -75,8 +74,11 @@ class MetricsBuffer:
         self._counts = defaultdict(_Counts)
         self._lock = threading.Lock()  # the counts
         self._writing = threading.Lock()  # one write at a time: a flush sees earlier ones done
-        self._wake = threading.Event()
-        self._thread = None
+        # Sleeps until there is something to write, gathers an interval's worth, writes it; a
+        # failed write keeps its counts for the next interval (a2ui.infra.jobs.Flusher).
+        self.flusher = jobs.Flusher(
+            "metrics flush", lambda: a2ui_settings.METRICS_FLUSH_SECONDS,
+            self.flush_sync, after=connections.close_all, register_now=False)
 
     def add(self, session_id, *, messages=1, rendered=0, inputs=0, pushed=False):
         with self._lock:
@@ -86,47 +88,7 @@ class MetricsBuffer:
             counts.inputs += inputs
             counts.pushed += int(pushed)
             counts.stamp = time.time()
-        if self._thread is None:
-            self._start()
-        if not self._wake.is_set():
-            self._wake.set()
-
-    def _start(self):
-        with self._lock:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(
-                target=self._run, name="a2ui-metrics-flusher", daemon=True
-            )
-            self._thread.start()
-
-    def _run(self):
-        """Sleep until there is something to write, gather an interval's worth, write it.
-
-        A failed write keeps its counts for the next interval: a passing failure (a locked
-        SQLite table, a pool connection lost with a PostgreSQL restart) is a warning; only
-        ``FAILURES_BEFORE_ERROR`` failures in a row are an error.
-        """
-        failures = 0
-        while True:
-            self._wake.wait()
-            time.sleep(a2ui_settings.METRICS_FLUSH_SECONDS)
-            self._wake.clear()
-            try:
-                self.flush_sync()
-                failures = 0
-            except Exception as exc:  # the counts are back in the buffer: retry next interval
-                failures += 1
-                if outages.report(exc, "metrics flush"):
-                    pass
-                elif failures >= FAILURES_BEFORE_ERROR:
-                    log.exception("a2ui: metrics flush failed %d times in a row; retrying",
-                                  failures)
-                else:
-                    log.warning("a2ui: metrics flush failed (%s); retrying", exc)
-                self._wake.set()
-            finally:
-                connections.close_all()  # this thread's connection goes back to the pool
+        self.flusher.wake()
 
     def _take(self, session_id=None):
         with self._lock:
@@ -153,7 +115,7 @@ class MetricsBuffer:
             if not outages.report(exc, "metrics flush", session_id):
                 outages.tally()
                 log.exception("a2ui: metrics flush failed")
-            self._wake.set()
+            self.flusher.wake()
 
     def flush_sync(self, session_id=None):
         """Write the counts; when it returns, everything counted before the call is written."""
@@ -170,14 +132,6 @@ class MetricsBuffer:
         finally:
             if waited:
                 self._writing.release()
-
-    def flush_at_exit(self):
-        try:
-            self.flush_sync()
-        except Exception as exc:
-            outages.tally()
-            log.warning("a2ui: session metrics not written at exit: %s", exc)
-
 
 def _write(taken):
     """One statement for every buffered session on PostgreSQL; a loop elsewhere."""
@@ -248,5 +202,5 @@ def _write_postgresql(taken):
 
 
 buffer = MetricsBuffer()
-atexit.register(buffer.flush_at_exit)
+jobs.register(buffer.flusher)  # and written at exit
 os.register_at_fork(after_in_child=buffer._reset)  # the thread does not survive a fork

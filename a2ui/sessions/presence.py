@@ -28,8 +28,7 @@ import time
 
 from a2ui.core import presence as model
 from a2ui.core.presence import OFFLINE, ONLINE
-from a2ui.infra import groups, outages, shared
-from a2ui.infra import jobs as periodic
+from a2ui.infra import groups, jobs, outages, shared
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +226,7 @@ async def asweep():
 
 
 #: This process's (event loop's) heartbeat and sweep, every ``HEARTBEAT_SECONDS``.
-_every = periodic.Every("agent presence sweep", lambda: HEARTBEAT_SECONDS, lambda: asweep())
+_every = jobs.Every("agent presence sweep", lambda: HEARTBEAT_SECONDS, lambda: asweep())
 ensure_started = _every.ensure_started
 
 

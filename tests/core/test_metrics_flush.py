@@ -124,7 +124,7 @@ def test_a_flush_waits_for_the_write_in_progress(user, agent, monkeypatch):
 
     sid, old = _open(user, agent)
     buf = MetricsBuffer()
-    buf._thread = object()  # no flusher thread: the writes below are driven by hand
+    buf.flusher._thread = object()  # no flusher thread: the writes below are driven by hand
     buf.add(sid)
     real, started, release = metrics._write, threading.Event(), threading.Event()
 
