@@ -192,11 +192,12 @@ async def ametrics_answer(scope):
     """:func:`metrics_answer`, with the values read from the shared store first
     (``prom.asample``: the pending requests, cached a few seconds) for a scrape let in."""
     from a2ui.infra import prom
+    from a2ui.requests import pending
 
     refused = metrics_refusal(scope)
     if refused is not None:
         return refused
-    await prom.asample()
+    await prom.asample(pending.open_counts)
     return 200, prom.exposition()
 
 

@@ -365,31 +365,18 @@ def _start_flusher():
     _flusher.wake()
 
 
-def _count_pending():
-    from django.db.models import Count
-    from django.utils import timezone
-
-    from a2ui.models import PendingRequest
-
-    counts = dict.fromkeys((PendingRequest.KIND_INPUT, PendingRequest.KIND_CONFIRM), 0)
-    rows = (PendingRequest.objects.filter(status=PendingRequest.Status.PENDING,
-                                          deadline__gt=timezone.now())
-            .values_list("kind").annotate(n=Count("pk")).order_by())
-    counts.update(dict(rows))
-    return counts
-
-
-async def asample(fresh=False):
+async def asample(count_pending, fresh=False):
     """Values read from the shared store before a scrape: the open requests, counted in the
-    database (one grouped count on an indexed column) at most every
-    :data:`PENDING_CACHE_SECONDS` (``fresh``: now). An outage leaves the last count."""
+    database by ``count_pending()`` (``{kind: n}``: ``a2ui.requests.pending.open_counts``) at
+    most every :data:`PENDING_CACHE_SECONDS` (``fresh``: now). An outage leaves the last
+    count."""
     if not ON or (not fresh and time.monotonic() - _pending_read[0] < PENDING_CACHE_SECONDS):
         return
     _pending_read[0] = time.monotonic()
     from channels.db import database_sync_to_async
 
     try:
-        counts = await database_sync_to_async(_count_pending)()
+        counts = await database_sync_to_async(count_pending)()
     except Exception:
         return
     for kind, n in counts.items():

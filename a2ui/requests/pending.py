@@ -25,6 +25,7 @@ from datetime import timedelta
 
 from channels.db import database_sync_to_async
 from django.db import IntegrityError
+from django.db.models import Count
 from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
@@ -359,3 +360,11 @@ def _repoint(row, channel, moved, rpc_id=None, retry=False):
     return False
 
 
+def open_counts():
+    """``{kind: open requests}`` of every session (the metrics' gauge: one grouped count on an
+    indexed column)."""
+    counts = dict.fromkeys((PendingRequest.KIND_INPUT, PendingRequest.KIND_CONFIRM), 0)
+    rows = (PendingRequest.objects.filter(status=Status.PENDING, deadline__gt=timezone.now())
+            .values_list("kind").annotate(n=Count("pk")).order_by())
+    counts.update(dict(rows))
+    return counts

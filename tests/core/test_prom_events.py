@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from a2ui.infra import outages, prom
 from a2ui.mcp import envelope
 from a2ui.push import fanout as stream
+from a2ui.requests import pending
 from a2ui_project.asgi import application
 from tests.agui.test_agui_socket import _issue, connected, open_agui
 from tests.promutil import samples, scrape, value
@@ -39,7 +40,7 @@ async def test_sessions_pending_answers_and_refusals_on_the_jsonrpc_sockets(
     await send(agent, {"jsonrpc": "2.0", "id": 7, "method": "ui.request_input", "params": {
         "session_id": sid, "request_id": "r1", "input_type": "text", "prompt": "Name?"}})
     await recv_until(person, lambda m: m.get("method") == "ui.request_input")
-    await prom.asample(fresh=True)
+    await prom.asample(pending.open_counts, fresh=True)
     got = scrape()
     assert value(got, "a2ui_pending_requests", kind="input") == 1
     assert value(got, "a2ui_pending_requests", kind="confirm") == 0
@@ -48,7 +49,7 @@ async def test_sessions_pending_answers_and_refusals_on_the_jsonrpc_sockets(
     await send(person, {"jsonrpc": "2.0", "method": "user.respond",
                         "params": {"request_id": "r1", "value": "Ada"}})
     await recv_until(agent, lambda m: m.get("id") == 7)
-    await prom.asample(fresh=True)
+    await prom.asample(pending.open_counts, fresh=True)
     got = scrape()
     assert value(got, "a2ui_pending_requests", kind="input") == 0
     assert value(got, "a2ui_answer_latency_seconds_count", protocol="jsonrpc", kind="input") == 1
