@@ -34,8 +34,8 @@ from ag_ui.core import RunErrorEvent
 
 from a2ui.agui1 import runleases, runlog, threads
 from a2ui.agui1 import runs as agui_runs
+from a2ui.agui1.frames import KEEPALIVE, Status, encode, final_events
 from a2ui.agui1.inputs import InputError
-from a2ui.agui1.stream import KEEPALIVE, Status, _final, encode
 from a2ui.agui1.translate import Run
 from a2ui.conf import a2ui_settings
 from a2ui.core.events import Kind
@@ -88,7 +88,7 @@ async def _final_from_row(session_id, thread_id, run_id, status, outcome):
         for data in await pending.aopen_requests(session_id):
             if str(data["params"].get("request_id")) in asked:
                 run.translate(Kind.REQUEST_OPENED, data)
-    return _final(run, status, outcome)
+    return final_events(run, status, outcome)
 
 
 async def reattach_events(session_id, agent_id, thread_id, run_id, after, token_jti=None):

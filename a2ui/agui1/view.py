@@ -14,7 +14,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from a2ui import handoff, tokens
-from a2ui.agui1 import inputs, interrupts, resume, runleases, stream, threads
+from a2ui.agui1 import frames, inputs, interrupts, resume, runleases, stream, threads
 from a2ui.agui1 import runs as agui_runs
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.compliance import audit
@@ -225,7 +225,7 @@ async def run_view(request):
     await audit.arecord("agui.run", actor=token.user, agent=token.agent, session_id=sid,
                         details=details)
     return handoff.event_stream(stream.run_events(
-        stream.Context(session, token, run_input, plan, counted,
+        frames.Context(session, token, run_input, plan, counted,
                        frozenset(r["message_id"] for r in said)), lease))
 
 
