@@ -13,6 +13,7 @@ then they fail loudly.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -92,20 +93,51 @@ def _claim_redis_db(base_url):
         client = _redis(url)
         try:
             if not client.set(REDIS_LOCK, _owner, nx=True, ex=REDIS_LOCK_TTL):
-                continue  # another pytest session is using it
+                holder = (client.get(REDIS_LOCK) or b"").decode(errors="replace")
+                if not _dead_local_owner(holder):
+                    continue  # another pytest session is using it
+                client.set(REDIS_LOCK, _owner, ex=REDIS_LOCK_TTL)  # its session was killed
             if client.dbsize() == 1 or client.exists(REDIS_MARKER):
                 flush_live_redis(url)
                 return url
             client.delete(REDIS_LOCK)  # someone else's data: leave it alone
         finally:
             client.close()
-    _unavailable(
-        f"no free Redis database among {list(REDIS_DB_CANDIDATES)} (locked by other sessions "
-        "or holding other data); set A2UI_LIVE_REDIS_DB"
-    )
+    # Every candidate is taken: a redis-server of this session's own, rather than someone's data.
+    from tests.redisserver import RedisServer
+
+    if shutil.which("redis-server") is None:
+        _unavailable(
+            f"no free Redis database among {list(REDIS_DB_CANDIDATES)} (locked by other "
+            "sessions or holding other data) and no redis-server to start; set A2UI_LIVE_REDIS_DB"
+        )
+    server = RedisServer().start()
+    _own_servers.append(server)
+    return server.url(0)
+
+
+_own_servers = []
+
+
+def _dead_local_owner(holder):
+    """A lock whose pytest process, on this host, no longer runs (killed before its release)."""
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _release_redis_db(url):
+    for server in _own_servers:
+        server.stop()
+    if _own_servers:
+        return
     client = _redis(url)
     try:
         if (client.get(REDIS_LOCK) or b"").decode() == _owner:
