@@ -174,6 +174,9 @@ async def test_consent_granted_earlier_holds_in_new_session(user, agent):
         await recv(comm)
         await send(comm, consent_msg("data_collection", True, "g"))
         await recv_until(comm, lambda m: m.get("id") == "g")
+        # the grant's broadcast to the person's sockets (through Redis: still in flight after
+        # the answer) reaches this socket, not the next one
+        await recv_until(comm, lambda m: m.get("method") == "a2ui.consent_changed")
         await comm.disconnect()
         tok = await database_sync_to_async(lambda: tokens.issue_stream_token(user, agent).token)()
         comm = await connect_user(tok)

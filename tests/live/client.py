@@ -77,9 +77,55 @@ async def open_user(server, token):
     return await Client.open(f"{server.ws_url}/ws/v4/a2ui?token={token}")
 
 
-async def open_agent(server, key):
-    return await Client.open(f"{server.ws_url}/ws/v4/a2ui/agent",
-                             headers={"Authorization": f"Bearer {key}"})
+class PingingAgent(Client):
+    """An agent socket that answers the server's ``a2ui.ping`` by itself, as the SDK does (an
+    agent that answers none leaves its presence: its people see it offline). Everything else
+    is read with ``recv`` as usual."""
+
+    def __init__(self, ws):
+        super().__init__(ws)
+        self.inbox = asyncio.Queue()
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self):
+        try:
+            async for raw in self.ws:
+                msg = json.loads(raw)
+                if isinstance(msg, dict) and msg.get("method") == "a2ui.ping" and "id" in msg:
+                    await self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+                    continue
+                self.inbox.put_nowait(msg)
+            await self.ws.recv()  # raises the ConnectionClosed the loop swallowed
+        except ConnectionClosed as exc:
+            self.inbox.put_nowait(exc)
+
+    async def recv(self, timeout=TIMEOUT):
+        item = await asyncio.wait_for(self.inbox.get(), timeout)
+        if isinstance(item, ConnectionClosed):
+            self.inbox.put_nowait(item)
+            raise item
+        return item
+
+    async def expect_close(self, timeout=TIMEOUT):
+        before = []
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    before.append(await self.recv(timeout))
+        except ConnectionClosed as exc:
+            rcvd = exc.rcvd
+            return (rcvd.code if rcvd else None), (rcvd.reason if rcvd else ""), before
+
+    async def close(self):
+        await self.ws.close()
+        self.reader.cancel()
+
+
+async def open_agent(server, key, answer_pings=False):
+    """An agent socket; ``answer_pings`` for one that stays idle longer than the server's ping
+    window (``A2UI['AGENT_PING_TIMEOUT_SECONDS']``) and must still count as there."""
+    return await (PingingAgent if answer_pings else Client).open(
+        f"{server.ws_url}/ws/v4/a2ui/agent", headers={"Authorization": f"Bearer {key}"})
 
 
 async def init(client, rpc_id="init", **params):
