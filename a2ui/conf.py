@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.translation import gettext_lazy
 
-from a2ui.settingtypes import Settings
+from a2ui.core.settingtypes import Settings
 
 if TYPE_CHECKING:
     from a2ui.core.adapters import Adapter
@@ -324,8 +324,8 @@ def positive_ints() -> tuple[str, ...]:
 
 
 class A2UISettings(Settings):
-    """Attribute access to ``settings.A2UI`` over DEFAULTS; unknown names are an error (their
-    types: ``a2ui.settingtypes``, annotations alone: every name comes through __getattr__)."""
+    """Attribute access to ``settings.A2UI`` over DEFAULTS; unknown names are an error (types:
+    ``a2ui.core.settingtypes``, annotations alone: each name still comes through __getattr__)."""
 
     def __init__(self, defaults: dict[str, Any] | None = None) -> None:
         self.defaults = defaults or DEFAULTS

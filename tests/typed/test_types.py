@@ -19,7 +19,8 @@ from collections.abc import Mapping
 import pytest
 from django.utils.functional import Promise
 
-from a2ui import conf, settingtypes
+from a2ui import conf
+from a2ui.core import settingtypes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
@@ -82,7 +83,7 @@ def _fits(value, hint):
 def test_every_setting_is_declared_with_the_type_of_its_default():
     declared = typing.get_type_hints(settingtypes.Settings)
     defaults = conf.defaults()
-    assert set(defaults) - set(declared) == set(), "settings without a type in a2ui.settingtypes"
+    assert set(defaults) - set(declared) == set(), "settings without a type in a2ui.core.settingtypes"
     assert set(declared) - set(defaults) == set(), "types of settings that are none"
     wrong = {name: (value, declared[name]) for name, value in defaults.items()
              if not _fits(value, declared[name])}
