@@ -112,9 +112,8 @@ class AgentClient:
         self._handlers.setdefault(method, []).append(handler)
 
     async def _read(self) -> None:
-        assert self._ws is not None and self.closed is not None
         try:
-            async for raw in self._ws:
+            async for raw in cast("ClientConnection", self._ws):  # connect() set it
                 msg = json.loads(raw)
                 if msg.get("method") == "a2ui.ping" and msg.get("id") is not None:
                     # The server's liveness check (a2ui.jsonrpc.liveness): answer at once.
@@ -142,7 +141,7 @@ class AgentClient:
                     future.set_exception(ConnectionError("agent socket closed"))
             self._waiting.clear()
             self._requests.clear()
-            self.closed.set()
+            cast(asyncio.Event, self.closed).set()
 
     OUTCOMES = ("user.respond", "user.approve", "request.closed")
 
@@ -190,10 +189,8 @@ class AgentClient:
         like a request whose socket closed while it waited."""
         from websockets.exceptions import ConnectionClosed
 
-        if self._ws is None:
-            raise ConnectionError("agent socket not connected")
         try:
-            await self._ws.send(json.dumps(message))
+            await cast("ClientConnection", self._ws).send(json.dumps(message))
         except ConnectionClosed as exc:
             raise ConnectionError(f"agent socket closed: {exc}") from None
 
