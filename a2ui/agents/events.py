@@ -2,17 +2,31 @@
 get (:class:`AgentEvents`, ``agents.events``) and the person's v0.9 actions
 (:class:`SurfaceEvents`, ``agents.surface_events``), across every process."""
 
+from __future__ import annotations
+
 import asyncio
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from a2ui.infra import groups
+from a2ui.rpc.answers import AgentEvent, SurfaceEvent
 from a2ui.sessions import agentroute, presence
 from a2ui.sessions import lifecycle as sessions
 
+if TYPE_CHECKING:
+    from typing import Self
+    from uuid import UUID
 
-def _agent_id(agent):
+    from a2ui.models import Agent
+
+#: ``events="one"`` (a session's events reach one socket or listener of the agent) or
+#: ``"all"`` (an observer of every session).
+Mode = Literal["one", "all"]
+
+
+def _agent_id(agent: Agent | int) -> int:
     return agent if isinstance(agent, int) else agent.pk
 
 
@@ -30,20 +44,22 @@ class AgentEvents:
     everything. Pass ``session_id`` to see only that session's events.
     """
 
-    methods = None  # every method
+    methods: ClassVar[frozenset[str] | None] = None  # every method
 
-    def __init__(self, agent, session_id=None, *, events=agentroute.ONE):
+    def __init__(self, agent: Agent | int, session_id: UUID | str | None = None, *,
+                 events: Mode = agentroute.ONE) -> None:
         if events not in agentroute.MODES:
             raise ValueError("events must be 'one' or 'all'")
         self.agent_id = _agent_id(agent)
         self.group = groups.agent_group(self.agent_id)
-        self.backlog = []  # the sessions it is told of on start (sessions.aannouncements)
+        # the sessions it is told of on start (sessions.aannouncements)
+        self.backlog: list[dict[str, Any]] = []
         self.session_id = str(session_id) if session_id is not None else None
         self.mode = events
-        self.layer = get_channel_layer()
-        self.channel = None
+        self.layer: Any = get_channel_layer()
+        self.channel: str | None = None
 
-    async def start(self):
+    async def start(self) -> Self:
         if self.channel is None:
             # The default prefix: channels_redis reads one "specific." queue per process, and a
             # channel of another prefix would wait behind the sockets' reader forever.
@@ -61,23 +77,23 @@ class AgentEvents:
                     if self.session_id is None or p["session_id"] == self.session_id]
         return self
 
-    async def stop(self):
+    async def stop(self) -> None:
         if self.channel is not None:
             await presence.aleave(self.channel)
             await self.layer.group_discard(self.group, self.channel)
             await agentroute.aleave(self.channel)
             self.channel = None
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Self:
         return await self.start()
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def __aiter__(self):
+    def __aiter__(self) -> Self:
         return self
 
-    async def __anext__(self):
+    async def __anext__(self) -> AgentEvent:
         await self.start()
         if self.backlog:
             return self.item(self.backlog.pop(0))
@@ -93,10 +109,10 @@ class AgentEvents:
             if await agentroute.atake(self.agent_id, self.channel, self.mode, event):
                 return self.item(event)
 
-    def item(self, event):
+    def item(self, event: dict[str, Any]) -> AgentEvent:
         return {"method": event["method"], "params": event["params"]}
 
-    async def next(self, timeout=None):
+    async def next(self, timeout: float | None = None) -> AgentEvent:
         """The next event, waiting at most ``timeout`` seconds (TimeoutError)."""
         return await asyncio.wait_for(self.__anext__(), timeout)
 
@@ -120,16 +136,28 @@ class SurfaceEvents(AgentEvents):
 
     methods = frozenset({"a2ui.v09"})
 
-    def __init__(self, agent, session_id=None, *, events=agentroute.ALL):
+    def __init__(self, agent: Agent | int, session_id: UUID | str | None = None, *,
+                 events: Mode = agentroute.ALL) -> None:
         super().__init__(agent, session_id, events=events)
 
-    def item(self, event):
+    # Its items are the notification's params: the type checker is told so (the methods are
+    # AgentEvents' at run time).
+    def item(self, event: dict[str, Any]) -> SurfaceEvent:  # type: ignore[override]
         return event["params"]
 
+    if TYPE_CHECKING:
+        async def __anext__(self) -> SurfaceEvent: ...  # type: ignore[override]
 
-def events(agent, session_id=None, *, events=agentroute.ONE):
+        async def next(self, timeout: float | None = None) -> SurfaceEvent: ...  # type: ignore[override]
+
+
+def events(agent: Agent | int, session_id: UUID | str | None = None, *,
+           events: Mode = agentroute.ONE) -> AgentEvents:
+    """The notifications an agent socket would get, as an async iterator (:class:`AgentEvents`)."""
     return AgentEvents(agent, session_id, events=events)
 
 
-def surface_events(agent, session_id=None, *, events=agentroute.ALL):
+def surface_events(agent: Agent | int, session_id: UUID | str | None = None, *,
+                   events: Mode = agentroute.ALL) -> SurfaceEvents:
+    """The person's v0.9 actions and errors, as an async iterator (:class:`SurfaceEvents`)."""
     return SurfaceEvents(agent, session_id, events=events)
