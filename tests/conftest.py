@@ -35,6 +35,14 @@ def get_user_model():
 
 
 @pytest.fixture(autouse=True)
+def _no_agent_pings(settings):
+    """The in-process tests' agent sockets are Channels communicators, which answer nothing
+    by themselves: the server's pings (``a2ui.jsonrpc.liveness``) are off unless a test turns
+    them on (tests/core/test_agent_liveness.py); the live tests' agents answer them."""
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "AGENT_PING_SECONDS": 0}
+
+
+@pytest.fixture(autouse=True)
 def _fresh_local_state():
     """Process-local stand-ins for Redis keys, and direct-delivery registrations, start empty.
 

@@ -121,9 +121,10 @@ class PingingAgent(Client):
         self.reader.cancel()
 
 
-async def open_agent(server, key, answer_pings=False):
-    """An agent socket; ``answer_pings`` for one that stays idle longer than the server's ping
-    window (``A2UI['AGENT_PING_TIMEOUT_SECONDS']``) and must still count as there."""
+async def open_agent(server, key, answer_pings=True):
+    """An agent socket that answers the server's pings as a real agent does (an idle one would
+    otherwise leave its presence after ``A2UI['AGENT_PING_TIMEOUT_SECONDS']``, and with it the
+    routing of its sessions); ``answer_pings=False`` for a frozen agent."""
     return await (PingingAgent if answer_pings else Client).open(
         f"{server.ws_url}/ws/v4/a2ui/agent", headers={"Authorization": f"Bearer {key}"})
 

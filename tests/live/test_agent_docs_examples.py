@@ -281,8 +281,9 @@ async def check(name, ns, p, out):  # noqa: C901 - one branch per example, read 
         assert max(m["value"] for m in done) < 100
     elif name == "ws-v09":
         assert ns["result"] == {"delivered": 3, "seq": ns["result"]["seq"],
-                                "clients": ns["result"]["clients"]}
-        assert ns["result"]["clients"]  # the protocols the batch reached
+                                "clients": ns["result"]["clients"],
+                                "reached": ns["result"]["reached"]}
+        assert ns["result"]["reached"]  # the protocols the batch reached
         assert ns["action"]["name"] == "book" and ns["action"]["context"] == {"name": "Ada"}
         assert ns["event"]["dataModel"]["surfaces"]["booking"] == {"name": "Ada"}
     elif name == "py-v09":

@@ -49,8 +49,8 @@ async def test_live_an_agui_session_takes_a_surface_a_v09_socket_on_another_proc
 
     bot = await open_agent(a, agent_key)
     reply = await bot.call("a2ui.v09", {"session_id": sid, "messages": booking()}, "p1")
-    assert reply.get("result") == {"delivered": 3, "seq": 3,
-                                   "clients": {"agui": 1, "v09": 1}}, reply
+    assert reply.get("result") == {"delivered": 3, "seq": 3, "clients": {"agui": 1, "v09": 1},
+                                   "reached": {"agui": 1, "v09": 1}}, reply
     shown = [await v09.recv() for _ in range(3)]
     assert [next(k for k in m if k != "version") for m in shown] == [
         "createSurface", "updateComponents", "updateDataModel"]

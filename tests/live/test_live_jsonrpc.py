@@ -319,7 +319,7 @@ async def test_idle_sockets_outlive_the_channel_layer_block_timeout(two_servers,
                                                                    agent_key):
     """channels-redis blocks 5 s per BZPOPMIN; a Redis read timeout as short killed idle sockets."""
     a, b = two_servers
-    bot = await open_agent(b, agent_key, answer_pings=True)  # an agent that is there, idle
+    bot = await open_agent(b, agent_key)  # an agent that is there, idle (it answers pings)
     ui = await open_user(a, stream_token)
     sid = await init_session(ui)
     await bot.recv_until(is_method("session.opened"))

@@ -128,7 +128,8 @@ async def test_live_sse_across_processes_with_resume(two_servers, stream_token, 
     sid = await init_session(user, capabilities=CAPS)
 
     status, body = await rest_push(a, sid, agent_key, booking())
-    assert status == 202 and body == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1}}, body
+    assert status == 202 and body == {"delivered": 3, "seq": 3, "clients": {"jsonrpc": 1},
+                                     "reached": {"jsonrpc": 1}}, body
 
     stream = await SSEStream.open(sse_url(b, sid, stream_token))
     assert stream.status == 200
@@ -143,7 +144,8 @@ async def test_live_sse_across_processes_with_resume(two_servers, stream_token, 
     agent = await open_agent(a, agent_key)
     reply = await agent.call("a2ui.v09", {"session_id": sid, "messages": [
         name_update("Bo"), name_update("Cy")]}, "p1")
-    assert reply["result"] == {"delivered": 2, "seq": 5, "clients": {"jsonrpc": 1, "v09": 1}}
+    assert reply["result"] == {"delivered": 2, "seq": 5, "clients": {"jsonrpc": 1, "v09": 1},
+                              "reached": {"jsonrpc": 1, "v09": 1}}
     live = [await stream.next() for _ in range(2)]
     assert [(e["id"], e["data"]["updateDataModel"]["value"]) for e in live] == [
         ("4", "Bo"), ("5", "Cy")]
