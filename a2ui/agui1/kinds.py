@@ -11,6 +11,11 @@ from ag_ui.core import (
     ActivityDeltaEvent,
     ActivitySnapshotEvent,
     CustomEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     StateDeltaEvent,
     StepFinishedEvent,
     StepStartedEvent,
@@ -92,6 +97,8 @@ class Kinds:
         text = _text(data.get("content"))
         metadata = data.get("metadata")
         streaming = isinstance(metadata, dict) and metadata.get("streaming") is True
+        if isinstance(metadata, dict) and metadata.get("reasoning") is True:
+            return self._reasoning(message_id, text, streaming)
         shown = self.streams.get(message_id)
         if shown is None and not streaming:
             return self._text_message(message_id, role, text)
@@ -108,6 +115,35 @@ class Kinds:
             self.streams.pop(message_id, None)
             out.append(TextMessageEndEvent(message_id=message_id))
         return out
+
+    def _reasoning(self, message_id, text, streaming):
+        """An agent's reasoning (a remote agent's ``REASONING_*`` events, kept as a message
+        marked ``metadata.reasoning``: ``REMOTE_AGENT_SHOW_REASONING``) in AG-UI 1.0's own
+        reasoning events, streamed as a text message is."""
+        shown = self.streams.get(message_id)
+        out = []
+        if shown is None:
+            out += [ReasoningStartEvent(message_id=message_id),
+                    ReasoningMessageStartEvent(message_id=message_id, role="reasoning")]
+            shown = ""
+            self.reasoning_ids.add(message_id)
+        added = text[len(shown):] if text.startswith(shown) else text
+        if added:
+            out.append(ReasoningMessageContentEvent(message_id=message_id, delta=added))
+        if streaming:
+            self.streams[message_id] = text
+        else:
+            self.streams.pop(message_id, None)
+            out += self._end_stream(message_id)
+        return out
+
+    def _end_stream(self, message_id):
+        """The events that end a message still being written (text or reasoning)."""
+        if message_id in self.reasoning_ids:
+            self.reasoning_ids.discard(message_id)
+            return [ReasoningMessageEndEvent(message_id=message_id),
+                    ReasoningEndEvent(message_id=message_id)]
+        return [TextMessageEndEvent(message_id=message_id)]
 
     def _message_batch(self, data):
         return [event for m in data.get("messages") or () for event in self._message(m)]

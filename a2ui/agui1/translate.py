@@ -14,7 +14,9 @@ message (native),      TEXT_MESSAGE_START (its role: agent assistant, system, us
 message.batch          words from another client) / CONTENT / END, ``messageId`` its message_id;
                        a message still being written (``metadata.streaming``, a remote agent's
                        reply: a2ui.remote) is START once, then CONTENT of what each version adds,
-                       END with its final version (or when the run ends)
+                       END with its final version (or when the run ends); an agent's reasoning
+                       (``metadata.reasoning``) is REASONING_START, REASONING_MESSAGE_START /
+                       CONTENT / END, REASONING_END, streamed alike
 progress               STEP_STARTED ``stepName`` = task_id (once), ACTIVITY_SNAPSHOT
                        ``a2ui-progress``, STEP_FINISHED when value >= total
 tool_call (native)     requested: TOOL_CALL_START / ARGS / END; result: TOOL_CALL_RESULT;
@@ -51,7 +53,6 @@ from ag_ui.core import (
     RunStartedEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
-    TextMessageEndEvent,
     ToolCallEndEvent,
 )
 from ag_ui.core.version import PROTOCOL_VERSION
@@ -88,6 +89,7 @@ class Run(Kinds):
         self.calls = {}  # tool call id -> True once ended
         self.pending = []  # Interrupts waiting to end the run
         self.streams = {}  # message id -> its text shown so far, while it is being written
+        self.reasoning_ids = set()  # those of them that are reasoning
         self.ended = False
         self.make_id = make_id
 
@@ -145,7 +147,7 @@ class Run(Kinds):
         return out
 
     def _close(self):
-        out = [TextMessageEndEvent(message_id=m) for m in self.streams]
+        out = [event for m in self.streams for event in self._end_stream(m)]
         self.streams = {}
         out += [ToolCallEndEvent(tool_call_id=c) for c, ended in self.calls.items() if not ended]
         self.calls = dict.fromkeys(self.calls, True)
