@@ -2,15 +2,16 @@
 
 ``threadId`` is the session's id (a session of the same person and agent), or any other string:
 the person's live session with the agent that was opened for that thread id
-(``client_info.agui_thread_id``), else a new session remembering it. A closed session named
+(``A2UISessionLog.thread_id``; ``client_info.agui_thread_id`` says it too), else a new session
+remembering it. A closed session named
 by its id gets a new session for the thread, as a closed tab gets a new one. The run counts
 itself as a socket of the session from here on (``arelease`` undoes it when the run is refused
 before its stream starts), so direct delivery never skips it and the session is detached when
 the last socket or run goes.
 
 A thread names at most one live session of a person and agent: a unique index
-(``AGUI_THREAD_CONSTRAINT``) on the thread id in ``client_info`` decides between concurrent
-first runs of a new thread (:func:`aopen`).
+(``THREAD_CONSTRAINT``) on the session's thread id decides between concurrent first runs of a
+new thread (:func:`aopen`).
 """
 
 import uuid
@@ -22,7 +23,7 @@ from a2ui.consent import choices as consent
 from a2ui.core import events
 from a2ui.core.errors import DomainError, Fault
 from a2ui.infra import groups
-from a2ui.models import AGUI_THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
+from a2ui.models import THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
 from a2ui.push import sessions as session_actions
 from a2ui.runs import records as runs
 from a2ui.sessions import admission
@@ -33,6 +34,8 @@ CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
 
 def find(user_id, agent_id, thread_id):
     """The live session of this person and agent for ``thread_id``, or None."""
+    if not thread_id:
+        return None
     live = A2UISessionLog.objects.filter(user_id=user_id, agent_id=agent_id,
                                          state__in=A2UISessionLog.LIVE_STATES)
     try:
@@ -41,7 +44,7 @@ def find(user_id, agent_id, thread_id):
         by_id = None
     if by_id is not None:
         return by_id
-    return (live.filter(client_info__agui_thread_id=thread_id).order_by("-created_at")
+    return (live.filter(thread_id=thread_id).order_by("-created_at")
             .values_list("pk", flat=True).first())
 
 
@@ -108,9 +111,9 @@ def _open_new(token, issue, thread_id, run):
             token = issue()
         try:
             with transaction.atomic():
-                opened = admission.admit(token, info, CAPABILITIES)
+                opened = admission.admit(token, info, CAPABILITIES, thread_id=thread_id)
         except IntegrityError as exc:
-            if AGUI_THREAD_CONSTRAINT not in str(exc):
+            if THREAD_CONSTRAINT not in str(exc):
                 raise
             raise runs.busy() from None
         if opened.session is not None and run is not None:

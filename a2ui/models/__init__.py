@@ -11,7 +11,7 @@ from a2ui.models.consent import A2UIConsentRecord
 from a2ui.models.requests import PendingRequest
 from a2ui.models.runs import AgentRun
 from a2ui.models.sessions import (
-    AGUI_THREAD_CONSTRAINT,
+    THREAD_CONSTRAINT,
     A2UISessionLog,
     PushKey,
     RenderedComponent,
@@ -21,7 +21,7 @@ from a2ui.models.sessions import (
 )
 
 __all__ = [
-    "AGUI_THREAD_CONSTRAINT",
+    "THREAD_CONSTRAINT",
     "A2UIConsentRecord",
     "A2UISessionLog",
     "Agent",

@@ -5,14 +5,14 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from a2ui.core import states
 from a2ui.models.agents import Agent, StreamToken
 
 #: The name of the unique index of live sessions by AG-UI thread (``A2UISessionLog``).
-AGUI_THREAD_CONSTRAINT = "a2ui_session_agui_thread_live"
+#: at most one live session per person, agent and thread (``A2UISessionLog.thread_id``)
+THREAD_CONSTRAINT = "a2ui_session_thread_live"
 
 
 class A2UISessionLog(models.Model):
@@ -58,6 +58,11 @@ class A2UISessionLog(models.Model):
     surface_seq = models.PositiveBigIntegerField(
         default=0, help_text="Sequence number of the last A2UI v0.9 surface message pushed."
     )
+    thread_id = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="The client's name for the conversation this session is (an AG-UI thread "
+                  "id), or empty: at most one live session per person, agent and thread.",
+    )
     resumable_clients = models.JSONField(
         default=list, blank=True,
         help_text="What each client that left within the resume window declared "
@@ -70,13 +75,13 @@ class A2UISessionLog(models.Model):
         permissions = [("view_replay", "Can replay what the person saw in a session")]
         indexes = [models.Index(fields=["agent", "state"])]
         constraints = [
-            # One live session per person, agent and AG-UI thread id (a2ui.agui1.threads): of
-            # concurrent first runs of a new thread, one session INSERT wins.
+            # One live session per person, agent and thread (a2ui.sessions.admission): of
+            # concurrent first opens of a new thread, one session INSERT wins.
             models.UniqueConstraint(
-                models.F("user"), models.F("agent"),
-                KeyTextTransform("agui_thread_id", "client_info"),
-                condition=models.Q(state__in=["connected", "initialized", "active"]),
-                name=AGUI_THREAD_CONSTRAINT,
+                fields=["user", "agent", "thread_id"],
+                condition=models.Q(state__in=["connected", "initialized", "active"])
+                & ~models.Q(thread_id=""),
+                name=THREAD_CONSTRAINT,
             ),
         ]
 

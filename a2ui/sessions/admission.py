@@ -109,7 +109,7 @@ def refusal(agent, user_id, exclude=None):
     return None
 
 
-def admit(token, client_info, capabilities, *, reuse=False):
+def admit(token, client_info, capabilities, *, reuse=False, thread_id=""):
     """Open a session for the token's person and agent, within the agent's limits.
 
     1. If one more attached session of the person does not fit (the agent's limit, or the
@@ -122,6 +122,10 @@ def admit(token, client_info, capabilities, *, reuse=False):
        oldest first, down to ``MAX_DETACHED_SESSIONS_PER_PERSON`` - 1 (so that with this
        one, once it detaches, the person keeps at most that many)
        (``REPLACED_REASON``, audited as ``session.closed``).
+
+    ``thread_id``: the client's name for the conversation the session is (an AG-UI thread):
+    at most one live session of a person and agent has it (``THREAD_CONSTRAINT``, a unique
+    index: of two concurrent admissions of one new thread, the second raises IntegrityError).
     """
     closed = []
     with transaction.atomic():
@@ -161,6 +165,7 @@ def admit(token, client_info, capabilities, *, reuse=False):
             state=State.INITIALIZED,
             client_info=client_info,
             capabilities=capabilities,
+            thread_id=thread_id,
         )
         audit.record(
             "session.open", actor=token.user, agent=agent, target=session,

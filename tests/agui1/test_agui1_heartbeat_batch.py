@@ -29,7 +29,8 @@ def sessions_with_runs(user, agent, n, status=Status.RUNNING, outcome=None, firs
     for k in range(first, first + n):
         session = A2UISessionLog.objects.create(
             user=user, agent=agent, token=tokens.issue_stream_token(user, agent).record,
-            state=A2UISessionLog.State.ACTIVE, client_info={"agui_thread_id": f"t{k}"})
+            state=A2UISessionLog.State.ACTIVE, client_info={"agui_thread_id": f"t{k}"},
+            thread_id=f"t{k}")
         AgentRun.objects.create(session=session, run_id=f"r{k}", thread_id=f"t{k}",
                                 notice={"run_id": f"r{k}", "messages": []}, status=status,
                                 outcome=outcome or {}, started_at=long_ago,

@@ -41,7 +41,8 @@ def a_lost_run(user, agent, run_id="r1", thread="t1"):
     now = timezone.now()
     session = A2UISessionLog.objects.create(
         user=user, agent=agent, token=tokens.issue_stream_token(user, agent).record,
-        state=A2UISessionLog.State.ACTIVE, client_info={"agui_thread_id": thread})
+        state=A2UISessionLog.State.ACTIVE, client_info={"agui_thread_id": thread},
+        thread_id=thread)
     AgentRun.objects.create(session=session, run_id=run_id, thread_id=thread,
                             notice={"run_id": run_id, "messages": []},
                             started_at=now - timedelta(minutes=1),
