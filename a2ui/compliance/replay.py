@@ -21,6 +21,7 @@ from a2ui.conf import a2ui_settings
 from a2ui.core import replay
 from a2ui.infra import dbthreads, jobs, outages
 from a2ui.models import A2UIConsentRecord, SessionEvent
+from a2ui.sessions import fence
 
 log = logging.getLogger("a2ui.services")
 
@@ -91,18 +92,36 @@ class ReplayBuffer:
 
 
 def _write(taken):
-    rows = [_row(*r) for r in taken]
+    """Insert ``taken`` in one transaction that holds their sessions against erasure; the
+    events of an erased session are dropped (``a2ui.sessions.fence``)."""
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(_insert_sql(), rows)
+        with transaction.atomic():
+            rows = _fenced(taken)
+            if rows:
+                with connection.cursor() as cursor:
+                    cursor.executemany(_insert_sql(), rows)
     except (IntegrityError, DataError):  # one row the database refuses (e.g. a NUL in JSON):
-        for row in rows:                    # the others are written, it is dropped, logged
+        for one in taken:                   # the others are written, it is dropped, logged
             try:
-                with transaction.atomic(), connection.cursor() as cursor:
-                    cursor.execute(_insert_sql(), row)
+                with transaction.atomic():
+                    rows = _fenced([one])
+                    if rows:
+                        with connection.cursor() as cursor:
+                            cursor.execute(_insert_sql(), rows[0])
             except (IntegrityError, DataError) as exc:
-                log.warning("a2ui: a replay event of session %s not kept (%s)", row[0],
+                log.warning("a2ui: a replay event of session %s not kept (%s)", one[0],
                             type(exc).__name__)
+
+
+def _fenced(taken):
+    """The rows of ``taken`` to insert: not those of an erased session."""
+    gone = fence.erased({r[0] for r in taken})
+    if not gone:
+        return [_row(*r) for r in taken]
+    kept = [r for r in taken if fence.uuid_of(r[0]) not in gone]
+    log.info("a2ui: %d replay events of %d erased sessions not kept", len(taken) - len(kept),
+             len(gone))
+    return [_row(*r) for r in kept]
 
 
 buffer = ReplayBuffer()

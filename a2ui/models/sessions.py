@@ -56,6 +56,11 @@ class A2UISessionLog(models.Model):
     surface_seq = models.PositiveBigIntegerField(
         default=0, help_text="Sequence number of the last A2UI v0.9 surface message pushed."
     )
+    erased_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When its person's data was erased: nothing of theirs is written to it since "
+                  "(a2ui.sessions.fence).",
+    )
     resumable_clients = models.JSONField(
         default=list, blank=True,
         help_text="What each client that left within the resume window declared "
