@@ -65,9 +65,9 @@ class A2UIConfig(AppConfig):
 
         componenttypes.install()  # the host project's component types (A2UI['COMPONENT_TYPES'])
 
-        from a2ui.remote import runtime
+        from a2ui.remote import inbound
 
-        runtime.install()  # remote agents' events go to their runtime (a2ui.remote)
+        inbound.install()  # remote agents' events go to their runtime (a2ui.remote)
 
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).

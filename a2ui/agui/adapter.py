@@ -4,6 +4,10 @@ from a2ui.agui.mapping import NOT_TRANSLATED
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
 
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own).
+TOKEN_TYPE = "stream_agui"
+
 
 def _websocket_urls():
     from django.urls import path
@@ -50,7 +54,7 @@ ADAPTER = Adapter(
     name="agui",
     caches=_caches,
     agent_methods=_agent_methods,
-    token_type="stream_agui",
+    token_type=TOKEN_TYPE,
     websocket_urls=_websocket_urls,
     kinds=frozenset(Kind) - NOT_TRANSLATED,
     summary="AG-UI WebSocket events (seed 003) for people: docs/protocol-agui.md",

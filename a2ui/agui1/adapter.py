@@ -4,6 +4,10 @@ from a2ui.conf import env_int
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
 
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own).
+TOKEN_TYPE = "stream_agui"
+
 
 def _http_urls():
     from django.urls import path
@@ -86,7 +90,7 @@ ADAPTER = Adapter(
     name="agui1",
     settings_defaults=SETTINGS_DEFAULTS,
     agent_methods=_agent_methods,
-    token_type="stream_agui",
+    token_type=TOKEN_TYPE,
     http_urls=_http_urls,
     sweep=_sweep,
     kinds=frozenset(Kind),  # every kind: each has an AG-UI 1.0 form (a2ui.agui1.translate)

@@ -3,6 +3,10 @@
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
 
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own).
+TOKEN_TYPE = "stream_a2ui"
+
 
 def _websocket_urls():
     from django.urls import path
@@ -75,7 +79,7 @@ ADAPTER = Adapter(
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,
     agent_methods=_agent_methods,
-    token_type="stream_a2ui",
+    token_type=TOKEN_TYPE,
     kinds=frozenset(Kind) - {Kind.RUN_ENDED},  # a2ui.jsonrpc.events.notification
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )

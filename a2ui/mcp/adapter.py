@@ -8,6 +8,10 @@ from a2ui.core.activity import KINDS as ACTIVITY
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
 
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own).
+TOKEN_TYPE = "stream_mcp"
+
 _app = None
 
 
@@ -57,7 +61,7 @@ SETTINGS_DEFAULTS = {
 ADAPTER = Adapter(
     settings_defaults=SETTINGS_DEFAULTS,
     name="mcp",
-    token_type="stream_mcp",
+    token_type=TOKEN_TYPE,
     asgi_mounts=lambda: [("/mcp", build_app)],
     on_stop=stop,
     # The kinds that change a resource a host reads (a2ui.mcp.changes.affected).

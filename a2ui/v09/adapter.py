@@ -4,6 +4,10 @@ from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
 from a2ui.v09.view import KINDS as VIEW_KINDS
 
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own).
+TOKEN_TYPE = "stream_a2ui"
+
 
 def _websocket_urls():
     from django.urls import path
@@ -71,7 +75,7 @@ def _agent_methods():
 
 ADAPTER = Adapter(
     name="v09",
-    token_type="stream_a2ui",  # its socket and SSE stream take seed 000's stream token
+    token_type=TOKEN_TYPE,  # its socket and SSE stream take seed 000's stream token
     agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,

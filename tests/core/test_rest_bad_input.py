@@ -107,9 +107,8 @@ def test_the_agui_run_answers_oversized_bodies_with_json_413(user, agent, settin
     from a2ui import tokens
     from a2ui.agui1.view import run_view
     from a2ui.conf import a2ui_settings
-    from a2ui.models import StreamToken
 
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     url = "/api/v4/agui/run"
     big = b'{"x":"' + b"x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + b'"}'
