@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('a2ui', '0015_remote_agents'),
+        ('a2ui', '0016_token_types_of_the_adapters'),
     ]
 
     operations = [
