@@ -13,15 +13,19 @@ What is held about a person (``user``):
 * the agents they own (names only) and their account's identity fields.
 
 Erasure first revokes their stream tokens in force and closes their live sessions (through
-``a2ui.push.revocation``, so sockets in every process close), then in one transaction:
+``a2ui.push.revocation``, so sockets in every process close), then in one transaction: fences
+their sessions (``a2ui.sessions.fence``: no writer of any process writes to them again),
 deletes what their sessions showed and awaited, anonymizes the session rows (kept for
 statistics: state, counters, dates), deletes consent records and stream token records, drops
-them as owner of agents, and redacts the audit events about them (actor label, target id and
-details; ``a2ui.compliance.chain.redact``), whose hash chain still verifies because each
-event's chain hash covers a digest of that content, not the content. The account itself
-(``auth.User``) belongs to the project and is left as it is. The audit events that record an
-export or erasure (``person.export``, ``person.erase``) are kept: they name the person only by
-their user id. Every export and erasure (dry runs too) is itself an audit event.
+them as owner of agents, redacts the audit events about them (``a2ui.compliance.chain.redact``:
+target id and details, and the actor label of their own; an operator's event keeps its
+operator) and records ``person.erase`` naming the events it redacted, which is what makes those
+redactions valid to ``a2ui_audit verify``. The chain still verifies because each event's chain
+hash covers a digest of that content, not the content. Then it counts again what is held
+(``ErasureReport.left``: nothing). The account itself (``auth.User``) belongs to the project and
+is left as it is. The audit events that record an export or erasure (``person.export``,
+``person.erase``, ``person.erase.dry_run``) are kept: they name the person only by their user id.
+Every export and erasure (dry runs too) is itself an audit event.
 """
 
 from dataclasses import dataclass, field
@@ -53,7 +57,8 @@ from a2ui.sessions import fence
 
 FORMAT = "a2ui-person-export/1"
 #: The events that record handling a request are kept as they are (they name the user id).
-KEPT_ACTIONS = ("person.export", "person.erase")
+ERASE, DRY_RUN = auditchain.chain.ERASE_ACTION, "person.erase.dry_run"
+KEPT_ACTIONS = ("person.export", ERASE, DRY_RUN)
 SESSION_CONTENT = (("components", RenderedComponent), ("requests", PendingRequest),
                    ("surfaces", Surface), ("runs", AgentRun), ("push_keys", PushKey),
                    ("replay_events", SessionEvent))  # what the person saw, kept for replay
@@ -227,7 +232,7 @@ def erase(user, *, actor=None, dry_run=False):
     ``left`` is what a second count after it found (nothing, unless it failed)."""
     if dry_run:
         report = ErasureReport(user_id=user.pk, dry_run=True, counts=_counts(user))
-        audit.record("person.erase", actor=actor, target=("user", user.pk),
+        audit.record(DRY_RUN, actor=actor, target=("user", user.pk),
                      details={"user_id": user.pk, "dry_run": True, "counts": report.counts})
         return report
     from a2ui.push import revocation
@@ -262,10 +267,12 @@ def erase(user, *, actor=None, dry_run=False):
         counts["stream tokens"] = StreamToken.objects.filter(
             pk__in=jtis).delete()[1].get(StreamToken._meta.label, 0)
         counts["agents owned"] = Agent.objects.filter(owner=user).update(owner=None)
-        counts["audit events"] = auditchain.redact(AuditEvent.objects.filter(pk__in=event_ids))
-    report = ErasureReport(user_id=user.pk, dry_run=False, counts=counts,
-                           left=_left(user, session_ids))
-    audit.record("person.erase", actor=actor, target=("user", user.pk),
-                 details={"user_id": user.pk, "dry_run": False, "counts": report.counts,
-                          "left": report.left})
-    return report
+        counts["audit events"], claim = auditchain.redact(
+            AuditEvent.objects.filter(pk__in=event_ids),
+            person_labels=(audit.actor_label(user),), person_id=user.pk)
+        # in the same transaction: the chained event that names what it redacted
+        audit.record(ERASE, actor=actor, target=("user", user.pk),
+                     details={"user_id": user.pk, "dry_run": False, "counts": counts,
+                              "redacted": claim})
+    return ErasureReport(user_id=user.pk, dry_run=False, counts=counts,
+                         left=_left(user, session_ids))
