@@ -8,6 +8,7 @@ is not erased:
 
 * the push pipeline's store (``a2ui.push.store.in_session``: components, requests, surfaces,
   activity, idempotency keys): :func:`hold`, refused as ``session_not_found``;
+* the start of a run (``a2ui.runs.records.start``): :func:`hold`;
 * the replay log's batched writes (``a2ui.compliance.replay``): :func:`erased`, the events
   of an erased session dropped.
 
