@@ -13,10 +13,12 @@ by time (``consent.recorded``), for ``a2ui.core.replay``.
 import json
 import logging
 import threading
+import time
 
 from django.db import DataError, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
+from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core import replay
 from a2ui.infra import dbthreads, jobs, outages
@@ -197,3 +199,31 @@ def moment_links(session, entries):
             entry.extra["replay_at"] = found[0] if found else sum(
                 1 for at, _, _ in kept if at <= entry.at)
     return entries
+
+
+#: One operator's view of one session's replay, within one login session, is one
+#: ``session.replay`` event for this long: the page's moments, its frame and a frame fetched
+#: directly count as that one view.
+VIEW_SECONDS = 1800
+#: Sessions remembered per login session (the oldest forgotten beyond it).
+MAX_VIEWS_REMEMBERED = 200
+
+
+def record_view(actor, session_id, at, via, seen, now=None):
+    """Audit that ``actor`` replays session ``session_id`` (``session.replay``, ``details``:
+    the moment and ``via`` "page" or "frame"), unless ``seen`` (a dict kept in the login
+    session: session id -> when its view was audited) says this view was audited within
+    ``VIEW_SECONDS``. True when an event was written; ``seen`` is updated."""
+    now = time.time() if now is None else now
+    key = str(session_id)
+    for old in [k for k, t in seen.items() if not isinstance(t, int | float)
+                or now - t >= VIEW_SECONDS]:
+        del seen[old]
+    if key in seen:
+        return False
+    audit.record("session.replay", actor=actor, session_id=session_id,
+                 details={"at": at, "via": via})
+    seen[key] = now
+    while len(seen) > MAX_VIEWS_REMEMBERED:
+        del seen[min(seen, key=seen.get)]
+    return True
