@@ -1,7 +1,8 @@
 """Tier 2: a person's erasure while her agent pushes to her live session leaves nothing of hers.
 
-One Daphne process holds the person's socket and the agent's; the agent pushes every 50 ms
-(components, chat messages, notices, each naming a secret) while this process (as
+One Daphne process holds the person's socket and the agent's; the agent pushes every 50 ms on
+its socket (components, chat messages, v0.9 surfaces, requests, notices, each naming a secret)
+and every 50 ms over MCP (components) while this process (as
 ``manage.py a2ui_person erase`` would) erases her. The server acknowledges pushes up to the
 moment the session closes and keeps their replay events in its buffer for
 ``REPLAY_FLUSH_SECONDS``, so its flusher writes them after the erasure began: the erasure's
@@ -18,12 +19,15 @@ import pytest
 from channels.db import database_sync_to_async
 from django.apps import apps
 from django.core import serializers
+from mcp.shared.exceptions import MCPError
 from websockets.exceptions import ConnectionClosed
 
 from a2ui.compliance import chain as auditchain
 from a2ui.compliance import person
 from a2ui.models import A2UISessionLog, SessionEvent
+from tests.live.aguibot import CATALOG
 from tests.live.client import init_session, open_agent, open_user
+from tests.live.mcpclient import mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SECRET = "HER-SECRET-4417"
@@ -47,14 +51,23 @@ class Pusher:
         self.writer = asyncio.ensure_future(self._write())
 
     def _params(self, i):
-        kind = i % 3
-        if kind == 0:
-            return "ui.render", {"session_id": self.sid, "component_id": f"c{i % 5}",
+        kind = i % 5
+        if kind == 0:  # a component
+            return "ui.render", {"session_id": self.sid, "component_id": f"c{i % 7}",
                                  "component_type": "card",
                                  "data": {"title": f"{SECRET} card {i}"}}
-        if kind == 1:
+        if kind == 1:  # a chat message (the activity)
             return "agui.event", {"session_id": self.sid, "event": {
                 "type": "TEXT_MESSAGE", "sender": "bot", "content": f"{SECRET} says {i}"}}
+        if kind == 2:  # a v0.9 surface
+            return "a2ui.v09", {"session_id": self.sid, "messages": [
+                {"version": "v0.9", "createSurface": {"surfaceId": f"s{i}",
+                                                      "catalogId": CATALOG}},
+                {"version": "v0.9", "updateComponents": {"surfaceId": f"s{i}", "components": [
+                    {"id": "root", "component": "Text", "text": f"{SECRET} surface {i}"}]}}]}
+        if kind == 3:  # a request (answered by nobody)
+            return "ui.request_input", {"session_id": self.sid, "request_id": f"q{i}",
+                                        "input_type": "text", "prompt": f"{SECRET} asks {i}"}
         return "ui.notify", {"session_id": self.sid, "level": "info", "title": f"{SECRET} {i}"}
 
     async def _write(self):
@@ -89,6 +102,21 @@ class Pusher:
         self.reader.cancel()
 
 
+async def mcp_pushes(mcp, sid, stop, counts):
+    """The same agent over MCP: a component every ``PERIOD`` seconds until ``stop``."""
+    for i in itertools.count():
+        if stop.is_set():
+            return
+        try:
+            out = await mcp.call_tool("render", {
+                "session_id": sid, "component_type": "card", "component_id": f"m{i % 7}",
+                "data": {"title": f"{SECRET} over MCP {i}"}})
+            counts["refused" if out.is_error else "delivered"] += 1
+        except MCPError:
+            counts["refused"] += 1
+        await asyncio.sleep(PERIOD)
+
+
 @pytest.mark.timeout(120)
 async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user, stream_token,
                                                              agent_key):
@@ -98,6 +126,10 @@ async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user,
     sid = await init_session(her)
     await agent.recv_until(lambda m: m.get("method") == "session.opened")
     pusher = Pusher(agent, sid)
+    over_mcp = {"delivered": 0, "refused": 0}
+    mcp_context = mcp_session(server, agent_key)
+    mcp = await mcp_context.__aenter__()
+    mcp_task = asyncio.ensure_future(mcp_pushes(mcp, sid, pusher.stop, over_mcp))
     await asyncio.sleep(1.0)  # pushes stored and kept for replay
     delivered_before = pusher.delivered
     assert delivered_before >= 5, (pusher.sent, pusher.delivered, pusher.refused)
@@ -109,9 +141,12 @@ async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user,
     took = time.monotonic() - started
     await asyncio.sleep(0.5)  # the agent keeps pushing to the closed session
     await pusher.finish()
+    await mcp_task
+    await mcp_context.__aexit__(None, None, None)
     assert report.left == {}, report.lines()
     assert report.counts["live sessions"] == 1
-    assert report.counts["replay events"] > 0 and report.counts["components"] > 0, report.counts
+    for name in ("replay events", "components", "surfaces", "requests", "activities"):
+        assert report.counts[name] > 0, (name, report.counts)
 
     await asyncio.sleep(SETTLE)  # what the server's buffers held is written, or dropped, now
 
@@ -126,5 +161,7 @@ async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user,
     assert left == {}
     assert not secret_held
     assert chain_ok
-    assert pusher.refused > 0  # the pushes that came after the erasure were refused
+    # the pushes that came after the erasure were refused, on both
+    assert pusher.refused > 0
+    assert over_mcp["delivered"] > 0 and over_mcp["refused"] > 0, over_mcp
     await agent.close()
