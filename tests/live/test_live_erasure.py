@@ -2,17 +2,19 @@
 
 One Daphne process holds the person's socket and the agent's; the agent pushes every 50 ms on
 its socket (components, chat messages, v0.9 surfaces, requests, notices, each naming a secret)
-and every 50 ms over MCP (components) while this process (as
-``manage.py a2ui_person erase`` would) erases her. The server acknowledges pushes up to the
-moment the session closes and keeps their replay events in its buffer for
-``REPLAY_FLUSH_SECONDS``, so its flusher writes them after the erasure began: the erasure's
-fence (``a2ui.sessions.fence``) must drop them. Afterwards, and again after every buffer had
+and every 50 ms over MCP (components) while ``manage.py a2ui_person erase``, in a process of
+its own, erases her. The server acknowledges pushes up to the moment the session closes and
+keeps their replay events in its buffer for ``REPLAY_FLUSH_SECONDS``, so its flusher writes
+them after the erasure began: the erasure's fence (``a2ui.sessions.fence``) must drop them
+(without it, 2 to 4 such rows with her secret were left). Afterwards, and again after every buffer had
 time to flush: no row of any a2ui table holds the secret, and a second count finds nothing.
 """
 
 import asyncio
 import itertools
 import json
+import re
+import sys
 import time
 
 import pytest
@@ -27,6 +29,7 @@ from a2ui.compliance import person
 from a2ui.models import A2UISessionLog, SessionEvent
 from tests.live.aguibot import CATALOG
 from tests.live.client import init_session, open_agent, open_user
+from tests.live.conftest import ROOT, live_env
 from tests.live.mcpclient import mcp_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -118,8 +121,8 @@ async def mcp_pushes(mcp, sid, stop, counts):
 
 
 @pytest.mark.timeout(120)
-async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user, stream_token,
-                                                             agent_key):
+async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, live_services, user,
+                                                             stream_token, agent_key):
     server = daphne_server()
     agent = await open_agent(server, agent_key, answer_pings=False)
     her = await open_user(server, stream_token)
@@ -137,16 +140,23 @@ async def test_erasure_while_an_agent_pushes_leaves_nothing(daphne_server, user,
     assert held > 0  # replay events were written before the erasure
 
     started = time.monotonic()
-    report = await database_sync_to_async(person.erase)(user)
+    # as an operator runs it: its own process, on the servers' database and Redis
+    erase = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "manage.py"), "a2ui_person", "erase", user.get_username(),
+        env=live_env(live_services), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    out = (await asyncio.wait_for(erase.communicate(), 60))[0].decode()
     took = time.monotonic() - started
+    assert erase.returncode == 0 and "Erasure done." in out, out
+    counts = dict(re.findall(r"^  ([a-z ]+): (\d+) were ", out, re.M))
     await asyncio.sleep(0.5)  # the agent keeps pushing to the closed session
     await pusher.finish()
     await mcp_task
     await mcp_context.__aexit__(None, None, None)
-    assert report.left == {}, report.lines()
-    assert report.counts["live sessions"] == 1
+    assert "verified after: nothing of theirs left" in out, out
+    assert counts["live sessions"] == "1", out
     for name in ("replay events", "components", "surfaces", "requests", "activities"):
-        assert report.counts[name] > 0, (name, report.counts)
+        assert int(counts[name]) > 0, (name, out)
 
     await asyncio.sleep(SETTLE)  # what the server's buffers held is written, or dropped, now
 
