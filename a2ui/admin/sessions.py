@@ -19,6 +19,7 @@ from a2ui.admin.common import (
 )
 from a2ui.compliance import replay as replaylog
 from a2ui.compliance import timeline
+from a2ui.jsonrpc import replay as jsonrpc_replay
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -240,8 +241,9 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
         obj, refused = self._replay_session(request, object_id)
         if refused is not None:
             return refused
-        _, at, messages = replaylog.screen(obj, _moment(request))
+        _, at, shown = replaylog.screen(obj, _moment(request))
         self._audit_view(request, obj, at, "frame")
+        messages = jsonrpc_replay.messages(shown)
         nonce = csp.get_nonce(request)
         response = TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay_frame.html",
                                     {"messages": messages, "at": at, "nonce": nonce,

@@ -1,12 +1,9 @@
 """Seed 003, the AG-UI WebSocket event protocol, for people: /ws/agui (docs/protocol-agui.md)."""
 
+from a2ui.agui import TOKEN_TYPE
 from a2ui.agui.mapping import NOT_TRANSLATED
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
-
-#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
-#: signed with a salt of its own).
-TOKEN_TYPE = "stream_agui"
 
 
 def _websocket_urls():

@@ -17,10 +17,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui import surfaces, tokens
-from a2ui.agui import PROTOCOL_VERSION, mapping
+from a2ui.agui import PROTOCOL_VERSION, TOKEN_TYPE, mapping
 from a2ui.agui import actions as agui_actions
 from a2ui.agui import protocol as p
-from a2ui.agui.adapter import TOKEN_TYPE
 from a2ui.consent import choices as consent
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
 from a2ui.consumers.session import SessionSocket

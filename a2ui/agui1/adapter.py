@@ -1,12 +1,9 @@
 """AG-UI 1.0 over HTTP + SSE for people: POST /api/v4/agui/run (docs/protocol-agui.md)."""
 
+from a2ui.agui1 import TOKEN_TYPE
 from a2ui.conf import env_int
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
-
-#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
-#: signed with a salt of its own).
-TOKEN_TYPE = "stream_agui"
 
 
 def _http_urls():

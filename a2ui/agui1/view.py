@@ -14,9 +14,8 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from a2ui import handoff, tokens
-from a2ui.agui1 import frames, inputs, interrupts, resume, runleases, stream, threads
+from a2ui.agui1 import TOKEN_TYPE, frames, inputs, interrupts, resume, runleases, stream, threads
 from a2ui.agui1 import runs as agui_runs
-from a2ui.agui1.adapter import TOKEN_TYPE
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings

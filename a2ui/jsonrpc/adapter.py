@@ -2,10 +2,7 @@
 
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
-
-#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
-#: signed with a salt of its own).
-TOKEN_TYPE = "stream_a2ui"
+from a2ui.jsonrpc import TOKEN_TYPE
 
 
 def _websocket_urls():

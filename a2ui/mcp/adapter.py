@@ -7,10 +7,7 @@ Django); ``on_stop`` ends the SDK's session manager so Daphne exits promptly on 
 from a2ui.core.activity import KINDS as ACTIVITY
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
-
-#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
-#: signed with a salt of its own).
-TOKEN_TYPE = "stream_mcp"
+from a2ui.mcp import TOKEN_TYPE
 
 _app = None
 

@@ -55,7 +55,7 @@ def _bearer(scope):
 def authenticate(raw):
     """The Principal for a bearer credential, or a TokenError (sync: one database query)."""
     from a2ui import tokens
-    from a2ui.mcp.adapter import TOKEN_TYPE
+    from a2ui.mcp import TOKEN_TYPE
 
     if not raw:
         raise tokens.TokenError("An agent key or a stream_mcp token is required.")

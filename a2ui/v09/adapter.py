@@ -2,11 +2,8 @@
 
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
+from a2ui.v09 import TOKEN_TYPE
 from a2ui.v09.view import KINDS as VIEW_KINDS
-
-#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
-#: signed with a salt of its own).
-TOKEN_TYPE = "stream_a2ui"
 
 
 def _websocket_urls():

@@ -3,8 +3,6 @@
 import pytest
 from rest_framework.test import APIClient
 
-from a2ui.models import A2UISessionLog
-
 # Some bodies reach the async services (another thread, another connection): transactional.
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +21,6 @@ PATHS = [
 ]
 
 
-@pytest.fixture
-def session(user, agent):
-    return A2UISessionLog.objects.create(agent=agent, user=user, state="active")
 
 
 @pytest.mark.parametrize("path", PATHS)
