@@ -28,10 +28,11 @@ is left as it is. The audit events that record an export or erasure (``person.ex
 Every export and erasure (dry runs too) is itself an audit event.
 """
 
+import time
 from dataclasses import dataclass, field
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.forms.models import model_to_dict
 from django.utils import timezone
@@ -56,6 +57,8 @@ from a2ui.models import (
 from a2ui.sessions import fence
 
 FORMAT = "a2ui-person-export/1"
+#: Tries of the erasure's transaction when the database names a deadlock.
+TRIES = 3
 #: The events that record handling a request are kept as they are (they name the user id).
 ERASE, DRY_RUN = auditchain.chain.ERASE_ACTION, "person.erase.dry_run"
 KEPT_ACTIONS = ("person.export", ERASE, DRY_RUN)
@@ -247,32 +250,50 @@ def erase(user, *, actor=None, dry_run=False):
     counts["live sessions"], counts["stream tokens in force"] = closed, revoked
     # what the closes above recorded is about the person too: counted with the rest
     replaylog.buffer.flush_sync()  # this process's kept events are in the tables first
-    with transaction.atomic():
-        session_ids = list(_sessions(user).values_list("pk", flat=True))
-        # Every writer of these sessions' content (any process) has committed, and none
-        # writes to them from the commit on (late replay events are dropped): a2ui.sessions.fence.
-        fence.close(session_ids)
-        jtis = list(StreamToken.objects.filter(user=user).values_list("pk", flat=True))
-        consent_ids = list(A2UIConsentRecord.objects.filter(user=user)
-                           .values_list("pk", flat=True))
-        events = audit_events(user, session_ids, jtis, consent_ids)
-        event_ids = list(events.values_list("pk", flat=True))
-        for name, rows in _content(session_ids):
-            counts[name] = rows.delete()[1].get(rows.model._meta.label, 0)
-        counts["sessions"] = A2UISessionLog.objects.filter(pk__in=session_ids).update(
-            user=None, token=None, client_info={}, close_reason="", resumable_clients=[],
-            capabilities={})
-        counts["consent records"] = A2UIConsentRecord.objects.filter(
-            pk__in=consent_ids).delete()[1].get(A2UIConsentRecord._meta.label, 0)
-        counts["stream tokens"] = StreamToken.objects.filter(
-            pk__in=jtis).delete()[1].get(StreamToken._meta.label, 0)
-        counts["agents owned"] = Agent.objects.filter(owner=user).update(owner=None)
-        counts["audit events"], claim = auditchain.redact(
-            AuditEvent.objects.filter(pk__in=event_ids),
-            person_labels=(audit.actor_label(user),), person_id=user.pk)
-        # in the same transaction: the chained event that names what it redacted
-        audit.record(ERASE, actor=actor, target=("user", user.pk),
-                     details={"user_id": user.pk, "dry_run": False, "counts": counts,
-                              "redacted": claim})
+    for attempt in range(1, TRIES + 1):
+        try:
+            with transaction.atomic():
+                done = dict(counts)
+                session_ids = _erase_held(user, actor, done)
+            break
+        except OperationalError as exc:
+            # a deadlock with a writer locking her sessions in another order (PostgreSQL
+            # names it and rolls this back): taken again
+            if attempt == TRIES or getattr(exc.__cause__, "sqlstate", None) != "40P01":
+                raise
+            time.sleep(0.1 * attempt)
+    counts = done
     return ErasureReport(user_id=user.pk, dry_run=False, counts=counts,
                          left=_left(user, session_ids))
+
+
+def _erase_held(user, actor, counts):
+    """The erasure's transaction (the caller's): fence, delete, anonymize, redact, and the
+    ``person.erase`` event naming what it redacted; fills ``counts``; her session ids."""
+    session_ids = list(_sessions(user).values_list("pk", flat=True))
+    # Every writer of these sessions' content (any process) has committed, and none
+    # writes to them from the commit on (late replay events are dropped): a2ui.sessions.fence.
+    fence.close(session_ids)
+    jtis = list(StreamToken.objects.filter(user=user).values_list("pk", flat=True))
+    consent_ids = list(A2UIConsentRecord.objects.filter(user=user)
+                       .values_list("pk", flat=True))
+    events = audit_events(user, session_ids, jtis, consent_ids)
+    event_ids = list(events.values_list("pk", flat=True))
+    for name, rows in _content(session_ids):
+        counts[name] = rows.delete()[1].get(rows.model._meta.label, 0)
+    counts["sessions"] = A2UISessionLog.objects.filter(pk__in=session_ids).update(
+        user=None, token=None, client_info={}, close_reason="", resumable_clients=[],
+        capabilities={})
+    counts["consent records"] = A2UIConsentRecord.objects.filter(
+        pk__in=consent_ids).delete()[1].get(A2UIConsentRecord._meta.label, 0)
+    counts["stream tokens"] = StreamToken.objects.filter(
+        pk__in=jtis).delete()[1].get(StreamToken._meta.label, 0)
+    counts["agents owned"] = Agent.objects.filter(owner=user).update(owner=None)
+    counts["audit events"], claim = auditchain.redact(
+        AuditEvent.objects.filter(pk__in=event_ids),
+        person_labels=(audit.actor_label(user),), person_id=user.pk)
+    # in the same transaction: the chained event that names what it redacted
+    audit.record(ERASE, actor=actor, target=("user", user.pk),
+                 details={"user_id": user.pk, "dry_run": False, "counts": counts,
+                          "redacted": claim})
+    return session_ids

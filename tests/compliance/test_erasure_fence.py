@@ -53,3 +53,23 @@ def test_close_runs_only_in_the_erasures_transaction(user, agent):
         fence.close([session_of(user, agent).pk])
     with transaction.atomic():
         assert fence.close([]) == 0
+
+
+def test_a_deadlock_named_by_the_database_is_taken_again(user, agent, monkeypatch):
+    from django.db import OperationalError
+
+    session_of(user, agent)
+    real, calls = person._erase_held, []
+
+    class Deadlock(Exception):
+        sqlstate = "40P01"
+
+    def once_deadlocked(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("deadlock detected") from Deadlock()
+        return real(*args)
+
+    monkeypatch.setattr(person, "_erase_held", once_deadlocked)
+    report = person.erase(user)
+    assert len(calls) == 2 and report.left == {} and report.counts["sessions"] == 1
