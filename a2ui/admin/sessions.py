@@ -8,6 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.defaults import page_not_found, permission_denied
 
 from a2ui.admin.common import (
     NoDeleteMixin,
@@ -16,8 +17,8 @@ from a2ui.admin.common import (
     short_id,
     terminate_sessions,
 )
-from a2ui.compliance import audit, timeline
 from a2ui.compliance import replay as replaylog
+from a2ui.compliance import timeline
 from a2ui.jsonrpc import replay as jsonrpc_replay
 from a2ui.models import (
     A2UIConsentRecord,
@@ -33,10 +34,14 @@ from a2ui.web import csp
 #: connection of any kind, no form, no plugin; images only from the site or data: URLs (a
 #: remote image would tell its host who is replaying). The iframe is sandboxed as well
 #: (``allow-scripts`` only: an opaque origin, no access to the admin page or its cookies).
+#: The policy sandboxes the response itself too (``sandbox allow-scripts``), so the frame
+#: fetched directly (not in the page's iframe) runs in an opaque origin all the same.
 REPLAY_POLICY = ("default-src 'none'; script-src 'self' 'nonce-{nonce}'; style-src 'self'; "
                  "img-src 'self' data:; font-src 'self'; media-src 'self'; connect-src 'none'; "
                  "object-src 'none'; base-uri 'none'; form-action 'none'; "
-                 "frame-ancestors 'self'")
+                 "frame-ancestors 'self'; sandbox allow-scripts")
+#: Where a login session remembers the replays it was audited for (``replaylog.record_view``).
+SEEN_KEY = "a2ui_replays_audited"
 
 
 def replay_permission():
@@ -192,20 +197,30 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
         ] + super().get_urls()
 
     def _replay_session(self, request, object_id):
+        """``(session, None)``, or ``(None, the 403 or 404 response)``: a refusal is one log
+        line (Django's "Forbidden: ..."), not a raised exception and its traceback."""
         if not self.has_replay_permission(request):
-            raise PermissionDenied
+            return None, permission_denied(request, PermissionDenied())
         obj = self.get_object(request, unquote(object_id))
         if obj is None:
-            raise Http404("No such session.")
-        return obj
+            return None, page_not_found(request, Http404("No such session."))
+        return obj, None
+
+    def _audit_view(self, request, obj, at, via):
+        """Who looked at what a person saw is on the trail, once per view (issue 27, least
+        privilege): the page, its moments and its frame, or a frame fetched directly."""
+        seen = request.session.get(SEEN_KEY)
+        seen = dict(seen) if isinstance(seen, dict) else {}
+        if replaylog.record_view(request.user, obj.pk, at, via, seen):
+            request.session[SEEN_KEY] = seen
 
     def replay_view(self, request, object_id):
         """The session's screens, moment by moment, each drawn in a sandboxed frame."""
-        obj = self._replay_session(request, object_id)
+        obj, refused = self._replay_session(request, object_id)
+        if refused is not None:
+            return refused
         moments, at, _ = replaylog.screen(obj, _moment(request))
-        # Who looked at what a person saw is itself on the trail (issue 27, least privilege).
-        audit.record("session.replay", actor=request.user, session_id=obj.pk,
-                     details={"at": at})
+        self._audit_view(request, obj, at, "page")
         frame = reverse("admin:a2ui_a2uisessionlog_replay_frame", args=[obj.pk])
         context = {
             **self.admin_site.each_context(request),
@@ -223,8 +238,11 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
     @xframe_options_sameorigin
     def replay_frame_view(self, request, object_id):
         """The screen at one moment: the web client's renderer fed the snapshot; no socket."""
-        obj = self._replay_session(request, object_id)
+        obj, refused = self._replay_session(request, object_id)
+        if refused is not None:
+            return refused
         _, at, shown = replaylog.screen(obj, _moment(request))
+        self._audit_view(request, obj, at, "frame")
         messages = jsonrpc_replay.messages(shown)
         nonce = csp.get_nonce(request)
         response = TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay_frame.html",

@@ -26,7 +26,7 @@ from a2ui.infra import groups
 from a2ui.models import THREAD_CONSTRAINT, A2UISessionLog, AgentRun, StreamToken
 from a2ui.push import sessions as session_actions
 from a2ui.runs import records as runs
-from a2ui.sessions import admission
+from a2ui.sessions import admission, ghosts
 from a2ui.sessions import lifecycle as sessions
 
 CAPABILITIES = {"agui": {"version": "1.0", "binding": "http-sse"}}
@@ -91,7 +91,13 @@ async def aopen(token, thread_id, found, *, run=None, issue=None):
                 raise
     fresh = session is None
     if fresh:
-        token, opened = await database_sync_to_async(_open_new)(token, issue, thread_id, run)
+        token, opened = await database_sync_to_async(_open_new)(token, issue, thread_id, run,
+                                                                record=False)
+        if opened.session is None:
+            # a place held by sessions no client shows is freed (they are detached) first
+            await ghosts.amake_room(opened.refusal, token.agent_id, token.user_id)
+            token, opened = await database_sync_to_async(_open_new)(token, issue, thread_id,
+                                                                    run)
         session, _ = await session_actions.aannounce(opened)
     counted = await sessions.asocket_opened(session.session_id, fresh=fresh)
     if fresh and session.agent_id:
@@ -102,7 +108,7 @@ async def aopen(token, thread_id, found, *, run=None, issue=None):
     return token, session, counted
 
 
-def _open_new(token, issue, thread_id, run):
+def _open_new(token, issue, thread_id, run, record=True):
     """(token, ``admission.Opened``): a new session for the thread and its first run, or
     nothing (the thread's session was opened by another run meanwhile: DomainError)."""
     info = {"protocol": "agui", "name": "AG-UI 1.0", "agui_thread_id": thread_id}
@@ -118,7 +124,7 @@ def _open_new(token, issue, thread_id, run):
             raise runs.busy() from None
         if opened.session is not None and run is not None:
             runs.start(opened.session.session_id, *run)
-    if opened.session is None:
+    if opened.session is None and record:
         admission.record_limit_rejection(token, info, CAPABILITIES)
     return token, opened
 

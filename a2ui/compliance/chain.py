@@ -64,33 +64,49 @@ def _anchors(name, key, result):
     return out
 
 
+def _head(name):
+    return AuditChainHead.objects.filter(site=name).values_list("seq", "hash").first()
+
+
 def verify(name=None, *, checkpoint=None, key=None):
     """Walk the chain of site ``name``; returns an ``a2ui.core.auditchain.Result`` whose
-    ``problems`` start with the first broken link. ``checkpoint`` (a dict) is checked too."""
+    ``problems`` start with the first broken link. ``checkpoint`` (a dict) is checked too.
+
+    The head is read before and after the walk (events written meanwhile move it): events
+    must run to the head as it was at the start, none may be past the head at the end (every
+    event commits with the head it bumped), and the head's hash must be the newest event's."""
     name = name or site()
     key = key or signing_key()
     result = chain.Result(site=name)
+    before = _head(name)
+    outside = AuditEvent.objects.filter(site__in=[name, ""] if name == site() else [name],
+                                        seq__isnull=True)
+    if outside.exists():
+        pk = outside.order_by("id").values_list("id", flat=True).first()
+        result.fail(f"id {pk}: no seq (inserted outside the chain, or its seq erased; "
+                    f"{outside.count()} such in site {name!r})")
+        return result
     anchors = _anchors(name, key, result)
     if not result.ok:
         return result
     chain.walk(_rows(name), result, anchors=anchors)
+    if result.ok:
+        chain.check_redactions(result)
     if not result.ok:
         return result
-    outside = AuditEvent.objects.filter(seq__isnull=True)
-    if outside.exists():
-        pk = outside.order_by("id").values_list("id", flat=True).first()
-        result.fail(f"id {pk}: inserted outside the chain (no seq; {outside.count()} such)")
-        return result
-    head = AuditChainHead.objects.filter(site=name).first()
-    if head is not None and head.seq != (result.last_seq or 0):
-        last = result.last_seq or 0
-        if head.seq > last:
-            result.fail(f"events {last + 1}..{head.seq} missing after seq {last} (the newest "
-                        f"events were deleted; the chain head says {head.seq})")
-        else:
-            result.fail(f"the chain head says seq {head.seq} but events run to {last}")
-        return result
-    if checkpoint is not None:
+    last, after = result.last_seq or 0, _head(name)
+    if after is None:
+        if last:
+            result.fail("events without a chain head (the head row was deleted)")
+    elif last > after[0]:
+        result.fail(f"the chain head says seq {after[0]} but events run to {last}")
+    elif before is not None and before[0] > last:
+        result.fail(f"events {last + 1}..{before[0]} missing after seq {last} (the newest "
+                    f"events were deleted; the chain head says {before[0]})")
+    elif last and after[0] == last and after[1] != result.last_hash:
+        result.fail(f"the chain head's hash differs from the hash of the newest event, seq "
+                    f"{last} (the head was rewritten)")
+    if result.ok and checkpoint is not None:
         check_checkpoint(checkpoint, result, key=key)
     return result
 
@@ -153,18 +169,36 @@ def dumps(checkpoint_dict):
     return json.dumps(checkpoint_dict, sort_keys=True, indent=2)
 
 
-def redact(queryset):
-    """Erase the actor label, target id and details of these events (their digest stays, so
-    the chain verifies). Returns how many were erased now."""
-    pks = list(queryset.filter(redacted_at__isnull=True).values_list("pk", flat=True))
+def redact(queryset, person_labels=(), person_id=None):
+    """Erase the personal content of these events (their digest stays, so the chain
+    verifies): target id and details always; the actor label and link only where the actor
+    is the person (a label in ``person_labels``, or the user ``person_id``), so an
+    operator's, an agent's or the system's event still says who acted. Returns ``(how many
+    were erased now, the claim)``: what the ``person.erase`` event written in the same
+    transaction must carry as ``details["redacted"]`` (``a2ui.core.auditchain.erasure_claim``)
+    for verification to accept these redactions."""
+    rows = list(queryset.filter(redacted_at__isnull=True).values_list(
+        "pk", "seq", "actor_label", "actor_id"))
+    now = timezone.now()
+    person = {pk for pk, _, label, actor in rows
+              if label in person_labels or (person_id is not None and actor == person_id)}
+    rows = [row[:3] for row in rows]
     done = 0
-    for i in range(0, len(pks), CHUNK):
-        # The one sanctioned change of audit events (the append-only queryset refuses update()).
-        done += QuerySet.update(
-            AuditEvent.objects.filter(pk__in=pks[i:i + CHUNK]),
-            actor_label=chain.REDACTED["actor"], target_id=chain.REDACTED["target_id"],
-            details=chain.REDACTED["details"], actor=None, redacted_at=timezone.now())
-    return done
+    for kept, pks in ((False, [pk for pk, _, _ in rows if pk in person]),
+                      (True, [pk for pk, _, _ in rows if pk not in person])):
+        changes = {"target_id": chain.REDACTED["target_id"],
+                   "details": chain.REDACTED["details"], "redacted_at": now}
+        if not kept:
+            changes.update(actor_label=chain.REDACTED["actor"], actor=None)
+        for i in range(0, len(pks), CHUNK):
+            # The one sanctioned change of audit events (the append-only queryset refuses
+            # update()); verification accepts it only as named by a person.erase event.
+            done += QuerySet.update(AuditEvent.objects.filter(pk__in=pks[i:i + CHUNK]),
+                                    **changes)
+    claim = {"seqs": chain.ranges(seq for _, seq, _ in rows if seq is not None),
+             "actors": {str(seq): label for pk, seq, label in rows
+                        if pk not in person and seq is not None}}
+    return done, claim
 
 
 # -- audited entry points (the command and the admin) ----------------------------------------

@@ -13,21 +13,26 @@ What is held about a person (``user``):
 * the agents they own (names only) and their account's identity fields.
 
 Erasure first revokes their stream tokens in force and closes their live sessions (through
-``a2ui.push.revocation``, so sockets in every process close), then in one transaction:
+``a2ui.push.revocation``, so sockets in every process close), then in one transaction: fences
+their sessions (``a2ui.sessions.fence``: no writer of any process writes to them again),
 deletes what their sessions showed and awaited, anonymizes the session rows (kept for
 statistics: state, counters, dates), deletes consent records and stream token records, drops
-them as owner of agents, and redacts the audit events about them (actor label, target id and
-details; ``a2ui.compliance.chain.redact``), whose hash chain still verifies because each
-event's chain hash covers a digest of that content, not the content. The account itself
-(``auth.User``) belongs to the project and is left as it is. The audit events that record an
-export or erasure (``person.export``, ``person.erase``) are kept: they name the person only by
-their user id. Every export and erasure (dry runs too) is itself an audit event.
+them as owner of agents, redacts the audit events about them (``a2ui.compliance.chain.redact``:
+target id and details, and the actor label of their own; an operator's event keeps its
+operator) and records ``person.erase`` naming the events it redacted, which is what makes those
+redactions valid to ``a2ui_audit verify``. The chain still verifies because each event's chain
+hash covers a digest of that content, not the content. Then it counts again what is held
+(``ErasureReport.left``: nothing). The account itself (``auth.User``) belongs to the project and
+is left as it is. The audit events that record an export or erasure (``person.export``,
+``person.erase``, ``person.erase.dry_run``) are kept: they name the person only by their user id.
+Every export and erasure (dry runs too) is itself an audit event.
 """
 
+import time
 from dataclasses import dataclass, field
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.forms.models import model_to_dict
 from django.utils import timezone
@@ -49,10 +54,14 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
+from a2ui.sessions import fence
 
 FORMAT = "a2ui-person-export/1"
+#: Tries of the erasure's transaction when the database names a deadlock.
+TRIES = 3
 #: The events that record handling a request are kept as they are (they name the user id).
-KEPT_ACTIONS = ("person.export", "person.erase")
+ERASE, DRY_RUN = auditchain.chain.ERASE_ACTION, "person.erase.dry_run"
+KEPT_ACTIONS = ("person.export", ERASE, DRY_RUN)
 SESSION_CONTENT = (("components", RenderedComponent), ("requests", PendingRequest),
                    ("surfaces", Surface), ("runs", AgentRun), ("push_keys", PushKey),
                    ("replay_events", SessionEvent))  # what the person saw, kept for replay
@@ -161,6 +170,8 @@ class ErasureReport:
     user_id: int
     dry_run: bool
     counts: dict = field(default_factory=dict)
+    #: What a second count after the erasure still found (empty: nothing; not for a dry run).
+    left: dict | None = None
 
     def lines(self):
         verb = "would be" if self.dry_run else "were"
@@ -168,6 +179,10 @@ class ErasureReport:
                f"{' (dry run: nothing changed)' if self.dry_run else ''}"]
         for name, count in self.counts.items():
             out.append(f"  {name}: {count} {verb} {_verbs.get(name, 'deleted')}")
+        if self.left is not None:
+            out.append("  verified after: nothing of theirs left" if not self.left else
+                       "  verified after: still held: " + ", ".join(
+                           f"{name} {count}" for name, count in self.left.items()))
         return out
 
 
@@ -176,18 +191,24 @@ _verbs = {"sessions": "anonymized", "audit events": "redacted",
           "agents owned": "disowned"}
 
 
+def _content(session_ids):
+    """``(name, queryset)`` of what sessions ``session_ids`` showed and awaited."""
+    out = [(name.replace("_", " "), model.objects.filter(session__in=session_ids))
+           for name, model in SESSION_CONTENT]
+    out.append(("activities", SessionActivity.objects.filter(session__in=session_ids)))
+    return out
+
+
 def _counts(user):
     sessions = _sessions(user)
-    ids = sessions.values("pk")
     counts = {
         "live sessions": sessions.filter(state__in=A2UISessionLog.LIVE_STATES).count(),
         "stream tokens in force": StreamToken.objects.filter(
             user=user, revoked_at__isnull=True, expires_at__gt=timezone.now()).count(),
         "sessions": sessions.count(),
     }
-    for name, model in SESSION_CONTENT:
-        counts[name.replace("_", " ")] = model.objects.filter(session__in=ids).count()
-    counts["activities"] = SessionActivity.objects.filter(session__in=ids).count()
+    for name, rows in _content(sessions.values("pk")):
+        counts[name] = rows.count()
     counts["consent records"] = A2UIConsentRecord.objects.filter(user=user).count()
     counts["stream tokens"] = StreamToken.objects.filter(user=user).count()
     counts["agents owned"] = Agent.objects.filter(owner=user).count()
@@ -195,38 +216,84 @@ def _counts(user):
     return counts
 
 
+def _left(user, session_ids):
+    """What is still held about ``user`` (their erased sessions' content included): the
+    non-zero counts."""
+    left = {name: rows.count() for name, rows in _content(session_ids)}
+    left["sessions"] = _sessions(user).count()
+    left["consent records"] = A2UIConsentRecord.objects.filter(user=user).count()
+    left["stream tokens"] = StreamToken.objects.filter(user=user).count()
+    left["agents owned"] = Agent.objects.filter(owner=user).count()
+    left["audit events"] = audit_events(user, session_ids).filter(
+        redacted_at__isnull=True).count()
+    return {name: count for name, count in left.items() if count}
+
+
 def erase(user, *, actor=None, dry_run=False):
     """Erase what is held about ``user`` (or, with ``dry_run``, count it). Audited as
-    ``person.erase``. Returns an ErasureReport."""
+    ``person.erase``. Returns an ErasureReport whose counts are what was removed, and whose
+    ``left`` is what a second count after it found (nothing, unless it failed)."""
+    if dry_run:
+        report = ErasureReport(user_id=user.pk, dry_run=True, counts=_counts(user))
+        audit.record(DRY_RUN, actor=actor, target=("user", user.pk),
+                     details={"user_id": user.pk, "dry_run": True, "counts": report.counts})
+        return report
     from a2ui.push import revocation
 
-    report = ErasureReport(user_id=user.pk, dry_run=dry_run, counts=_counts(user))
-    if not dry_run:
-        live_tokens = StreamToken.objects.filter(
-            user=user, revoked_at__isnull=True, expires_at__gt=timezone.now())
-        revocation.revoke_tokens(list(live_tokens.values_list("pk", flat=True)), actor)
-        revocation.terminate_sessions(list(_sessions(user).values_list("pk", flat=True)),
-                                      actor)
-        # what the closes above recorded is about the person too: counted with the rest
-        replaylog.buffer.flush_sync()  # this process's kept events are in the tables first
-        with transaction.atomic():
-            session_ids = list(_sessions(user).values_list("pk", flat=True))
-            jtis = list(StreamToken.objects.filter(user=user).values_list("pk", flat=True))
-            consent_ids = list(A2UIConsentRecord.objects.filter(user=user)
-                               .values_list("pk", flat=True))
-            events = audit_events(user, session_ids, jtis, consent_ids)
-            event_ids = list(events.values_list("pk", flat=True))
-            for _, model in SESSION_CONTENT:
-                model.objects.filter(session__in=session_ids).delete()
-            SessionActivity.objects.filter(session__in=session_ids).delete()
-            A2UISessionLog.objects.filter(pk__in=session_ids).update(
-                user=None, token=None, client_info={}, close_reason="", resumable_clients=[],
-                capabilities={})
-            A2UIConsentRecord.objects.filter(pk__in=consent_ids).delete()
-            StreamToken.objects.filter(pk__in=jtis).delete()
-            Agent.objects.filter(owner=user).update(owner=None)
-            report.counts["audit events"] = auditchain.redact(
-                AuditEvent.objects.filter(pk__in=event_ids))
-    audit.record("person.erase", actor=actor, target=("user", user.pk),
-                 details={"user_id": user.pk, "dry_run": dry_run, "counts": report.counts})
-    return report
+    counts = {}
+    live_tokens = StreamToken.objects.filter(
+        user=user, revoked_at__isnull=True, expires_at__gt=timezone.now())
+    revoked, closed = revocation.revoke_tokens(
+        list(live_tokens.values_list("pk", flat=True)), actor)
+    closed += revocation.terminate_sessions(
+        list(_sessions(user).values_list("pk", flat=True)), actor)
+    counts["live sessions"], counts["stream tokens in force"] = closed, revoked
+    # what the closes above recorded is about the person too: counted with the rest
+    replaylog.buffer.flush_sync()  # this process's kept events are in the tables first
+    for attempt in range(1, TRIES + 1):
+        try:
+            with transaction.atomic():
+                done = dict(counts)
+                session_ids = _erase_held(user, actor, done)
+            break
+        except OperationalError as exc:
+            # a deadlock with a writer locking her sessions in another order (PostgreSQL
+            # names it and rolls this back): taken again
+            if attempt == TRIES or getattr(exc.__cause__, "sqlstate", None) != "40P01":
+                raise
+            time.sleep(0.1 * attempt)
+    counts = done
+    return ErasureReport(user_id=user.pk, dry_run=False, counts=counts,
+                         left=_left(user, session_ids))
+
+
+def _erase_held(user, actor, counts):
+    """The erasure's transaction (the caller's): fence, delete, anonymize, redact, and the
+    ``person.erase`` event naming what it redacted; fills ``counts``; her session ids."""
+    session_ids = list(_sessions(user).values_list("pk", flat=True))
+    # Every writer of these sessions' content (any process) has committed, and none
+    # writes to them from the commit on (late replay events are dropped): a2ui.sessions.fence.
+    fence.close(session_ids)
+    jtis = list(StreamToken.objects.filter(user=user).values_list("pk", flat=True))
+    consent_ids = list(A2UIConsentRecord.objects.filter(user=user)
+                       .values_list("pk", flat=True))
+    events = audit_events(user, session_ids, jtis, consent_ids)
+    event_ids = list(events.values_list("pk", flat=True))
+    for name, rows in _content(session_ids):
+        counts[name] = rows.delete()[1].get(rows.model._meta.label, 0)
+    counts["sessions"] = A2UISessionLog.objects.filter(pk__in=session_ids).update(
+        user=None, token=None, client_info={}, close_reason="", resumable_clients=[],
+        capabilities={})
+    counts["consent records"] = A2UIConsentRecord.objects.filter(
+        pk__in=consent_ids).delete()[1].get(A2UIConsentRecord._meta.label, 0)
+    counts["stream tokens"] = StreamToken.objects.filter(
+        pk__in=jtis).delete()[1].get(StreamToken._meta.label, 0)
+    counts["agents owned"] = Agent.objects.filter(owner=user).update(owner=None)
+    counts["audit events"], claim = auditchain.redact(
+        AuditEvent.objects.filter(pk__in=event_ids),
+        person_labels=(audit.actor_label(user),), person_id=user.pk)
+    # in the same transaction: the chained event that names what it redacted
+    audit.record(ERASE, actor=actor, target=("user", user.pk),
+                 details={"user_id": user.pk, "dry_run": False, "counts": counts,
+                          "redacted": claim})
+    return session_ids

@@ -13,14 +13,17 @@ by time (``consent.recorded``), for ``a2ui.core.replay``.
 import json
 import logging
 import threading
+import time
 
 from django.db import DataError, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
+from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core import replay
 from a2ui.infra import dbthreads, jobs, outages
 from a2ui.models import A2UIConsentRecord, SessionEvent
+from a2ui.sessions import fence
 
 log = logging.getLogger("a2ui.services")
 
@@ -91,18 +94,36 @@ class ReplayBuffer:
 
 
 def _write(taken):
-    rows = [_row(*r) for r in taken]
+    """Insert ``taken`` in one transaction that holds their sessions against erasure; the
+    events of an erased session are dropped (``a2ui.sessions.fence``)."""
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(_insert_sql(), rows)
+        with transaction.atomic():
+            rows = _fenced(taken)
+            if rows:
+                with connection.cursor() as cursor:
+                    cursor.executemany(_insert_sql(), rows)
     except (IntegrityError, DataError):  # one row the database refuses (e.g. a NUL in JSON):
-        for row in rows:                    # the others are written, it is dropped, logged
+        for one in taken:                   # the others are written, it is dropped, logged
             try:
-                with transaction.atomic(), connection.cursor() as cursor:
-                    cursor.execute(_insert_sql(), row)
+                with transaction.atomic():
+                    rows = _fenced([one])
+                    if rows:
+                        with connection.cursor() as cursor:
+                            cursor.execute(_insert_sql(), rows[0])
             except (IntegrityError, DataError) as exc:
-                log.warning("a2ui: a replay event of session %s not kept (%s)", row[0],
+                log.warning("a2ui: a replay event of session %s not kept (%s)", one[0],
                             type(exc).__name__)
+
+
+def _fenced(taken):
+    """The rows of ``taken`` to insert: not those of an erased session."""
+    gone = fence.erased({r[0] for r in taken})
+    if not gone:
+        return [_row(*r) for r in taken]
+    kept = [r for r in taken if fence.uuid_of(r[0]) not in gone]
+    log.info("a2ui: %d replay events of %d erased sessions not kept", len(taken) - len(kept),
+             len(gone))
+    return [_row(*r) for r in kept]
 
 
 buffer = ReplayBuffer()
@@ -178,3 +199,31 @@ def moment_links(session, entries):
             entry.extra["replay_at"] = found[0] if found else sum(
                 1 for at, _, _ in kept if at <= entry.at)
     return entries
+
+
+#: One operator's view of one session's replay, within one login session, is one
+#: ``session.replay`` event for this long: the page's moments, its frame and a frame fetched
+#: directly count as that one view.
+VIEW_SECONDS = 1800
+#: Sessions remembered per login session (the oldest forgotten beyond it).
+MAX_VIEWS_REMEMBERED = 200
+
+
+def record_view(actor, session_id, at, via, seen, now=None):
+    """Audit that ``actor`` replays session ``session_id`` (``session.replay``, ``details``:
+    the moment and ``via`` "page" or "frame"), unless ``seen`` (a dict kept in the login
+    session: session id -> when its view was audited) says this view was audited within
+    ``VIEW_SECONDS``. True when an event was written; ``seen`` is updated."""
+    now = time.time() if now is None else now
+    key = str(session_id)
+    for old in [k for k, t in seen.items() if not isinstance(t, int | float)
+                or now - t >= VIEW_SECONDS]:
+        del seen[old]
+    if key in seen:
+        return False
+    audit.record("session.replay", actor=actor, session_id=session_id,
+                 details={"at": at, "via": via})
+    seen[key] = now
+    while len(seen) > MAX_VIEWS_REMEMBERED:
+        del seen[min(seen, key=seen.get)]
+    return True

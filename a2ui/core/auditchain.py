@@ -25,8 +25,48 @@ VERSION = 1
 GENESIS = "0" * 64
 CHECKPOINT_FORMAT = "a2ui-audit-checkpoint/1"
 ALG = "HMAC-SHA256"
-#: What an erased event holds instead of the actor label, target id and details.
+#: What an erased event holds instead of the actor label, target id and details. The event of
+#: an operator, agent or the system keeps its actor label (only the person's content goes).
 REDACTED = {"actor": "erased", "target_id": "", "details": {"redacted": True}}
+#: The one action whose event may redact others: its details name them (:func:`erasure_claim`).
+ERASE_ACTION = "person.erase"
+
+
+def ranges(seqs):
+    """``[[first, last], ...]`` of the sorted whole numbers ``seqs`` (a compact list)."""
+    out = []
+    for seq in sorted(seqs):
+        if out and seq == out[-1][1] + 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
+
+
+def erasure_claim(redacted):
+    """What a ``person.erase`` event says it redacted: ``details["redacted"]`` is
+    ``{"seqs": ranges, "actors": {seq: kept actor label}}`` (the events whose actor, an
+    operator's, an agent's or the system's, stays). ``{seq: actor label expected}``, or None
+    when it is malformed."""
+    if not isinstance(redacted, dict):
+        return None
+    spans, actors = redacted.get("seqs"), redacted.get("actors", {})
+    if not isinstance(spans, list) or not isinstance(actors, dict):
+        return None
+    out = {}
+    for span in spans:
+        if (not isinstance(span, list) or len(span) != 2
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in span)
+                or span[0] > span[1] or span[1] - span[0] > 10_000_000):
+            return None
+        for seq in range(span[0], span[1] + 1):
+            out[seq] = REDACTED["actor"]
+    for seq, label in actors.items():
+        if not (isinstance(seq, str) and seq.isdigit() and int(seq) in out
+                and isinstance(label, str)):
+            return None
+        out[int(seq)] = label
+    return out
 
 
 def canonical(value):
@@ -111,6 +151,10 @@ class Result:
     redacted: int = 0
     purged: int = 0
     problems: list = field(default_factory=list)
+    #: seq -> (id, actor label) of each redacted event walked, and seq -> (id, claim) of each
+    #: ``person.erase`` event (:func:`check_redactions`).
+    redactions: dict = field(default_factory=dict)
+    erasures: dict = field(default_factory=dict)
 
     @property
     def ok(self):
@@ -151,12 +195,14 @@ def walk(rows, result, *, anchors=None, limit=1):
                         f"{seq - 1} (events reordered, or an event inserted or rewritten)")
         if redacted:
             result.redacted += 1
-            if (actor_label, target_id, details) != (
-                    REDACTED["actor"], REDACTED["target_id"], REDACTED["details"]):
+            result.redactions[seq] = (pk, actor_label)
+            if (target_id, details) != (REDACTED["target_id"], REDACTED["details"]):
                 result.fail(f"seq {seq} (id {pk}): marked erased but holds content")
         elif content_digest(actor_label, target_id, details) != cdigest:
             result.fail(f"seq {seq} (id {pk}): actor, target id or details edited "
                         f"(content does not match its digest)")
+        elif action == ERASE_ACTION and isinstance(details, dict) and "redacted" in details:
+            result.erasures[seq] = (pk, erasure_claim(details["redacted"]))
         if len(result.problems) < limit and link_hash(
                 site=site, seq=seq, prev=prev, at=at, action=action, target_type=target_type,
                 session_id=session_id, content=cdigest) != chash:
@@ -165,4 +211,29 @@ def walk(rows, result, *, anchors=None, limit=1):
             return result
         expected_seq, expected_prev = seq + 1, chash
         result.last_seq, result.last_hash = seq, chash
+    return result
+
+
+def check_redactions(result, *, limit=1):
+    """After :func:`walk`: every redacted event must be named by a later ``person.erase``
+    event of the chain (whose own content its digest and link vouch for), with the actor label
+    that erasure kept; a redaction no erasure names was forged (an UPDATE of the row)."""
+    expected = {}
+    for erase_seq, (erase_pk, claim) in sorted(result.erasures.items()):
+        if claim is None:
+            result.fail(f"seq {erase_seq} (id {erase_pk}): a person.erase event whose list "
+                        f"of redacted events is malformed")
+            return result
+        for seq, label in claim.items():
+            if seq < erase_seq:
+                expected.setdefault(seq, label)
+    for seq, (pk, label) in sorted(result.redactions.items()):
+        if seq not in expected:
+            result.fail(f"seq {seq} (id {pk}): marked erased but no person.erase event "
+                        f"names it (a forged redaction)")
+        elif label != expected[seq]:
+            result.fail(f"seq {seq} (id {pk}): erased with actor {label!r}, but its erasure "
+                        f"kept {expected[seq]!r}")
+        if len(result.problems) >= limit:
+            return result
     return result

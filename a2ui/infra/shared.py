@@ -137,8 +137,8 @@ async def socket_closed(session_hex, epoch=None):
     after a loss the socket did not count itself again in).
 
     A process that dies without its disconnects leaves the count high, and a count lost with
-    Redis is unknown; such a session is closed by the inactivity timeout instead of the resume
-    window.
+    Redis is unknown; the session's client registry then says whether a client shows it
+    (``a2ui.sessions.ghosts`` detaches it when none does).
     """
     return await backend().socket_closed(session_hex, epoch)
 

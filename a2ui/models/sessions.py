@@ -63,6 +63,11 @@ class A2UISessionLog(models.Model):
         help_text="The client's name for the conversation this session is (an AG-UI thread "
                   "id), or empty: at most one live session per person, agent and thread.",
     )
+    erased_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When its person's data was erased: nothing of theirs is written to it since "
+                  "(a2ui.sessions.fence).",
+    )
     resumable_clients = models.JSONField(
         default=list, blank=True,
         help_text="What each client that left within the resume window declared "

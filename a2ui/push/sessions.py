@@ -14,7 +14,7 @@ from a2ui.core.closes import CloseCode
 from a2ui.core.events import Kind
 from a2ui.infra import dbthreads, groups, shared
 from a2ui.push import fanout
-from a2ui.sessions import admission
+from a2ui.sessions import admission, ghosts
 from a2ui.sessions import lifecycle as sessions
 
 State = sessions.State
@@ -26,7 +26,15 @@ State = sessions.State
 async def aadmit(token, client_info, capabilities, *, reuse=False):
     """``admit`` for consumers: announces the sessions closed to make room (their agent gets
     ``session.closed``), then returns ``(session, resumed)`` or raises -32007."""
-    opened = await dbthreads.run(admission.admit_or_record, token, client_info, capabilities, reuse)
+    opened = await dbthreads.run(admission.admit, token, client_info, capabilities,
+                                 reuse=reuse)
+    if opened.session is None and await ghosts.amake_room(opened.refusal, token.agent_id,
+                                                          token.user_id):
+        # the place was held by sessions no client shows: admitted once they are detached
+        opened = await dbthreads.run(admission.admit, token, client_info, capabilities,
+                                     reuse=reuse)
+    if opened.session is None:
+        await dbthreads.run(admission.record_limit_rejection, token, client_info, capabilities)
     return await aannounce(opened)
 
 
@@ -96,6 +104,7 @@ async def _announce_close(session, cancelled, state, reason, close_code):
 async def areap():
     """Close what is due; run periodically by every process (closing is idempotent)."""
 
+    await ghosts.adetach()  # in use with no live client: detached (a2ui.sessions.ghosts)
     idle, gone = await database_sync_to_async(sessions.due_for_closing)()
     closed = 0
     for sid in idle:
@@ -105,8 +114,10 @@ async def areap():
         )
     for sid in gone:
         # A socket that resumed while the last one was leaving can find its session marked
-        # detached after it attached (two processes, no common lock): the socket count says.
-        if (await shared.socket_count(sid.hex) or 0) > 0:
+        # detached after it attached (two processes, no common lock): the socket count says,
+        # unless the session's client registry is sure no client shows it (a count left high
+        # by a killed process).
+        if (await shared.socket_count(sid.hex) or 0) > 0 and not await ghosts.ghosts([sid]):
             await database_sync_to_async(sessions.reattach)(sid)
             continue
         closed += await aclose_session(

@@ -20,6 +20,7 @@ from a2ui.core.events import Kind
 from a2ui.infra import dbthreads
 from a2ui.push import keys
 from a2ui.requests import pending
+from a2ui.sessions import fence
 from a2ui.surfaces import activity, components
 from a2ui.surfaces import store as surfaces
 
@@ -66,11 +67,14 @@ def apply_all(sid, items, prefix=""):
 
 
 def in_session(call, sid, *args):
-    """``call(sid, *args)``; a session deleted meanwhile (from the admin) is -32001 with
-    nothing stored. Its rows' foreign key fails as an IntegrityError at the statement in
-    autocommit, or at the commit of a transaction (the constraints are deferred)."""
+    """``call(sid, *args)`` in one transaction that holds the session against erasure
+    (``a2ui.sessions.fence``: an erased session is -32001 with nothing stored); a session
+    deleted meanwhile (from the admin) is -32001 with nothing stored too: its rows' foreign
+    key fails as an IntegrityError at the commit (the constraints are deferred)."""
     try:
-        return call(sid, *args)
+        with transaction.atomic():
+            fence.hold(sid)
+            return call(sid, *args)
     except IntegrityError:
         raise DomainError(Fault.SESSION_NOT_FOUND, data={"session_id": str(sid)}) from None
 

@@ -26,6 +26,7 @@ from a2ui.core.states import RUNS
 from a2ui.infra import dbthreads
 from a2ui.models import AgentRun
 from a2ui.runs import sql as run_sql
+from a2ui.sessions import fence
 from a2ui.sessions import lifecycle as sessions
 
 Status = AgentRun.Status
@@ -82,6 +83,7 @@ def start(session_id, run_id, thread_id, notice, message_ids=()):
     now = timezone.now()
     try:
         with transaction.atomic():
+            fence.hold(session_id)  # not to a session whose person's data was erased
             return AgentRun.objects.create(session_id=session_id, run_id=run_id,
                                            thread_id=thread_id, notice=notice,
                                            message_ids=list(message_ids),

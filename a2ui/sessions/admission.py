@@ -36,6 +36,7 @@ from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
 from a2ui.models import A2UISessionLog, Agent
+from a2ui.sessions import ghosts
 from a2ui.sessions.lifecycle import (
     LIVE,
     State,
@@ -219,13 +220,6 @@ def record_limit_rejection(token, client_info=None, capabilities=None):
     return record_rejected(token, LIMIT_REASON, client_info, capabilities)
 
 
-def admit_or_record(token, client_info, capabilities, reuse):
-    opened = admit(token, client_info, capabilities, reuse=reuse)
-    if opened.session is None:
-        record_limit_rejection(token, client_info, capabilities)
-    return opened
-
-
 # Opening and resuming --------------------------------------------------------------------------
 
 
@@ -279,4 +273,18 @@ def resume_session(token, session_id):
     return session
 
 
-aresume_session = database_sync_to_async(resume_session)
+_aresume_session = database_sync_to_async(resume_session)
+
+
+async def aresume_session(token, session_id):
+    """``resume_session``; refused at a limit held by sessions no client shows (ghosts), it
+    detaches them and tries once more."""
+    try:
+        return await _aresume_session(token, session_id)
+    except DomainError as exc:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        if exc.fault != Fault.MAX_SESSIONS or not await ghosts.amake_room(
+                Refusal(data.get("limit", 0), data.get("per", "agent")), token.agent_id,
+                token.user_id):
+            raise
+    return await _aresume_session(token, session_id)

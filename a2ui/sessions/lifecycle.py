@@ -21,7 +21,7 @@ from a2ui.core.states import SESSIONS
 from a2ui.infra import dbthreads, shared
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
 from a2ui.requests import pending
-from a2ui.sessions import agentroute
+from a2ui.sessions import agentroute, ghosts
 from a2ui.sessions.counters import buffer
 from a2ui.surfaces import activity
 
@@ -230,11 +230,13 @@ async def asocket_closed(session_id, epoch=None):
     """A socket of the session went away; the session is detached when it was the last.
 
     ``epoch`` is what ``asocket_opened`` returned (None: the current one). When the count it
-    was in is gone (Redis lost it), nobody knows whether this was the last socket: the session
-    stays attached and the inactivity timeout closes it if it was.
+    was in is gone (Redis lost it), the session's client registry says whether a client still
+    shows it (``a2ui.sessions.ghosts``): detached when none does.
     """
     remaining = await shared.socket_closed(_parse_uuid(session_id).hex, epoch)
-    if remaining is not None and remaining <= 0:
+    if remaining is None:  # the count is gone: the client registry says whether one is left
+        await ghosts.adetach_if_ghost(_parse_uuid(session_id))
+    elif remaining <= 0:
         await adetach_session(session_id)
 
 

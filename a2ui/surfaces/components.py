@@ -28,9 +28,9 @@ def store_render(session_id, params):
         "expires_at": _expiry(metadata),
         "updated_at": now,
     }
-    # A re-render (the common case) is one UPDATE in autocommit: no BEGIN/COMMIT round trips;
-    # a new component one INSERT (which turns into the UPDATE if another process rendered it
-    # in between).
+    # A re-render (the common case) is one UPDATE (in the push store's transaction, which
+    # holds the session against erasure: a2ui.push.store.in_session); a new component one
+    # INSERT (which turns into the UPDATE if another process rendered it in between).
     if not component_sql.update_component(session_id, params["component_id"], fields):
         component_sql.insert_component(session_id, params["component_id"], fields, now)
 
@@ -42,7 +42,7 @@ UPDATE_TRIES = 8
 def store_update(session_id, params):
     """Apply ui.update to the stored component, or -32003 if it is unknown or expired.
 
-    In autocommit, two statements: read the component, then write the new data only if the
+    Two statements: read the component, then write the new data only if the
     row is still the one read (same ``updated_at``); a concurrent render or update in between
     makes the write miss and the update is applied again to what is there now. Under
     contention that keeps missing, the same in a transaction holding the row lock.

@@ -227,7 +227,10 @@ def test_purge_keeps_the_chain_verifiable():
 
 def test_redacted_event_verifies_but_cannot_hold_other_content(user):
     rows = events(3, user)
-    assert auditchain.redact(AuditEvent.objects.filter(pk=rows[1].pk)) == 1
+    done, claim = auditchain.redact(AuditEvent.objects.filter(pk=rows[1].pk),
+                                    person_labels=(audit.actor_label(user),))
+    assert done == 1 and claim == {"seqs": [[2, 2]], "actors": {}}
+    audit.record(chain.ERASE_ACTION, target=("user", user.pk), details={"redacted": claim})
     row = AuditEvent.objects.get(pk=rows[1].pk)
     assert (row.actor_label, row.target_id, row.details, row.actor) == (
         "erased", "", {"redacted": True}, None)

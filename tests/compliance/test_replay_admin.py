@@ -54,6 +54,8 @@ def test_the_frame_is_isolated(admin_client, story):
     policy = response["Content-Security-Policy"]
     assert "connect-src 'none'" in policy and "default-src 'none'" in policy
     assert "form-action 'none'" in policy and "frame-ancestors 'self'" in policy
+    # fetched directly (not in the page's sandboxed iframe), it is sandboxed all the same
+    assert "sandbox allow-scripts" in policy
     assert response["X-Frame-Options"] == "SAMEORIGIN"
     html = page(admin_client, story).content.decode()
     assert 'sandbox="allow-scripts"' in html and "allow-same-origin" not in html
@@ -87,7 +89,7 @@ def test_the_page_steps_through_the_moments(admin_client, story):
     from a2ui.models import AuditEvent
 
     seen = AuditEvent.objects.filter(action="session.replay", session_id=story.pk)
-    assert [e.details for e in seen] == [{"at": 2}]  # who looked, at which moment
+    assert [e.details for e in seen] == [{"at": 2, "via": "page"}]  # who looked, where
 
 
 def test_answers_and_consents_link_to_the_screen_then(admin_client, story):
@@ -110,3 +112,30 @@ def test_an_unknown_session_is_404(admin_client, story):
     response = admin_client.get(
         "/admin/a2ui/a2uisessionlog/00000000-0000-0000-0000-000000000000/replay/")
     assert response.status_code == 404
+
+
+def test_a_view_is_audited_once_however_many_moments_and_frames(admin_client, client_for,
+                                                                 viewer, story):
+    from a2ui.models import AuditEvent
+
+    for n in range(5):  # the timeline's moments clicked through, each page with its frame
+        assert page(admin_client, story, at=n).status_code == 200
+        assert page(admin_client, story, "frame/", n).status_code == 200
+    seen = AuditEvent.objects.filter(action="session.replay", session_id=story.pk)
+    assert [(e.actor.username, e.details) for e in seen] == [("admin", {"at": 0, "via": "page"})]
+    # the frame fetched directly, with no page: audited too (once)
+    other = client_for(viewer)
+    for n in (3, 1):
+        assert page(other, story, "frame/", n).status_code == 200
+    seen = AuditEvent.objects.filter(action="session.replay", session_id=story.pk,
+                                     actor=viewer)
+    assert [e.details for e in seen] == [{"at": 3, "via": "frame"}]
+
+
+def test_a_refusal_is_one_log_line_not_a_traceback(client_for, staff, story, caplog):
+    caplog.set_level("WARNING", logger="django.request")
+    for suffix in ("", "frame/"):
+        assert page(client_for(staff), story, suffix).status_code == 403
+    refusals = [r for r in caplog.records if r.name == "django.request"]
+    assert len(refusals) == 2 and all(r.exc_info is None for r in refusals), refusals
+    assert all(r.getMessage().startswith("Forbidden") for r in refusals)

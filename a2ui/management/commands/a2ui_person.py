@@ -40,5 +40,8 @@ class Command(BaseCommand):
         report = person.erase(target, dry_run=options["dry_run"])
         for line in report.lines():
             self.stdout.write(line)
+        if report.left:
+            raise CommandError("Erasure incomplete: something of theirs is still held (run it "
+                               "again; see the lines above).")
         if not options["dry_run"]:
             self.stdout.write(self.style.SUCCESS("Erasure done."))

@@ -18,7 +18,7 @@ def copy_threads(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('a2ui', '0016_token_types_of_the_adapters'),
+        ('a2ui', '0017_session_erased_at'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
