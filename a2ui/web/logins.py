@@ -1,0 +1,230 @@
+"""Sign-ins that cannot be flooded: attempt limits per account and per client address, and a
+cap on the password checks a process runs at once (docs/operations.md, "Sign-in limits").
+
+* **Lockouts.** Each wrong password counts against the account it named (whether or not it
+  exists) and the client address it came from (:func:`a2ui.infra.caps.address_of_request`;
+  IPv6 by /64). ``A2UI['LOGIN_FAILURES_PER_ACCOUNT']`` failures of an account, or
+  ``LOGIN_FAILURES_PER_ADDRESS`` from an address, within ``LOGIN_FAILURE_WINDOW_SECONDS`` lock
+  it for ``LOGIN_LOCKOUT_SECONDS``: every sign-in of that account, or from that address, right
+  password or not, is refused (HTTP 429, ``Retry-After``, the form saying until when) without
+  checking the password; the lock ends by itself. Each lockout is an audit event
+  (``login.lockout``). A successful sign-in forgets its account's failures. The counts live
+  where the rate limits do (``a2ui.infra.shared``: Redis, shared by every process).
+* **Password checks off the event loop, bounded.** A guarded view (:func:`guarded`) handles a
+  POST in a worker thread of its own, not the one thread Django runs every synchronous view in
+  (where a second of hashing would hold up everyone's requests), and at most
+  ``LOGIN_CONCURRENT_CHECKS`` at once per process; one that waits longer than
+  ``LOGIN_CHECK_WAIT_SECONDS`` for its turn is answered 503 with ``Retry-After``.
+
+The people's login page (``a2ui_web:login``) and the admin's (:func:`guard_admin`, called when
+the app starts) are guarded; a host project guards its own login view with :func:`guarded` and
+:class:`GuardedAuthenticationForm`.
+"""
+
+import asyncio
+import hashlib
+import logging
+import math
+import weakref
+from datetime import UTC, datetime, timedelta
+
+from asgiref.sync import AsyncToSync, async_to_sync, markcoroutinefunction, sync_to_async
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.db import close_old_connections
+from django.http import HttpResponse
+from django.utils.translation import gettext
+
+from a2ui import edge
+from a2ui.compliance import audit
+from a2ui.conf import a2ui_settings
+from a2ui.infra import caps, shared
+
+log = logging.getLogger("a2ui.logins")
+
+
+def scopes(username, address):
+    """``[(scope key, limit, per, who)]`` a sign-in counts against: its account (the name as
+    typed, case-folded; hashed in the key) and its address (none for what is not an IP)."""
+    s = a2ui_settings
+    name = (username or "").strip().casefold()
+    digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:32]
+    out = [(f"login:account:{digest}", s.LOGIN_FAILURES_PER_ACCOUNT, "account", name)]
+    key = edge.address_key(address)
+    if key is not None:
+        out.append((f"login:address:{key}", s.LOGIN_FAILURES_PER_ADDRESS, "address", key))
+    return out
+
+
+def locked_error(seconds):
+    """The form's refusal of a locked sign-in: until when, in the person's words."""
+    seconds = max(1, math.ceil(seconds))
+    until = datetime.now(UTC) + timedelta(seconds=seconds)
+    return ValidationError(
+        gettext("Too many failed sign-ins for this account or from this address. Sign-in is "
+                "locked until %(until)s UTC (in %(minutes)d min); try again then.")
+        % {"until": until.strftime("%H:%M:%S"), "minutes": math.ceil(seconds / 60)},
+        code="locked")
+
+
+class Attempt:
+    """One sign-in's standing: whether it is locked out, and what its failure counts."""
+
+    def __init__(self, request, username):
+        self.request = request
+        self.address = caps.address_of_request(request) if request is not None else None
+        self.scopes = scopes(username, self.address)
+
+    def locked_for(self):
+        return async_to_sync(shared.locked_for)([key for key, *_ in self.scopes])
+
+    def failed(self):
+        """Count the failure; the seconds of the lockout it started (0: none)."""
+        s = a2ui_settings
+        locked = False
+        for key, limit, per, who in self.scopes:
+            if async_to_sync(shared.strike)(key, limit, s.LOGIN_FAILURE_WINDOW_SECONDS,
+                                            s.LOGIN_LOCKOUT_SECONDS):
+                locked = True
+                log.warning("a2ui: sign-in locked for %s s: %d failures for %s %r within %s s",
+                            s.LOGIN_LOCKOUT_SECONDS, limit, per, who,
+                            s.LOGIN_FAILURE_WINDOW_SECONDS)
+                audit.record("login.lockout", target=(per, who), details={
+                    "per": per, "failures": limit, "address": self.address or "",
+                    "window_seconds": s.LOGIN_FAILURE_WINDOW_SECONDS,
+                    "lockout_seconds": s.LOGIN_LOCKOUT_SECONDS})
+        return s.LOGIN_LOCKOUT_SECONDS if locked else 0
+
+    def succeeded(self):
+        async_to_sync(shared.forgive)(self.scopes[0][0])
+
+    def refuse(self, seconds):
+        if self.request is not None:
+            self.request.a2ui_login_locked = seconds
+        return locked_error(seconds)
+
+
+class LockoutMixin:
+    """An ``AuthenticationForm`` whose ``clean`` refuses a locked sign-in before checking the
+    password, and counts a wrong one (:class:`Attempt`)."""
+
+    def clean(self):
+        username, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
+        if not username or not password:
+            return super().clean()
+        attempt = Attempt(self.request, username)
+        seconds = attempt.locked_for()
+        if seconds > 0:
+            raise attempt.refuse(seconds)
+        try:
+            cleaned = super().clean()
+        except ValidationError as exc:
+            if exc.code == "invalid_login":
+                seconds = attempt.failed()
+                if seconds:
+                    raise attempt.refuse(seconds) from None
+            raise
+        attempt.succeeded()
+        return cleaned
+
+
+class GuardedAuthenticationForm(LockoutMixin, AuthenticationForm):
+    pass
+
+
+class GuardedAdminAuthenticationForm(LockoutMixin, AdminAuthenticationForm):
+    pass
+
+
+_slots = weakref.WeakKeyDictionary()  # event loop -> (size, asyncio.Semaphore)
+
+
+def _semaphore():
+    size = a2ui_settings.LOGIN_CONCURRENT_CHECKS
+    loop = asyncio.get_running_loop()
+    held = _slots.get(loop)
+    if held is None or held[0] != size:
+        held = _slots[loop] = (size, asyncio.Semaphore(size))
+    return held[1]
+
+
+def busy_response():
+    wait = a2ui_settings.LOGIN_CHECK_WAIT_SECONDS
+    response = HttpResponse(
+        gettext("Too many sign-ins are being checked right now; try again in a moment."),
+        status=503, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(max(1, math.ceil(wait)))
+    return response
+
+
+def _in_own_thread(view):
+    def run(request, *args, **kwargs):
+        close_old_connections()
+        try:
+            response = view(request, *args, **kwargs)
+            if callable(getattr(response, "render", None)) and not response.is_rendered:
+                response.render()
+            return response
+        finally:
+            close_old_connections()
+
+    return sync_to_async(run, thread_sensitive=False)
+
+
+def locked_status(request, response):
+    """A locked sign-in's answer (the form saying until when) as 429 with ``Retry-After``."""
+    seconds = getattr(request, "a2ui_login_locked", None)
+    if seconds:
+        response.status_code = 429
+        response["Retry-After"] = str(max(1, math.ceil(seconds)))
+    return response
+
+
+def guarded(view):
+    """``view`` (a synchronous login view) as an async view whose POSTs, under an ASGI server,
+    check the password in a worker thread of their own, ``LOGIN_CONCURRENT_CHECKS`` at once per process (503 past
+    ``LOGIN_CHECK_WAIT_SECONDS`` of waiting), and a locked sign-in answered 429 with
+    ``Retry-After``. Other methods run as Django runs a synchronous view."""
+    if getattr(view, "a2ui_guarded", False):
+        return view
+    plain, checked = sync_to_async(view), _in_own_thread(view)
+
+    async def guarded_view(request, *args, **kwargs):
+        if request.method != "POST":
+            return await plain(request, *args, **kwargs)
+        if getattr(AsyncToSync.executors, "current", None) is not None:
+            # Called from a synchronous server (WSGI, Django's test client): no event loop
+            # to keep free, the view runs in its caller's thread as Django would run it.
+            return locked_status(request, await plain(request, *args, **kwargs))
+        slots = _semaphore()
+        try:
+            await asyncio.wait_for(slots.acquire(), a2ui_settings.LOGIN_CHECK_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning("a2ui: a sign-in waited over %s s for a password check "
+                        "(LOGIN_CONCURRENT_CHECKS %s): refused, 503",
+                        a2ui_settings.LOGIN_CHECK_WAIT_SECONDS,
+                        a2ui_settings.LOGIN_CONCURRENT_CHECKS)
+            return busy_response()
+        try:
+            response = await checked(request, *args, **kwargs)
+        finally:
+            slots.release()
+        return locked_status(request, response)
+
+    guarded_view.a2ui_guarded = True
+    guarded_view.__name__ = getattr(view, "__name__", "login")
+    guarded_view.__doc__ = view.__doc__
+    return markcoroutinefunction(guarded_view)
+
+
+def guard_admin(site=None):
+    """Guard the admin site's login (``django.contrib.admin.site`` by default): its POSTs as
+    :func:`guarded` handles them, and its form with lockouts unless the site set its own."""
+    if site is None:
+        from django.contrib import admin
+
+        site = admin.site
+    if site.login_form is None:
+        site.login_form = GuardedAdminAuthenticationForm
+    site.login = guarded(site.login)
