@@ -188,6 +188,12 @@ DEFAULTS = {
     "LOGIN_FAILURE_WINDOW_SECONDS": 900, "LOGIN_LOCKOUT_SECONDS": 900,
     "LOGIN_CONCURRENT_CHECKS": env_int("A2UI_LOGIN_CONCURRENT_CHECKS", 2),
     "LOGIN_CHECK_WAIT_SECONDS": 5,
+    # Rates (a2ui.infra.caps.check_rate): stream tokens minted, consent choices made and
+    # exports of a person's data, per credential and a minute; of each, per client address.
+    "RATE_STREAM_TOKENS_PER_MINUTE": env_int("A2UI_RATE_STREAM_TOKENS_PER_MINUTE", 60),
+    "RATE_CONSENTS_PER_MINUTE": env_int("A2UI_RATE_CONSENTS_PER_MINUTE", 60),
+    "RATE_EXPORTS_PER_MINUTE": env_int("A2UI_RATE_EXPORTS_PER_MINUTE", 10),
+    "RATE_PER_ADDRESS_PER_MINUTE": env_int("A2UI_RATE_PER_ADDRESS_PER_MINUTE", 600),
     # Remote agents (a2ui.remote, docs/remote-agents.md). Outbound requests go only to these
     # hosts (``host`` or ``host:port``; A2UI_REMOTE_AGENT_HOSTS in the environment, comma-
     # separated); a host that resolves to a loopback, private, link-local or otherwise special

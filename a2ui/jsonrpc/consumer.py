@@ -281,6 +281,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def on_consent(self, msg):
         consent_type, granted = consent.validate_params(msg.params)
+        await self.check_consent_rate()
         change = await consent.arecord_choice(
             self.token.user, consent_type, granted, self.session_id
         )
