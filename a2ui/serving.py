@@ -39,7 +39,7 @@ import logging
 import time
 from functools import partial
 
-from daphne.http_protocol import HTTPFactory
+from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import defer, reactor, task
@@ -249,6 +249,22 @@ class _Refused(Protocol):
         self.transport.abortConnection()
 
 
+class EdgeRequest(WebRequest):
+    """Daphne's request, the client's address believed only as far as the trusted proxies
+    (``EDGE_TRUSTED_PROXIES``) go (:func:`a2ui.edge.believe_forwarded`): the app's scope, the
+    caps, the metrics' access check and the access log all see that one address."""
+
+    def process(self):
+        server = self.server
+        if server.proxy_forwarded_address_header:
+            edgecaps.believe_forwarded(
+                self.requestHeaders, getattr(self.client, "host", None), server.edge.exempt,
+                server.proxy_forwarded_address_header,
+                [h for h in (server.proxy_forwarded_port_header,
+                             server.proxy_forwarded_proto_header) if h])
+        return super().process()
+
+
 class EdgeHTTPFactory(HTTPFactory):
     """Daphne's ``HTTPFactory`` with the edge: caps checked in ``buildProtocol`` (when the
     connection is accepted, before any parsing), :class:`EdgeChannel` for HTTP/1.1, and the
@@ -272,6 +288,7 @@ class EdgeHTTPFactory(HTTPFactory):
             slot.release()
             raise
         protocol.slot = slot
+        protocol.requestFactory = EdgeRequest
         return protocol
 
 

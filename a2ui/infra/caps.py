@@ -107,8 +107,9 @@ holding = leases.holding
 
 
 def address_of(scope):
-    """The client address of an ASGI scope (behind a proxy, the one ``a2ui_serve --proxy``
-    took from X-Forwarded-For), or None."""
+    """The client address of an ASGI scope (behind a proxy, the one ``a2ui_serve
+    --proxy-headers`` took from X-Forwarded-For past the trusted proxies:
+    ``a2ui.edge.forwarded_client``), or None."""
     client = scope.get("client") if scope else None
     if client and client[0]:
         return str(client[0])[:64]
