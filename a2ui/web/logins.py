@@ -10,29 +10,29 @@ cap on the password checks a process runs at once (docs/operations.md, "Sign-in 
   checking the password; the lock ends by itself. Each lockout is an audit event
   (``login.lockout``). A successful sign-in forgets its account's failures. The counts live
   where the rate limits do (``a2ui.infra.shared``: Redis, shared by every process).
-* **Password checks off the event loop, bounded.** A guarded view (:func:`guarded`) handles a
-  POST in a worker thread of its own, not the one thread Django runs every synchronous view in
-  (where a second of hashing would hold up everyone's requests), and at most
-  ``LOGIN_CONCURRENT_CHECKS`` at once per process; one that waits longer than
-  ``LOGIN_CHECK_WAIT_SECONDS`` for its turn is answered 503 with ``Retry-After``.
+* **Password checks off the event loop, bounded.** A guarded view (:func:`guarded`) stays
+  synchronous (Django runs it in the request's own thread, not on the event loop) and checks at
+  most ``LOGIN_CONCURRENT_CHECKS`` passwords at once per process: a flood of sign-ins neither
+  takes every core with hashes nor holds every pooled database connection while it waits. One
+  that waits longer than ``LOGIN_CHECK_WAIT_SECONDS`` for its turn is answered 503 with
+  ``Retry-After``.
 
 The people's login page (``a2ui_web:login``) and the admin's (:func:`guard_admin`, called when
 the app starts) are guarded; a host project guards its own login view with :func:`guarded` and
 :class:`GuardedAuthenticationForm`.
 """
 
-import asyncio
+import functools
 import hashlib
 import logging
 import math
-import weakref
+import threading
 from datetime import UTC, datetime, timedelta
 
-from asgiref.sync import AsyncToSync, async_to_sync, markcoroutinefunction, sync_to_async
+from asgiref.sync import async_to_sync
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
-from django.db import close_old_connections
 from django.http import HttpResponse
 from django.utils.translation import gettext
 
@@ -137,16 +137,14 @@ class GuardedAdminAuthenticationForm(LockoutMixin, AdminAuthenticationForm):
     pass
 
 
-_slots = weakref.WeakKeyDictionary()  # event loop -> (size, asyncio.Semaphore)
+_checks = []  # [(size, threading.BoundedSemaphore)]: the process's places for password checks
 
 
-def _semaphore():
+def _places():
     size = a2ui_settings.LOGIN_CONCURRENT_CHECKS
-    loop = asyncio.get_running_loop()
-    held = _slots.get(loop)
-    if held is None or held[0] != size:
-        held = _slots[loop] = (size, asyncio.Semaphore(size))
-    return held[1]
+    if not _checks or _checks[0][0] != size:
+        _checks[:] = [(size, threading.BoundedSemaphore(size))]
+    return _checks[0][1]
 
 
 def busy_response():
@@ -156,20 +154,6 @@ def busy_response():
         status=503, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(max(1, math.ceil(wait)))
     return response
-
-
-def _in_own_thread(view):
-    def run(request, *args, **kwargs):
-        close_old_connections()
-        try:
-            response = view(request, *args, **kwargs)
-            if callable(getattr(response, "render", None)) and not response.is_rendered:
-                response.render()
-            return response
-        finally:
-            close_old_connections()
-
-    return sync_to_async(run, thread_sensitive=False)
 
 
 def locked_status(request, response):
@@ -182,40 +166,35 @@ def locked_status(request, response):
 
 
 def guarded(view):
-    """``view`` (a synchronous login view) as an async view whose POSTs, under an ASGI server,
-    check the password in a worker thread of their own, ``LOGIN_CONCURRENT_CHECKS`` at once per process (503 past
+    """``view`` (a synchronous login view) with its POSTs taking one of the process's
+    ``LOGIN_CONCURRENT_CHECKS`` places before anything else (503 with ``Retry-After`` past
     ``LOGIN_CHECK_WAIT_SECONDS`` of waiting), and a locked sign-in answered 429 with
-    ``Retry-After``. Other methods run as Django runs a synchronous view."""
+    ``Retry-After``. It stays synchronous: under ASGI Django runs it in the request's own
+    thread, never on the event loop, and the password hash (hashlib's PBKDF2 lets the GIL go)
+    leaves the loop free; a sign-in waiting for its place holds no database connection."""
     if getattr(view, "a2ui_guarded", False):
         return view
-    plain, checked = sync_to_async(view), _in_own_thread(view)
 
-    async def guarded_view(request, *args, **kwargs):
-        if request.method != "POST":
-            return await plain(request, *args, **kwargs)
-        if getattr(AsyncToSync.executors, "current", None) is not None:
-            # Called from a synchronous server (WSGI, Django's test client): no event loop
-            # to keep free, the view runs in its caller's thread as Django would run it.
-            return locked_status(request, await plain(request, *args, **kwargs))
-        slots = _semaphore()
-        try:
-            await asyncio.wait_for(slots.acquire(), a2ui_settings.LOGIN_CHECK_WAIT_SECONDS)
-        except TimeoutError:
+    @functools.wraps(view)
+    def guarded_view(request, *args, **kwargs):
+        if request.method != "POST" or Attempt(request, request.POST.get("username")).locked_for():
+            # a locked sign-in is refused by its form before any password check: no place
+            return locked_status(request, view(request, *args, **kwargs))
+        places = _places()
+        if not places.acquire(timeout=a2ui_settings.LOGIN_CHECK_WAIT_SECONDS):
             log.warning("a2ui: a sign-in waited over %s s for a password check "
                         "(LOGIN_CONCURRENT_CHECKS %s): refused, 503",
                         a2ui_settings.LOGIN_CHECK_WAIT_SECONDS,
                         a2ui_settings.LOGIN_CONCURRENT_CHECKS)
             return busy_response()
         try:
-            response = await checked(request, *args, **kwargs)
+            response = view(request, *args, **kwargs)
         finally:
-            slots.release()
+            places.release()
         return locked_status(request, response)
 
     guarded_view.a2ui_guarded = True
-    guarded_view.__name__ = getattr(view, "__name__", "login")
-    guarded_view.__doc__ = view.__doc__
-    return markcoroutinefunction(guarded_view)
+    return guarded_view
 
 
 def guard_admin(site=None):
