@@ -130,7 +130,7 @@ def test_password_checks_are_capped_per_process(settings):
     assert most[0] == 2
 
 
-async def test_under_asgi_the_lockout_holds_with_checks_in_their_own_threads(settings):
+async def test_under_asgi_the_lockout_holds(settings):
     from django.test import AsyncClient
 
     await sync_to_async(get_user_model().objects.create_user)(
