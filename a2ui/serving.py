@@ -60,6 +60,8 @@ HARD_CAP_FACTOR = 2
 SHUTDOWN_CLOSE = (1001, "server shutting down")
 #: Seconds the clients get to answer that close frame before the process exits anyway.
 SHUTDOWN_GRACE = 2.0
+#: Seconds a connection answered 431 (head too large) is read and dropped before it closes.
+LINGER_SECONDS = 1
 
 
 def websocket_hard_cap(limit=None):
@@ -195,6 +197,29 @@ class EdgeChannel(http.HTTPChannel):
         if self._phase is None and not self._handlingRequest:
             self._expect("head", self.edge.header_timeout)
         basic.LineReceiver.dataReceived(self, data)
+
+    _refused = False
+
+    def lineReceived(self, line):
+        if self._refused:
+            return None
+        if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
+            return self.lineLengthExceeded(line)
+        return super().lineReceived(line)
+
+    def lineLengthExceeded(self, line):
+        # Twisted closed the connection without a word on a head line over MAX_LENGTH (a
+        # 100 KB header) and answered a bare 400 past totalHeadersSize: 431 with a message.
+        # The rest of the head is read and dropped for a second before the close (closing on
+        # unread bytes resets the connection, and the client could lose the answer).
+        body = (b'{"error": {"code": "headers_too_large", "message": "Request head too large: '
+                b'at most %d bytes of request line and headers."}}' % self.totalHeadersSize)
+        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                             b"Content-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self._refused, self._phase = True, None
+        self.dataReceived = lambda data: None
+        self.setTimeout(LINGER_SECONDS)
 
     def allHeadersReceived(self):
         super().allHeadersReceived()
