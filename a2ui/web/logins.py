@@ -39,7 +39,7 @@ from django.utils.translation import gettext
 from a2ui import edge
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
-from a2ui.infra import caps, shared
+from a2ui.infra import caps, outages, shared
 
 log = logging.getLogger("a2ui.logins")
 
@@ -76,16 +76,27 @@ class Attempt:
         self.address = caps.address_of_request(request) if request is not None else None
         self.scopes = scopes(username, self.address)
 
+    @staticmethod
+    def _shared(function, *args, default):
+        """``function(*args)`` of ``a2ui.infra.shared``; ``default`` when Redis cannot be reached
+        (logged as an outage): the limits must not stop every sign-in."""
+        try:
+            return async_to_sync(function)(*args)
+        except Exception as exc:
+            if not outages.report(exc, "sign-in limits"):
+                raise
+            return default
+
     def locked_for(self):
-        return async_to_sync(shared.locked_for)([key for key, *_ in self.scopes])
+        return self._shared(shared.locked_for, [key for key, *_ in self.scopes], default=0)
 
     def failed(self):
         """Count the failure; the seconds of the lockout it started (0: none)."""
         s = a2ui_settings
         locked = False
         for key, limit, per, who in self.scopes:
-            if async_to_sync(shared.strike)(key, limit, s.LOGIN_FAILURE_WINDOW_SECONDS,
-                                            s.LOGIN_LOCKOUT_SECONDS):
+            if self._shared(shared.strike, key, limit, s.LOGIN_FAILURE_WINDOW_SECONDS,
+                            s.LOGIN_LOCKOUT_SECONDS, default=False):
                 locked = True
                 log.warning("a2ui: sign-in locked for %s s: %d failures for %s %r within %s s",
                             s.LOGIN_LOCKOUT_SECONDS, limit, per, who,
@@ -97,7 +108,7 @@ class Attempt:
         return s.LOGIN_LOCKOUT_SECONDS if locked else 0
 
     def succeeded(self):
-        async_to_sync(shared.forgive)(self.scopes[0][0])
+        self._shared(shared.forgive, self.scopes[0][0], default=None)
 
     def refuse(self, seconds):
         if self.request is not None:

@@ -141,3 +141,13 @@ async def test_under_asgi_the_lockout_holds(settings):
     refused = await client.post(url, {"username": "gina", "password": "right-pw-123"})
     assert refused.status_code == 429 and "Sign-in is locked until" in refused.content.decode()
     assert await AuditEvent.objects.filter(action="login.lockout", target_id="gina").acount() == 1
+
+
+def test_redis_away_lets_sign_ins_through(settings, caplog):
+    """The limits protect the sign-in; an unreachable Redis must not refuse everyone."""
+    get_user_model().objects.create_user("kim", "k@example.com", "right-pw-123")
+    settings.A2UI = {**settings.A2UI, "REDIS_URL": "redis://127.0.0.1:1/0"}
+    client, url = Client(), reverse("a2ui_web:login")
+    assert post(client, url, "kim", "wrong").status_code == 200
+    assert post(client, url, "kim", "right-pw-123").status_code == 302
+    assert any("sign-in limits" in r.getMessage() for r in caplog.records), caplog.text
