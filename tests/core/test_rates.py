@@ -83,3 +83,21 @@ async def test_socket_consent_choices_are_limited(settings, stream_token):
     assert error["data"]["retry_after"] >= 1
     assert await A2UIConsentRecord.objects.acount() == stored[2]  # nothing written
     await comm.disconnect()
+
+
+async def test_agui_consent_actions_are_limited(settings, user, agent, agent_key):
+    from tests.agui.test_agui_socket import event_of, frame, pair
+
+    limits(settings, RATE_CONSENTS_PER_MINUTE=1)
+    _bot, person, _sid = await pair(user, agent, agent_key)
+    for granted in (True, False):
+        await send(person, frame({"type": "USER_ACTION", "action_type": "consent",
+                                  "payload": {"consent_type": "data_collection",
+                                              "granted": granted}}))
+    refused = await event_of(person)
+    while refused["type"] != "ERROR":
+        refused = await event_of(person)
+    assert refused["details"]["reason"] == "rate_limited", refused
+    assert refused["details"]["kind"] == "consent" and refused["details"]["retry_after"] >= 1
+    records = await A2UIConsentRecord.objects.filter(user=user).acount()
+    assert records == 1
