@@ -46,12 +46,14 @@ log = logging.getLogger("a2ui.logins")
 
 def scopes(username, address):
     """``[(scope key, limit, per, who)]`` a sign-in counts against: its account (the name as
-    typed, case-folded; hashed in the key) and its address (none for what is not an IP)."""
+    typed, case-folded; hashed in the key) and its address (none for what is not an IP, nor for
+    a trusted proxy's, ``EDGE_TRUSTED_PROXIES``: behind a proxy served without
+    ``--proxy-headers`` every client has its address, and one lock would shut everyone out)."""
     s = a2ui_settings
     name = (username or "").strip().casefold()
     digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:32]
     out = [(f"login:account:{digest}", s.LOGIN_FAILURES_PER_ACCOUNT, "account", name)]
-    key = edge.address_key(address)
+    key = edge.address_key(address, edge.parse_networks(list(s.EDGE_TRUSTED_PROXIES)))
     if key is not None:
         out.append((f"login:address:{key}", s.LOGIN_FAILURES_PER_ADDRESS, "address", key))
     return out

@@ -68,16 +68,20 @@ def test_a_right_password_forgets_the_failures(settings):
 def test_an_address_is_locked_after_failures_on_many_accounts(settings):
     settings.A2UI = {**settings.A2UI, "LOGIN_FAILURES_PER_ADDRESS": 5}
     get_user_model().objects.create_user("erin", "e@example.com", "right-pw-123")
-    client, url = Client(), reverse("a2ui_web:login")
+    client, url = Client(REMOTE_ADDR="198.51.100.3"), reverse("a2ui_web:login")
     for i in range(5):
         post(client, url, f"nobody-{i}", "guess")
     refused = post(client, url, "erin", "right-pw-123")
     assert refused.status_code == 429 and "Sign-in is locked until" in refused.content.decode()
     event = AuditEvent.objects.get(action="login.lockout", target_type="address")
-    assert event.target_id == "127.0.0.1"
-    # Another address signs in.
+    assert event.target_id == "198.51.100.3"
+    # Another address signs in; so does a trusted proxy's (loopback), never locked as one.
     other = Client(REMOTE_ADDR="192.0.2.7")
     assert post(other, url, "erin", "right-pw-123").status_code == 302
+    proxy = Client()  # 127.0.0.1
+    for i in range(6):
+        post(proxy, url, f"someone-{i}", "guess")
+    assert post(proxy, url, "erin", "right-pw-123").status_code == 302
 
 
 def test_the_admin_login_is_locked_too(settings):
