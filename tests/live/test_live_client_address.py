@@ -76,3 +76,22 @@ async def test_a_client_cannot_choose_its_caps_address(daphne_server, user, agen
     assert status == 429 and '"per":"address"' in text.replace(" ", ""), text
     status, text = await initialize("198.51.100.8")  # another client of the proxy
     assert status == 200, text
+
+
+async def test_a_socket_cannot_choose_its_caps_address(daphne_server, user, agent):
+    """The WebSocket handshake (replayed by Daphne to its WebSocket protocol) carries the
+    same one address."""
+    from tests.live.client import Client, init_session
+
+    server = daphne_server("--proxy-headers", A2UI_CAP_PER_ADDRESS="2")
+    token = (await database_sync_to_async(tokens.issue_stream_token)(user, agent)).token
+    url = f"{server.ws_url}/ws/v4/a2ui?token={token}"
+    held = [await Client.open(url, {"X-Forwarded-For": f"10.9.9.{i}, 198.51.100.7"})
+            for i in (1, 2)]
+    third = await Client.open(url, {"X-Forwarded-For": "10.9.9.3, 198.51.100.7"})
+    error = await third.recv()
+    assert error["error"]["code"] == -32001 and error["error"]["data"]["per"] == "address"
+    other = await Client.open(url, {"X-Forwarded-For": "198.51.100.8"})
+    assert await init_session(other)  # another client of the proxy: its own places
+    for client in (*held, third, other):
+        await client.ws.close()
