@@ -82,6 +82,7 @@ test-embedded: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy  # the typed public surface ([tool.mypy] in pyproject.toml)
 
 # Push throughput of this tree against bench/BASELINE, interleaved in one run (the issue-11 gate;
 # bench/bench_push.py remains for latency, the steady load and the bare websockets echo).

@@ -65,9 +65,9 @@ class A2UIConfig(AppConfig):
 
         componenttypes.install()  # the host project's component types (A2UI['COMPONENT_TYPES'])
 
-        from a2ui.remote import runtime
+        from a2ui.remote import inbound
 
-        runtime.install()  # remote agents' events go to their runtime (a2ui.remote)
+        inbound.install()  # remote agents' events go to their runtime (a2ui.remote)
 
         if self.apps.is_installed("django.contrib.admin"):
             from a2ui.web import logins

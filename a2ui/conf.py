@@ -12,33 +12,33 @@ A site's ``A2UI = {...}`` wins over both. :func:`defaults` is every default, mer
 """
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.translation import gettext_lazy
 
+from a2ui.core.settingtypes import Settings
 
-def env_int(name, default):
+if TYPE_CHECKING:
+    from a2ui.core.adapters import Adapter
+
+
+def env_int(name: str, default: Any, kind: type = int) -> Any:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
         return value  # left for the system check to report, not a crash at import
 
 
-def _env_number(name, default):
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        return value  # left for the system check to report, not a crash at import
+def _env_number(name: str, default: Any) -> Any:
+    return env_int(name, default, float)
 
 
-DEFAULTS = {
+DEFAULTS: dict[str, Any] = {
     # Tokens and sessions (seed 000 section 2 and 7).
     "STREAM_TOKEN_EXPIRE_MINUTES": env_int("STREAM_TOKEN_EXPIRE_MINUTES", 30),
     "MAX_PAYLOAD_SIZE": 1024 * 1024,
@@ -315,22 +315,22 @@ POSITIVE_INTS = (
 _MISSING = object()
 
 
-def adapter_defaults():
+def adapter_defaults() -> dict[str, Any]:
     """The registered adapters' ``settings_defaults``, merged in ``A2UI['ADAPTERS']`` order
     (imported on first use: ``a2ui.core.adapters.registered``)."""
-    merged = {}
+    merged: dict[str, Any] = {}
     for adapter in registered_adapters():
         for name, value in adapter.settings_defaults.items():
             merged.setdefault(name, value)
     return merged
 
 
-def defaults():
+def defaults() -> dict[str, Any]:
     """Every setting's default: the core's (``DEFAULTS``) and the registered adapters'."""
     return {**adapter_defaults(), **DEFAULTS}
 
 
-def positive_ints():
+def positive_ints() -> tuple[str, ...]:
     """The settings a2ui.checks requires to be positive integers: ``POSITIVE_INTS`` and every
     adapter setting whose default is an integer."""
     return (*POSITIVE_INTS, *(name for name, value in adapter_defaults().items()
@@ -338,32 +338,35 @@ def positive_ints():
                               and not isinstance(value, bool)))
 
 
-class A2UISettings:
-    """Attribute access to ``settings.A2UI`` over DEFAULTS; unknown names are an error."""
+class A2UISettings(Settings):
+    """Attribute access to ``settings.A2UI`` over DEFAULTS; unknown names are an error (types:
+    ``a2ui.core.settingtypes``, annotations alone: each name still comes through __getattr__)."""
 
-    def __init__(self, defaults=None):
+    def __init__(self, defaults: dict[str, Any] | None = None) -> None:
         self.defaults = defaults or DEFAULTS
-        self._cached = set()
+        self._cached: set[str] = set()
 
     @property
-    def user_settings(self):
+    def user_settings(self) -> dict[str, Any]:
         if not hasattr(self, "_user_settings"):
-            self._user_settings = getattr(settings, "A2UI", {}) or {}
+            self._user_settings: dict[str, Any] = getattr(settings, "A2UI", {}) or {}
         return self._user_settings
 
-    def __getattr__(self, name):
-        default = self.defaults.get(name, _MISSING)
-        if default is _MISSING and name.isupper() and name != "ADAPTERS":
-            # A protocol's own setting: its adapter's default (read lazily, not at import).
-            default = adapter_defaults().get(name, _MISSING)
-        if default is _MISSING:
-            raise AttributeError(f"Invalid A2UI setting: {name!r}")
-        value = self.user_settings.get(name, default)
-        self._cached.add(name)
-        setattr(self, name, value)
-        return value
+    if not TYPE_CHECKING:  # a type checker sees the declared names alone: a typo is an error
 
-    def reload(self):
+        def __getattr__(self, name):
+            default = self.defaults.get(name, _MISSING)
+            if default is _MISSING and name.isupper() and name != "ADAPTERS":
+                # A protocol's own setting: its adapter's default (read lazily, not at import).
+                default = adapter_defaults().get(name, _MISSING)
+            if default is _MISSING:
+                raise AttributeError(f"Invalid A2UI setting: {name!r}")
+            value = self.user_settings.get(name, default)
+            self._cached.add(name)
+            setattr(self, name, value)
+            return value
+
+    def reload(self) -> None:
         for name in self._cached:
             delattr(self, name)
         self._cached.clear()
@@ -374,7 +377,7 @@ class A2UISettings:
 a2ui_settings = A2UISettings()
 
 
-def registered_adapters():
+def registered_adapters() -> "tuple[Adapter, ...]":
     """The adapters of ``A2UI['ADAPTERS']`` (``a2ui.core.adapters.registered``), the registry
     told where its list is first (the core imports no settings; importing this module imports
     no adapter)."""
@@ -384,7 +387,7 @@ def registered_adapters():
     return adapters.registered()
 
 
-def _reload(*, setting, **kwargs):
+def _reload(*, setting: str, **kwargs: Any) -> None:
     if setting == "A2UI":
         a2ui_settings.reload()
 

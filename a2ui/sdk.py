@@ -26,26 +26,40 @@ then returns the answer of such a request when the person gives it::
             answer = item["answer"]
 """
 
+from __future__ import annotations
+
 import asyncio
 import collections
 import itertools
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from a2ui.rpc.answers import Approval, Delivered, PendingItem, RunEnd, SurfacesDelivered
 from a2ui.rpc.errors import REQUEST_CANCELLED, ProtocolError
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 log = logging.getLogger("a2ui.sdk")
 
 
-def _keyed(params, idempotency_key):
+#: A notification handler: ``await handler(params)``.
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+_Outcome = tuple[str, dict[str, Any]]
+
+
+def _keyed(params: dict[str, Any], idempotency_key: str | None) -> dict[str, Any]:
     if idempotency_key is not None:
         params["idempotency_key"] = idempotency_key
     return params
 
 
 class AgentClient:
-    def __init__(self, url, key, *, open_timeout=10, events="one"):
+    def __init__(self, url: str, key: str, *, open_timeout: float = 10,
+                 events: Literal["one", "all"] = "one") -> None:
         """``events="all"``: an observer that gets every session's events (by default a
         session's events reach one socket of the agent; see docs/agents.md)."""
         if events not in ("one", "all"):
@@ -56,22 +70,26 @@ class AgentClient:
         self.key = key
         self.open_timeout = open_timeout
         self._ids = itertools.count(1)
-        self._waiting = {}
-        self._handlers = {}
-        self._requests = {}  # (session_id, request_id) -> future, for wait_request
-        self._outcomes = collections.OrderedDict()  # outcomes nobody waited for yet
-        self._ws = None
-        self._reader = None
-        self.closed = None
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._handlers: dict[str, list[Handler]] = {}
+        # (session_id, request_id) -> future, for wait_request
+        self._requests: dict[tuple[Any, Any], asyncio.Future[_Outcome]] = {}
+        # outcomes nobody waited for yet
+        self._outcomes: collections.OrderedDict[tuple[Any, Any], _Outcome] = (
+            collections.OrderedDict())
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        #: Set when the socket closed (None before ``connect``).
+        self.closed: asyncio.Event | None = None
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> AgentClient:
         await self.connect()
         return self
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def connect(self):
+    async def connect(self) -> None:
         import websockets
 
         self._ws = await websockets.connect(
@@ -83,19 +101,19 @@ class AgentClient:
         self.closed = asyncio.Event()
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
-    async def close(self):
+    async def close(self) -> None:
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
             await asyncio.gather(self._reader, return_exceptions=True)
 
-    def on(self, method, handler):
+    def on(self, method: str, handler: Handler) -> None:
         """Call ``handler(params)`` (a coroutine function) for each such notification."""
         self._handlers.setdefault(method, []).append(handler)
 
-    async def _read(self):
+    async def _read(self) -> None:
         try:
-            async for raw in self._ws:
+            async for raw in cast("ClientConnection", self._ws):  # connect() set it
                 msg = json.loads(raw)
                 if msg.get("method") == "a2ui.ping" and msg.get("id") is not None:
                     # The server's liveness check (a2ui.jsonrpc.liveness): answer at once.
@@ -116,16 +134,18 @@ class AgentClient:
         except Exception as exc:  # connection gone: fail every waiter
             log.info("agent socket closed: %s", exc)
         finally:
-            for future in [*self._waiting.values(), *self._requests.values()]:
+            futures: list[asyncio.Future[Any]] = [*self._waiting.values(),
+                                                  *self._requests.values()]
+            for future in futures:
                 if not future.done():
                     future.set_exception(ConnectionError("agent socket closed"))
             self._waiting.clear()
             self._requests.clear()
-            self.closed.set()
+            cast(asyncio.Event, self.closed).set()
 
     OUTCOMES = ("user.respond", "user.approve", "request.closed")
 
-    def _outcome(self, method, params):
+    def _outcome(self, method: str, params: dict[str, Any]) -> None:
         """The outcome of a request taken over with ``pending()`` arrives as a notification."""
         if method not in self.OUTCOMES or "component_id" in params:
             return
@@ -138,16 +158,16 @@ class AgentClient:
         while len(self._outcomes) > 1000:
             self._outcomes.popitem(last=False)
 
-    async def _run_handler(self, handler, params):
+    async def _run_handler(self, handler: Handler, params: dict[str, Any]) -> None:
         try:
             await handler(params)
         except Exception:
             log.exception("handler failed")
 
-    async def call(self, method, params):
+    async def call(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request and return its result, or raise ProtocolError."""
         rpc_id = next(self._ids)
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[rpc_id] = future
         try:
             await self._send(
@@ -161,16 +181,16 @@ class AgentClient:
             raise ProtocolError(err.get("code"), err.get("message"), err.get("data"), rpc_id)
         return reply.get("result")
 
-    async def notify(self, method, params):
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def _send(self, message):
+    async def _send(self, message: dict[str, Any]) -> None:
         """Send one message; a socket that closed (cleanly or not) is a ``ConnectionError``,
         like a request whose socket closed while it waited."""
         from websockets.exceptions import ConnectionClosed
 
         try:
-            await self._ws.send(json.dumps(message))
+            await cast("ClientConnection", self._ws).send(json.dumps(message))
         except ConnectionClosed as exc:
             raise ConnectionError(f"agent socket closed: {exc}") from None
 
@@ -180,8 +200,10 @@ class AgentClient:
     # with the same key, on this socket or a new one, is answered ``{"delivered": true,
     # "seq": null, "replayed": true}`` and shows nothing twice (docs/agents.md, "Retrying").
 
-    async def render(self, session_id, component_type, data, *, component_id=None,
-                     metadata=None, idempotency_key=None):
+    async def render(self, session_id: str, component_type: str, data: dict[str, Any], *,
+                     component_id: str | None = None, metadata: dict[str, Any] | None = None,
+                     idempotency_key: str | None = None) -> str:
+        """Render a component; return its ``component_id``."""
         if component_id is None:
             component_id = (uuid.uuid4().hex if idempotency_key is None else
                             uuid.uuid5(uuid.NAMESPACE_URL, f"a2ui:push:{idempotency_key}").hex)
@@ -190,21 +212,24 @@ class AgentClient:
         if metadata:
             params["metadata"] = metadata
         await self.call("ui.render", params)
-        return params["component_id"]
+        return cast(str, params["component_id"])
 
-    async def update(self, session_id, component_id, data, operation="merge", *,
-                     idempotency_key=None):
+    async def update(self, session_id: str, component_id: str, data: dict[str, Any],
+                     operation: str = "merge", *,
+                     idempotency_key: str | None = None) -> Delivered:
         return await self.call("ui.update", _keyed({"session_id": session_id,
                                                     "component_id": component_id,
                                                     "operation": operation, "data": data},
                                                    idempotency_key))
 
-    async def request_input(self, session_id, input_type, prompt, **extra):
+    async def request_input(self, session_id: str, input_type: str, prompt: str,
+                            **extra: Any) -> Any:
+        """Return the person's answer (a JSON value, as the input type gives it)."""
         params = {"session_id": session_id, "request_id": uuid.uuid4().hex,
                   "input_type": input_type, "prompt": prompt, **extra}
         return await self.call("ui.request_input", params)
 
-    async def confirm(self, session_id, title, **extra):
+    async def confirm(self, session_id: str, title: str, **extra: Any) -> Approval:
         """Return ``{"approved", "reason"}``; a timeout returns approved False."""
         params = {"session_id": session_id, "request_id": uuid.uuid4().hex, "title": title,
                   **extra}
@@ -215,65 +240,73 @@ class AgentClient:
                 return {"approved": False, "reason": "timeout"}
             raise
 
-    async def progress(self, session_id, task_id, progress_type="determinate", **extra):
+    async def progress(self, session_id: str, task_id: str,
+                       progress_type: str = "determinate", **extra: Any) -> Delivered:
         return await self.call("ui.progress", {"session_id": session_id, "task_id": task_id,
                                                "progress_type": progress_type, **extra})
 
-    async def navigate(self, session_id, url, new_tab=False, *, idempotency_key=None):
+    async def navigate(self, session_id: str, url: str, new_tab: bool = False, *,
+                       idempotency_key: str | None = None) -> Delivered:
         return await self.call("ui.navigate", _keyed({"session_id": session_id, "url": url,
                                                       "new_tab": new_tab}, idempotency_key))
 
-    async def toast(self, session_id, title, level="info", **extra):
+    async def toast(self, session_id: str, title: str, level: str = "info",
+                    **extra: Any) -> Delivered:
         return await self.call("ui.notify", {"session_id": session_id, "level": level,
                                              "title": title, **extra})
 
-    async def surfaces(self, session_id, messages, *, idempotency_key=None):
+    async def surfaces(self, session_id: str, messages: list[dict[str, Any]], *,
+                       idempotency_key: str | None = None) -> SurfacesDelivered:
         """Send A2UI v0.9 server messages for the session's surfaces."""
         return await self.call("a2ui.v09", _keyed({"session_id": session_id,
                                                    "messages": messages}, idempotency_key))
 
-    async def agui_event(self, session_id, event, *, idempotency_key=None):
+    async def agui_event(self, session_id: str, event: dict[str, Any], *,
+                         idempotency_key: str | None = None) -> Delivered:
         """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
         PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*): ``{"delivered", "seq"}``."""
         return await self.call("agui.event", _keyed({"session_id": session_id, "event": event},
                                                     idempotency_key))
 
-    async def say(self, session_id, content, sender="agent", *, idempotency_key=None, **extra):
+    async def say(self, session_id: str, content: str, sender: str = "agent", *,
+                  idempotency_key: str | None = None, **extra: Any) -> Delivered:
         """A chat message of the agent in the session's transcript (TEXT_MESSAGE)."""
         return await self.agui_event(session_id, {"type": "TEXT_MESSAGE", "sender": sender,
                                                   "content": content, **extra},
                                      idempotency_key=idempotency_key)
 
-    def on_message(self, handler):
+    def on_message(self, handler: Handler) -> None:
         """Call ``handler(params)`` for each chat message of a person (``user.message``:
         ``{session_id, user, sender, content, metadata?}``)."""
         self.on("user.message", handler)
 
-    def on_action(self, handler):
+    def on_action(self, handler: Handler) -> None:
         """Call ``handler(params)`` for each other action of a person (``user.action``:
         ``{session_id, action_type, component_id, payload?}``)."""
         self.on("user.action", handler)
 
-    async def sessions(self):
-        return (await self.call("a2ui.sessions", {}))["sessions"]
+    async def sessions(self) -> list[dict[str, Any]]:
+        """The agent's live sessions."""
+        return cast(list[dict[str, Any]], (await self.call("a2ui.sessions", {}))["sessions"])
 
-    async def finish_run(self, session_id, run_id, result=None):
+    async def finish_run(self, session_id: str, run_id: str, result: Any = None) -> RunEnd:
         """End an AG-UI run (``agui.run_started``): RUN_FINISHED, with ``result`` if given.
         ``{"ended": true, "delivered": bool, "seq": n}``: ``delivered`` false when the run's
         stream was lost (the client did not receive the end)."""
-        params = {"session_id": session_id, "run_id": run_id}
+        params: dict[str, Any] = {"session_id": session_id, "run_id": run_id}
         if result is not None:
             params["result"] = result
         return await self.call("agui.run_finish", params)
 
-    async def error_run(self, session_id, run_id, message, code=None):
+    async def error_run(self, session_id: str, run_id: str, message: str,
+                        code: str | None = None) -> RunEnd:
         """End an AG-UI run as failed: RUN_ERROR ``message`` (``code`` optional)."""
         params = {"session_id": session_id, "run_id": run_id, "message": message}
         if code is not None:
             params["code"] = code
         return await self.call("agui.run_error", params)
 
-    async def pending(self, session_id=None):
+    async def pending(self, session_id: str | None = None) -> list[PendingItem]:
         """What waits for this agent (``a2ui.pending``); this socket takes it over.
 
         Items: ``{session_id, request_id, method, params, status, created_at, deadline}``, with
@@ -281,16 +314,16 @@ class AgentClient:
         (no other socket gets them); open requests now answer here (see ``wait_request``).
         """
         params = {} if session_id is None else {"session_id": session_id}
-        return (await self.call("a2ui.pending", params))["requests"]
+        return cast(list[PendingItem], (await self.call("a2ui.pending", params))["requests"])
 
-    async def wait_request(self, session_id, request_id):
+    async def wait_request(self, session_id: str, request_id: str) -> Any:
         """The outcome of a request taken over with ``pending()``, as ``request_input`` /
         ``confirm`` would return it (a timed-out input raises ProtocolError -32004)."""
         key = (session_id, request_id)
         if key in self._outcomes:
             method, params = self._outcomes.pop(key)
         else:
-            future = asyncio.get_running_loop().create_future()
+            future: asyncio.Future[_Outcome] = asyncio.get_running_loop().create_future()
             self._requests[key] = future
             method, params = await future
         if method == "user.respond":

@@ -24,12 +24,12 @@ from a2ui.conf import a2ui_settings
 from a2ui.infra import dbconn
 from a2ui.models import Agent, StreamToken
 
-#: Each type is signed with its own salt, so a token of one type never verifies as another:
-#: ``stream_a2ui`` opens the A2UI sockets and the SSE stream, ``stream_mcp`` only ``/mcp``,
-#: ``stream_agui`` only ``/ws/agui`` and AG-UI 1.0 runs. The shipped types (the model's
-#: choices); those issued and presented are the registered adapters' (:func:`stream_token_types`).
-STREAM_TOKEN_TYPES = (StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP,
-                      StreamToken.TYPE_STREAM_AGUI)
+#: Each type is signed with its own salt, so a token of one type never verifies as another.
+#: The types are the registered adapters' (``Adapter.token_type``, :func:`stream_token_types`):
+#: the shipped ones are ``stream_a2ui`` (the person's page: the A2UI sockets and the SSE
+#: stream), ``stream_mcp`` (only ``/mcp``) and ``stream_agui`` (only ``/ws/agui`` and AG-UI 1.0
+#: runs). A new protocol's type needs no migration. This one is issued when none is named.
+DEFAULT_TYPE = "stream_a2ui"
 
 
 def stream_token_types():
@@ -67,7 +67,7 @@ class IssuedToken:
     record: StreamToken
 
 
-def issue_stream_token(user, agent, token_type=StreamToken.TYPE_STREAM_A2UI):
+def issue_stream_token(user, agent, token_type=DEFAULT_TYPE):
     """Create the StreamToken row and return the signed token (shown once, never stored)."""
     if token_type not in stream_token_types():
         raise TokenError(f"Unknown token_type {token_type!r}.")
@@ -86,7 +86,7 @@ def issue_stream_token(user, agent, token_type=StreamToken.TYPE_STREAM_A2UI):
     return IssuedToken(token, record.expires_at, token_type, record)
 
 
-def peek_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
+def peek_stream_token(raw, token_type=DEFAULT_TYPE):
     """Return the jti if ``raw`` is a validly signed stream token of that type, else None.
 
     No database access: REST authentication uses it to refuse stream tokens on sight.
@@ -114,7 +114,7 @@ def peek_any_stream_token(raw):
 
 
 @dbconn.read_retried
-def verify_stream_token(raw, token_type=StreamToken.TYPE_STREAM_A2UI):
+def verify_stream_token(raw, token_type=DEFAULT_TYPE):
     """Return the live StreamToken for ``raw`` or raise TokenError (bad, expired, revoked)."""
     jti = peek_stream_token(raw, token_type)
     if jti is None:

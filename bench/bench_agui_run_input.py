@@ -97,7 +97,7 @@ async def run(args):
     from django.test import AsyncClient
 
     from a2ui import tokens
-    from a2ui.models import Agent, StreamToken
+    from a2ui.models import Agent
 
     def fixtures():
         user, _ = get_user_model().objects.get_or_create(username="bench-agui-input")
@@ -105,7 +105,7 @@ async def run(args):
         agent, _ = tokens.create_agent("bench-agui-input", display_name="Bench")
         agent.max_concurrent_sessions = 1_000_000
         agent.save()
-        return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+        return tokens.issue_stream_token(user, agent, "stream_agui").token
 
     token = await sync_to_async(fixtures)()
     client = AsyncClient()

@@ -164,7 +164,7 @@ def main():
 
     agent = Agent.objects.get(name="bench-agent")
     user = StreamToken.objects.filter(agent=agent).first().user
-    mcp_token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    mcp_token = tokens.issue_stream_token(user, agent, "stream_mcp").token
     port = bp.free_port()
     server = bp.Proc("a2ui", [sys.executable, "manage.py", "a2ui_serve", "-b", bp.HOST, "-p",
                               str(port)], env, port).wait_ready()

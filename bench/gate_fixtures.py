@@ -38,7 +38,7 @@ def main(tree, n, out, agui=False):
     data = {"agent_key": key, "tokens": toks, "a2ui": os.path.abspath(a2ui.__file__)}
     if agui:
         data["agui_tokens"] = [
-            tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+            tokens.issue_stream_token(user, agent, "stream_agui").token
             for _ in range(n)]
     with open(out, "w") as f:
         json.dump(data, f)

@@ -178,6 +178,17 @@ def stream_token(user, agent):
 
 
 @pytest.fixture
+def session(user, agent):
+    """A live session of ``user`` with ``agent``, opened as a client's handshake opens one
+    (``a2ui.sessions.admission``), its client declaring the v0.9 basic catalog."""
+    from a2ui import tokens
+    from a2ui.sessions import admission
+    from tests.surfaces.helpers import V09_CAPS
+
+    return admission.open_session(tokens.issue_stream_token(user, agent).record, {}, V09_CAPS)
+
+
+@pytest.fixture
 def metrics_on(settings, monkeypatch):
     """The Prometheus metrics on for the test, in this process alone (no multiprocess
     directory): ``tests.promutil`` reads its scrape."""

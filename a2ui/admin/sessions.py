@@ -18,6 +18,7 @@ from a2ui.admin.common import (
 )
 from a2ui.compliance import audit, timeline
 from a2ui.compliance import replay as replaylog
+from a2ui.jsonrpc import replay as jsonrpc_replay
 from a2ui.models import (
     A2UIConsentRecord,
     A2UISessionLog,
@@ -223,7 +224,8 @@ class A2UISessionLogAdmin(TimesWithSecondsMixin, QueryTextMixin, NoDeleteMixin, 
     def replay_frame_view(self, request, object_id):
         """The screen at one moment: the web client's renderer fed the snapshot; no socket."""
         obj = self._replay_session(request, object_id)
-        _, at, messages = replaylog.screen(obj, _moment(request))
+        _, at, shown = replaylog.screen(obj, _moment(request))
+        messages = jsonrpc_replay.messages(shown)
         nonce = csp.get_nonce(request)
         response = TemplateResponse(request, "admin/a2ui/a2uisessionlog/replay_frame.html",
                                     {"messages": messages, "at": at, "nonce": nonce,

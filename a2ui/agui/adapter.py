@@ -1,5 +1,6 @@
 """Seed 003, the AG-UI WebSocket event protocol, for people: /ws/agui (docs/protocol-agui.md)."""
 
+from a2ui.agui import TOKEN_TYPE
 from a2ui.agui.mapping import NOT_TRANSLATED
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
@@ -50,7 +51,7 @@ ADAPTER = Adapter(
     name="agui",
     caches=_caches,
     agent_methods=_agent_methods,
-    token_type="stream_agui",
+    token_type=TOKEN_TYPE,
     websocket_urls=_websocket_urls,
     kinds=frozenset(Kind) - NOT_TRANSLATED,
     summary="AG-UI WebSocket events (seed 003) for people: docs/protocol-agui.md",

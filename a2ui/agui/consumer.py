@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui import surfaces, tokens
-from a2ui.agui import PROTOCOL_VERSION, mapping
+from a2ui.agui import PROTOCOL_VERSION, TOKEN_TYPE, mapping
 from a2ui.agui import actions as agui_actions
 from a2ui.agui import protocol as p
 from a2ui.consent import choices as consent
@@ -25,7 +25,6 @@ from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin, transporta
 from a2ui.consumers.session import SessionSocket
 from a2ui.core.errors import DomainError
 from a2ui.infra import groups, outages, prom, shared
-from a2ui.models import StreamToken
 from a2ui.push import person, sweep
 from a2ui.push import sessions as session_actions
 from a2ui.rpc.errors import CLOSE_CODES, ErrorCode, ProtocolError
@@ -41,9 +40,9 @@ def _verify(raw):
     if not raw:
         raise tokens.TokenError("No credential presented: use ?token=<stream_agui token>.")
     kind = tokens.peek_any_stream_token(raw)
-    if kind is not None and kind != StreamToken.TYPE_STREAM_AGUI:
+    if kind is not None and kind != TOKEN_TYPE:
         raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_agui token.")
-    return tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_AGUI)
+    return tokens.verify_stream_token(raw, TOKEN_TYPE)
 
 
 class AguiConsumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin, AsyncWebsocketConsumer):

@@ -6,3 +6,7 @@ as AG-UI 1.0 events) and ``interrupts`` are sans-I/O; ``threads`` (thread id -> 
 at a run whose stream broke off: ``Last-Event-ID``) are the I/O; ``adapter`` is the
 registration. The agent's side of a run is ``a2ui.runs.records``.
 """
+
+#: The stream token a person's client of this protocol presents (``a2ui.tokens``: each type
+#: signed with a salt of its own; the adapter declares it).
+TOKEN_TYPE = "stream_agui"

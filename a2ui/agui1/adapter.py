@@ -1,5 +1,6 @@
 """AG-UI 1.0 over HTTP + SSE for people: POST /api/v4/agui/run (docs/protocol-agui.md)."""
 
+from a2ui.agui1 import TOKEN_TYPE
 from a2ui.conf import env_int
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
@@ -86,7 +87,7 @@ ADAPTER = Adapter(
     name="agui1",
     settings_defaults=SETTINGS_DEFAULTS,
     agent_methods=_agent_methods,
-    token_type="stream_agui",
+    token_type=TOKEN_TYPE,
     http_urls=_http_urls,
     sweep=_sweep,
     kinds=frozenset(Kind),  # every kind: each has an AG-UI 1.0 form (a2ui.agui1.translate)

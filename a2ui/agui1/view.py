@@ -14,7 +14,7 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from a2ui import handoff, tokens
-from a2ui.agui1 import frames, inputs, interrupts, resume, runleases, stream, threads
+from a2ui.agui1 import TOKEN_TYPE, frames, inputs, interrupts, resume, runleases, stream, threads
 from a2ui.agui1 import runs as agui_runs
 from a2ui.api.base import json_body_view, limited_body
 from a2ui.compliance import audit
@@ -22,7 +22,6 @@ from a2ui.conf import a2ui_settings
 from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
 from a2ui.infra import caps, prom, shared
-from a2ui.models import StreamToken
 from a2ui.push import person
 from a2ui.requests import pending
 from a2ui.runs import records as runs
@@ -70,9 +69,9 @@ def _bearer(request):
 
 def _verify(raw):
     kind = tokens.peek_any_stream_token(raw)
-    if kind is not None and kind != StreamToken.TYPE_STREAM_AGUI:
+    if kind is not None and kind != TOKEN_TYPE:
         raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_agui token.")
-    return tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_AGUI)
+    return tokens.verify_stream_token(raw, TOKEN_TYPE)
 
 
 def _cookie_agent(agent_name):
@@ -90,7 +89,7 @@ def _cookie_agent(agent_name):
 def _cookie_token(user, agent):
     """A stream_agui token row for a signed-in person (the session belongs to a token),
     issued once the run has passed every check."""
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).record
+    return tokens.issue_stream_token(user, agent, TOKEN_TYPE).record
 
 
 def _agent_name(run_input):

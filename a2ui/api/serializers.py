@@ -1,10 +1,8 @@
 from rest_framework import serializers
 
-from a2ui.models import StreamToken
-
 
 class StreamTokenRequestSerializer(serializers.Serializer):
-    token_type = serializers.ChoiceField(choices=[t for t, _ in StreamToken.TYPES])
+    token_type = serializers.ChoiceField(choices=())  # the served protocols' (see __init__)
     agent_id = serializers.CharField(
         required=False, max_length=64,
         help_text="The agent's id or name; default: A2UI['DEFAULT_AGENT'].",

@@ -148,8 +148,8 @@ def events(session):
 
 
 def screen(session, at, registry=None, limits=None):
-    """``(moments, at, messages)``: the session's replay moments, ``at`` clamped to them, and
-    the web client's notifications that draw the screen at moment ``at``."""
+    """``(moments, at, screen)``: the session's replay moments, ``at`` clamped to them, and
+    the screen at moment ``at`` (``a2ui.core.replay.Screen``)."""
     from a2ui import surfaces as surface_service
     from a2ui.surfaces import activity as activity_service
 
@@ -158,7 +158,7 @@ def screen(session, at, registry=None, limits=None):
     at = len(kept) if at is None else max(0, min(int(at), len(kept)))
     shown = replay.replay(kept, at, registry or surface_service.catalog_registry(),
                           limits or activity_service.limits())
-    return moments, at, replay.messages(shown)
+    return moments, at, shown
 
 
 def moment_links(session, entries):

@@ -34,9 +34,9 @@ class Adapter:
     #: The agent-facing methods this protocol adds (``a2ui.core.agentmethods.AgentMethod``):
     #: one dispatch table read by the agent socket, REST, the Python API and the MCP tools.
     agent_methods: Callable[[], tuple] = lambda: ()
-    #: The stream-token type a person's client of this protocol presents (``StreamToken``
-    #: ``TYPE_*``), or "" when it takes none of its own: ``a2ui.tokens`` issues and accepts
-    #: the registered adapters' types only.
+    #: The stream-token type a person's client of this protocol presents (any short name:
+    #: no migration), or "" when it takes none: ``a2ui.tokens`` issues and accepts the
+    #: registered adapters' types only, each signed with a salt of its own.
     token_type: str = ""
     #: ``A2UI`` settings only this protocol reads, with their defaults (documented in
     #: docs/settings.md): ``a2ui.conf.a2ui_settings`` finds a name here when it is not a core

@@ -4,11 +4,9 @@
 kinds, as ``a2ui.compliance.replay`` keeps them, oldest first) with the session reducer
 (``a2ui.core.state``) and returns a :class:`Screen`: every component, open request, v0.9
 surface and the activity as they stood, plus the consent prompt open at that moment.
-``messages(screen)`` gives the JSON-RPC notifications that draw that screen in the web client
-(what a resuming socket is sent: ``ui.render`` per component, ``ui.confirm`` /
-``ui.request_input`` per open request, one ``a2ui.v09`` snapshot (when there are surfaces), one ``ui.activity``
-snapshot, ``a2ui.consent_required``), so the admin's replay frame draws it with the client's
-own renderer and no connection.
+How a protocol draws a screen is the protocol's: ``a2ui.jsonrpc.replay.messages(screen)``
+gives the web client's notifications (the admin's replay frame draws them with the client's
+own renderer and no connection).
 
 Two kinds exist only for replay: ``consent.required`` (the consent prompt the person got, at
 connect or on a refused push) opens the prompt; ``consent.recorded`` (``consent_type``,
@@ -67,37 +65,6 @@ def replay(events, upto=None, registry=None, limits=None):
     for kind, data in chosen:
         screen = apply(screen, kind, data)
     return screen
-
-
-def _notification(method, params):
-    return {"jsonrpc": "2.0", "method": method, "params": params}
-
-
-_REQUEST_METHODS = {"confirm": "ui.confirm", "input": "ui.request_input"}
-
-
-def messages(screen):
-    """The web client's notifications that draw ``screen`` on an empty page, in order."""
-    snap = S.snapshot(screen.state)
-    out = []
-    for c in snap["components"]:
-        params = {k: c[k] for k in ("component_id", "component_type", "data")}
-        if c["metadata"]:
-            params["metadata"] = c["metadata"]
-        out.append(_notification("ui.render", params))
-    for r in snap["requests"]:
-        out.append(_notification(_REQUEST_METHODS.get(r["kind"], "ui.request_input"),
-                                 r["params"]))
-    surfaces = [m for surface in screen.state.surfaces.values()
-                for m in surface.snapshot_messages()]
-    if surfaces:  # the client loads its v0.9 renderer on the first a2ui.v09 message only
-        out.append(_notification("a2ui.v09", {"messages": surfaces, "snapshot": True}))
-    if any(snap["activity"].values()):
-        out.append(_notification("ui.activity", {"kind": "snapshot", "data": snap["activity"]}))
-    if screen.consent:
-        out.append(_notification("a2ui.consent_required",
-                                 {"consent_types": list(screen.consent)}))
-    return out
 
 
 def _label(kind, data):

@@ -58,10 +58,11 @@ class Every:
 
     kind = "task"
 
-    def __init__(self, name, interval, work):
+    def __init__(self, name, interval, work, *, at_start=False):
         self.name = name
         self.interval = interval
         self.work = work
+        self.at_start = at_start  # a first round as soon as it starts, then every interval
         self._tasks = weakref.WeakKeyDictionary()  # event loop -> its task
         register(self)
 
@@ -84,8 +85,11 @@ class Every:
             task.cancel()
 
     async def _run(self):
+        first = self.at_start
         while True:
-            await asyncio.sleep(self.interval())
+            if not first:
+                await asyncio.sleep(self.interval())
+            first = False
             try:
                 await self.work()
             except Exception as exc:

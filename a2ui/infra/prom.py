@@ -17,14 +17,14 @@ requests) are read from it at the scrape instead (:func:`asample`). The names ar
 docs/operations.md.
 """
 
-import bisect
 import os
-import re
 import threading
 import time
 
 from a2ui.infra import jobs
 from a2ui.infra import outages as outage_reports
+from a2ui.infra.tallies import MAX_LABELS, Counts, Levels, Observations, label  # noqa: F401
+from a2ui.infra.tallies import tally_lock as _tally_lock
 
 ON = False
 _lock = threading.Lock()
@@ -40,121 +40,6 @@ PENDING_CACHE_SECONDS = 5.0
 PUSH_BUCKETS = (.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5)
 #: Answer latency buckets, seconds: a person answers in seconds to minutes.
 ANSWER_BUCKETS = (.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
-
-_LABEL = re.compile(r"[a-z0-9_.-]{1,40}")
-MAX_LABELS = 32
-_seen = {}
-_labels = {}  # (kind, raw value) -> its label: the hot path's lookup
-
-
-def label(value, kind="protocol"):
-    """A bounded label value: at most :data:`MAX_LABELS` distinct values per kind, the rest
-    ``"other"``; anything not a short lowercase word ``"other"`` too."""
-    key = (kind, value)
-    try:
-        return _labels[key]
-    except (KeyError, TypeError):  # TypeError: an unhashable value
-        pass
-    text = str(value).lower()
-    if not _LABEL.fullmatch(text):
-        return "other"
-    seen = _seen.setdefault(kind, set())
-    if text not in seen:
-        if len(seen) >= MAX_LABELS:
-            return "other"
-        seen.add(text)
-    if len(_labels) < 4 * MAX_LABELS * max(1, len(_seen)):
-        try:
-            _labels[key] = text
-        except TypeError:
-            pass
-    return text
-
-
-# The tallies: what the hooks add to ----------------------------------------------------------
-
-_tally_lock = threading.Lock()  # held for one dict update: adds come from threads too
-
-
-class Counts:
-    """A counter's process-local totals per label tuple; :meth:`flush` adds to the metric what
-    came since the last flush (nothing added meanwhile is lost)."""
-
-    def __init__(self, metric):
-        self.metric, self.totals, self.flushed = metric, {}, {}
-
-    def add(self, key=(), n=1):
-        with _tally_lock:
-            self.add_locked(key, n)
-
-    def add_locked(self, key, n):
-        """:meth:`add` with ``_tally_lock`` already held (several tallies under one lock)."""
-        self.totals[key] = self.totals.get(key, 0) + n
-
-    def flush(self):
-        with _tally_lock:
-            totals = dict(self.totals)
-        for key, total in totals.items():
-            delta = total - self.flushed.get(key, 0)
-            if delta:
-                (self.metric.labels(*key) if key else self.metric).inc(delta)
-                self.flushed[key] = total
-
-
-class Levels(Counts):
-    """A gauge's process-local values per label tuple (added to, up and down); :meth:`flush`
-    sets the metric to the values that changed."""
-
-    def flush(self):
-        with _tally_lock:
-            totals = dict(self.totals)
-        for key, value in totals.items():
-            if self.flushed.get(key) != value:
-                (self.metric.labels(*key) if key else self.metric).set(value)
-                self.flushed[key] = value
-
-
-class Observations:
-    """A histogram's process-local bucket counts and sums per label tuple (found by bisection
-    on the bounds); :meth:`flush` adds what came since the last flush to the metric's buckets."""
-
-    def __init__(self, metric, buckets):
-        self.metric, self.bounds = metric, tuple(float(b) for b in buckets)
-        self.totals, self.flushed = {}, {}
-
-    def bucket(self, value):
-        """The index of ``value``'s bucket: the first bound >= value (``len(bounds)``: +Inf)."""
-        return bisect.bisect_left(self.bounds, value)
-
-    def observe(self, key, value, n=1):
-        i = self.bucket(value)
-        with _tally_lock:
-            self.observe_locked(key, value, n, i)
-
-    def observe_locked(self, key, value, n, i):
-        """:meth:`observe` with ``_tally_lock`` held and the bucket (``i``) found."""
-        entry = self.totals.get(key)
-        if entry is None:
-            entry = self.totals[key] = [0.0] + [0] * (len(self.bounds) + 1)
-        entry[0] += value * n
-        entry[i + 1] += n
-
-    def flush(self):
-        with _tally_lock:
-            totals = {key: list(entry) for key, entry in self.totals.items()}
-        for key, entry in totals.items():
-            before = self.flushed.get(key) or [0.0] * len(entry)
-            if entry == before:
-                continue
-            child = self.metric.labels(*key) if key else self.metric
-            # prometheus_client's Histogram.observe, for many observations at once: its
-            # buckets are kept per bound (not cumulative), the +Inf one last.
-            child._sum.inc(entry[0] - before[0])
-            for bucket, now, then in zip(child._buckets, entry[1:], before[1:], strict=True):
-                if now != then:
-                    bucket.inc(now - then)
-            self.flushed[key] = entry
-
 
 #: The tallies (None until :func:`setup` turns the metrics on).
 sockets = sessions = pushes = push_latency = repairs = resyncs = outages = None

@@ -2,6 +2,7 @@
 
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
+from a2ui.jsonrpc import TOKEN_TYPE
 
 
 def _websocket_urls():
@@ -75,7 +76,7 @@ ADAPTER = Adapter(
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,
     agent_methods=_agent_methods,
-    token_type="stream_a2ui",
+    token_type=TOKEN_TYPE,
     kinds=frozenset(Kind) - {Kind.RUN_ENDED},  # a2ui.jsonrpc.events.notification
     summary="A2UI JSON-RPC 2.0 (seed 000): docs/protocol-jsonrpc.md",
 )

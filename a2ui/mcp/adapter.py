@@ -7,6 +7,7 @@ Django); ``on_stop`` ends the SDK's session manager so Daphne exits promptly on 
 from a2ui.core.activity import KINDS as ACTIVITY
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
+from a2ui.mcp import TOKEN_TYPE
 
 _app = None
 
@@ -57,7 +58,7 @@ SETTINGS_DEFAULTS = {
 ADAPTER = Adapter(
     settings_defaults=SETTINGS_DEFAULTS,
     name="mcp",
-    token_type="stream_mcp",
+    token_type=TOKEN_TYPE,
     asgi_mounts=lambda: [("/mcp", build_app)],
     on_stop=stop,
     # The kinds that change a resource a host reads (a2ui.mcp.changes.affected).

@@ -55,16 +55,16 @@ def _bearer(scope):
 def authenticate(raw):
     """The Principal for a bearer credential, or a TokenError (sync: one database query)."""
     from a2ui import tokens
-    from a2ui.models import StreamToken
+    from a2ui.mcp import TOKEN_TYPE
 
     if not raw:
         raise tokens.TokenError("An agent key or a stream_mcp token is required.")
     if tokens.looks_like_agent_key(raw):
         return Principal("agent", agent=tokens.verify_agent_key(raw))
     kind = tokens.peek_any_stream_token(raw)
-    if kind is not None and kind != StreamToken.TYPE_STREAM_MCP:
+    if kind is not None and kind != TOKEN_TYPE:
         raise tokens.TokenError(f"A {kind} token is not valid here: use a stream_mcp token.")
-    record = tokens.verify_stream_token(raw, StreamToken.TYPE_STREAM_MCP)
+    record = tokens.verify_stream_token(raw, TOKEN_TYPE)
     return Principal("person", agent=record.agent, token=record)
 
 

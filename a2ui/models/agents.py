@@ -58,18 +58,13 @@ class Agent(models.Model):
 class StreamToken(models.Model):
     """One issued stream token: its id (jti) and lifecycle, never the token itself."""
 
-    TYPE_STREAM_A2UI = "stream_a2ui"
-    TYPE_STREAM_MCP = "stream_mcp"
-    TYPE_STREAM_AGUI = "stream_agui"
-    TYPES = [(TYPE_STREAM_A2UI, "A2UI stream"), (TYPE_STREAM_MCP, "MCP (a person's UI at /mcp)"),
-             (TYPE_STREAM_AGUI, "AG-UI WebSocket (/ws/agui)")]
-
     jti = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="a2ui_stream_tokens"
     )
     agent = models.ForeignKey(Agent, null=True, on_delete=models.CASCADE, related_name="+")
-    token_type = models.CharField(max_length=32, choices=TYPES, default=TYPE_STREAM_A2UI)
+    #: one of the registered adapters' types (``a2ui.tokens.stream_token_types``)
+    token_type = models.CharField(max_length=32, default="stream_a2ui")
     issued_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(db_index=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

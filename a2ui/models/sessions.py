@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
+from a2ui.core import states
 from a2ui.models.agents import Agent, StreamToken
 
 #: The name of the unique index of live sessions by AG-UI thread (``A2UISessionLog``).
@@ -25,7 +26,8 @@ class A2UISessionLog(models.Model):
         REJECTED = "rejected"
         TIMED_OUT = "timed_out"
 
-    LIVE_STATES = (State.CONNECTED, State.INITIALIZED, State.ACTIVE)
+    #: the states a session can still leave (``a2ui.core.states.SESSIONS``)
+    LIVE_STATES = tuple(map(State, states.SESSIONS.live))
 
     session_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     agent = models.ForeignKey(

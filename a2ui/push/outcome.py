@@ -7,6 +7,8 @@ own to report (a retry of a push already stored: ``replayed``; stored but not de
 ``warning``). :func:`answer` and :func:`flag` turn them into the JSON every agent path returns.
 """
 
+from typing import Any
+
 from a2ui.core import adapters
 
 
@@ -15,10 +17,11 @@ class Sent(int):
     ``clients`` attached per protocol (``{protocol: n}``), ``reached`` those of them whose
     protocol shows the event's kind (``Adapter.kinds``)."""
 
-    clients = None
-    reached = None
+    clients: dict[str, int] | None = None
+    reached: dict[str, int] | None = None
 
-    def __new__(cls, seq, clients, reached=None):
+    def __new__(cls, seq: int, clients: dict[str, int] | None,
+                reached: dict[str, int] | None = None) -> "Sent":
         self = super().__new__(cls, seq)
         self.clients = clients
         self.reached = clients if reached is None else reached
@@ -30,17 +33,18 @@ class Pushed(int):
     of a push already stored (``replayed``, with the original ``outcome``), or a push stored
     but not delivered live (``warning``)."""
 
-    replayed = False
-    warning = None
-    outcome = None
+    replayed: bool = False
+    warning: str | None = None
+    outcome: Any = None
 
-    def __new__(cls, *, replayed=False, warning=None, outcome=None):
+    def __new__(cls, *, replayed: bool = False, warning: str | None = None,
+                outcome: Any = None) -> "Pushed":
         self = super().__new__(cls, 0)
         self.replayed, self.warning, self.outcome = replayed, warning, outcome
         return self
 
 
-def reached(kind, clients):
+def reached(kind: str, clients: dict[str, int] | None) -> dict[str, int]:
     """``{protocol: n}`` of ``clients`` whose adapter shows events of ``kind``."""
     if not clients:
         return {}
@@ -49,7 +53,7 @@ def reached(kind, clients):
             if kind in kinds.get(protocol, ())}
 
 
-def answer(seq, **fields):
+def answer(seq: int, **fields: Any) -> dict[str, Any]:
     """``{"delivered": true, "seq": n, "clients": {protocol: n}, "reached": {protocol: n}}``,
     the answer of one push; for a :class:`Pushed`, ``seq`` null with ``replayed`` or
     ``warning`` (and no ``clients``)."""
@@ -57,14 +61,15 @@ def answer(seq, **fields):
     return flag(out, seq)
 
 
-def flag(out, *seqs):
+def flag(out: dict[str, Any], *seqs: int | None) -> dict[str, Any]:
     """``out`` with ``replayed`` / ``warning`` when a push of ``seqs`` was a :class:`Pushed`
     (a batch's flags are the whole batch's), and ``clients`` / ``reached`` of the last one
     sent live."""
     for seq in seqs:
-        if getattr(seq, "clients", None) is not None:
-            out["clients"] = seq.clients
-            out["reached"] = seq.reached
+        clients = getattr(seq, "clients", None)
+        if clients is not None:
+            out["clients"] = clients
+            out["reached"] = getattr(seq, "reached", None)
         if isinstance(seq, Pushed):
             if seq.replayed:
                 out["replayed"] = True
@@ -73,11 +78,11 @@ def flag(out, *seqs):
     return out
 
 
-def surfaces(first, out, sent=None):
+def surfaces(first: int, out: list[Any], sent: Sent | None = None) -> dict[str, Any]:
     """The answer of a v0.9 batch stored as surface numbers ``first`` .. ``first + len(out)
     - 1``: ``{"delivered": n, "seq": last}`` (what a retry with its key is answered), with
     ``clients`` and ``reached`` once sent."""
-    result = {"delivered": len(out), "seq": first + len(out) - 1}
+    result: dict[str, Any] = {"delivered": len(out), "seq": first + len(out) - 1}
     if sent is not None and sent.clients is not None:
         result["clients"] = sent.clients
         result["reached"] = sent.reached

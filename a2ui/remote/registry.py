@@ -187,13 +187,13 @@ def sync_in_process():
 def preload_in_process():
     """Import the in-process agents of ``A2UI['AGENTS']`` now (a server's start)."""
     from a2ui.conf import a2ui_settings
-    from a2ui.remote import runtime
+    from a2ui.remote import agents
 
     for spec in (a2ui_settings.AGENTS or {}).values():
         target = spec.get("app") if isinstance(spec, dict) else spec
         if isinstance(target, str):
             try:
-                runtime.preload(target)
+                agents.preload(target)
             except Exception as exc:
                 log.warning("a2ui: the in-process agent %s could not be imported: %s", target,
                             exc)
@@ -212,6 +212,6 @@ def sync_in_process_safely():
 
 
 def _forget():
-    from a2ui.remote import runtime
+    from a2ui.remote import agents
 
-    runtime.forget()
+    agents.forget()

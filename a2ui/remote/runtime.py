@@ -3,7 +3,7 @@ become what the session shows (docs/remote-agents.md).
 
 **In.** Every event for an agent reaches it through its channel-layer group or, for an answer,
 the request's reply channel (``a2ui.infra.groups``). For a remote agent both are diverted
-here (:func:`divert`, set as ``groups.divert`` when the app is ready), in the process where the
+to ``a2ui.remote.inbound`` (set as ``groups.divert`` when the app is ready), in the process where the
 event happens: a chat message of any client (``user.message``), an AG-UI 1.0 run against this
 server (``agui.run_started``), a person's action on a surface (``a2ui.v09``, ``user.action``),
 a cancel (``user.cancel``), the session's close, an answer. Which agents are remote is a
@@ -33,125 +33,24 @@ again (a confirm whose approval queues the turn once more). Nothing is lost in s
 
 import asyncio
 import contextlib
-import copy
-import hashlib
 import logging
-import os
-import re
 import threading
 import time
 
-import jsonpatch
-
-from a2ui.remote import clients, net, ops, port, secrets, store, turns
-from a2ui.remote.clients import (
-    AgentConfig,
-    Capabilities,
-    Limits,
-    Refusal,
-    RunContext,
-    UpstreamError,
-)
+from a2ui.infra import jobs
+from a2ui.remote import agents, clients, ops, port, store, turns
+from a2ui.remote.agents import HOLDER, http_client, join_presence, limits, remote_agent
+from a2ui.remote.applier import Applier, _tell
+from a2ui.remote.clients import Capabilities, RunContext, UpstreamError
 
 log = logging.getLogger("a2ui.remote")
 
-CACHE_SECONDS = 10.0
 SWEEP_SECONDS = 2.0
 STALE_QUEUE_SECONDS = 1.5
-EVENT_TYPE = "a2ui.agent_event"
 CONTROL_TYPE = "a2ui.remote_control"
 AGUI_THREAD = "agui_thread_id"
-SYSTEM_SENDER = "system"
-TOOL_RESULT_LIMIT = 8000
 ANSWER_QUEUE = 1000  # answers queue past REMOTE_AGENT_MAX_QUEUED (each answers one question)
 Status = store.Status
-_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
-
-
-def safe_id(value):
-    """An upstream id as the core's ids are (1-128 of ``[A-Za-z0-9._:-]``): kept when it is
-    one (with room for a suffix), else a digest of it (the same id always maps the same)."""
-    text = str(value)
-    if _ID.fullmatch(text):
-        return text
-    return "h:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-
-
-# Which agents are remote (per process) ---------------------------------------------------------
-
-_cache = {"at": -1e9, "agents": {}}
-_targets = {}  # in-process import string -> loaded object
-
-
-def forget():
-    """Drop the cache of remote agents (a registration changed; tests)."""
-    _cache["at"] = -1e9
-    _present.clear()
-
-
-async def remote_agent(agent_id):
-    """The agent's cached row (a dict) if it is an active remote agent, else None."""
-    now = time.monotonic()
-    if now - _cache["at"] > CACHE_SECONDS:
-        _cache["agents"] = await port.db(store.remote_agents)
-        _cache["at"] = now
-    return _cache["agents"].get(agent_id)
-
-
-def preload(spec):
-    """Import an in-process agent (at a server's start: a framework's import takes seconds,
-    never on the event loop)."""
-    from a2ui.remote.agui import inprocess
-
-    if spec not in _targets:
-        _targets[spec] = inprocess.load(spec)
-    return _targets[spec]
-
-
-async def _config(row):
-    target = None
-    if row["in_process"]:
-        spec = row["in_process"]
-        target = _targets.get(spec)
-        if target is None:  # not preloaded: imported off the event loop
-            target = await asyncio.to_thread(preload, spec)
-    return AgentConfig(agent_id=row["agent_id"], name=row["name"], label=row["label"],
-                       kind=row["kind"], url=row["url"],
-                       headers=secrets.unseal(row["sealed_headers"]), config=row["config"],
-                       target=target)
-
-
-def limits():
-    s = port.settings
-    return Limits(connect_seconds=s.REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS,
-                  idle_seconds=s.REMOTE_AGENT_IDLE_TIMEOUT_SECONDS,
-                  event_bytes=s.REMOTE_AGENT_MAX_EVENT_BYTES,
-                  run_bytes=s.REMOTE_AGENT_MAX_RUN_BYTES,
-                  run_events=s.REMOTE_AGENT_MAX_RUN_EVENTS)
-
-
-_http = {}  # event loop -> (hosts setting, PolicyClient)
-
-
-def http_client():
-    """This event loop's outbound client (``net.PolicyClient``), for the current hosts."""
-    from a2ui.remote import policy
-
-    loop = asyncio.get_running_loop()
-    hosts = tuple(port.settings.REMOTE_AGENT_HOSTS or ())
-    found = _http.get(loop)
-    if found is None or found[0] != hosts:
-        lim = limits()
-        client = net.new_client(policy.parse_hosts(hosts), connect_seconds=lim.connect_seconds,
-                                idle_seconds=lim.idle_seconds)
-        _http[loop] = (hosts, client)
-        return client
-    return found[1]
-
-
-# The seam --------------------------------------------------------------------------------------
-
-HOLDER = f"{os.uname().nodename[:40]}:{os.getpid()}"  # until the control channel is open
 _control = {"channel": None}
 
 
@@ -159,87 +58,6 @@ def _server_loop():
     """Runs started here outlive the caller: only on the main thread's loop (a server's, or a
     test's), not on one ``async_to_sync`` makes for a call and ends after it."""
     return threading.current_thread() is threading.main_thread()
-
-
-async def divert(target, event):
-    """``groups.divert``: take the events of remote agents (see the module's docstring)."""
-    if target.startswith(port.REPLY_PREFIX):
-        await _on_answer(event)
-        return True
-    try:
-        agent_id = int(target[len(port.AGENT_GROUP_PREFIX):])
-    except ValueError:
-        return False
-    row = await remote_agent(agent_id)
-    if row is None:
-        return False
-    if event.get("type") == EVENT_TYPE:
-        await _on_agent_event(row, event.get("method"), event.get("params") or {})
-    return True
-
-
-def install():
-    """Set the seam (``AppConfig.ready``)."""
-    port.set_divert(divert)
-
-
-async def _on_agent_event(row, method, params):
-    try:
-        sid = port.session_id(params.get("session_id"))
-    except Exception:
-        return
-    _ensure_sweeping()
-    if method == "user.message":
-        await submit(row, sid, ops.UserText(str(params.get("content") or ""),
-                                            sender=params.get("sender")))
-    elif method == "agui.run_started":
-        await _agui_run(row, sid, params)
-    elif method == "a2ui.v09":
-        for message in params.get("messages") or ():
-            if isinstance(message, dict) and isinstance(message.get("action"), dict):
-                await submit(row, sid, ops.Action(message["action"], params.get("dataModel")))
-    elif method == "user.action":
-        action = {"name": params.get("action_type")}
-        if params.get("component_id") is not None:
-            action["sourceComponentId"] = params["component_id"]
-        if isinstance(params.get("payload"), dict):
-            action["context"] = params["payload"]
-        await submit(row, sid, ops.Action(action))
-    elif method == "user.cancel":
-        await cancel(sid, "person")
-    elif method == "session.closed":
-        await cancel(sid, "session_closed")
-        await port.db(store.cancel_queued, sid, "session_closed")
-    elif method in ("session.opened", "session.resumed"):
-        _kick(sid)  # a queue left behind, a run lost meanwhile: looked at now
-
-
-async def _agui_run(row, sid, notice):
-    """A person's AG-UI 1.0 run against this server: its new user messages (already in the
-    transcript) or frontend tool results are the turn; its tools, context and forwarded props
-    go with it. A run that only resumes interrupts has no turn of its own: the answers are."""
-    extra = {"agui1": {"tools": [t for t in notice.get("tools") or () if isinstance(t, dict)],
-                       "context": [c for c in notice.get("context") or ()
-                                   if isinstance(c, dict)],
-                       "forwarded": notice.get("forwarded_props")
-                       if isinstance(notice.get("forwarded_props"), dict) else {},
-                       "run_id": notice.get("run_id")}}
-    turn = None
-    for message in notice.get("messages") or ():
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") == "tool" and message.get("toolCallId"):
-            content = message.get("content")
-            turn = ops.ToolResult(str(message["toolCallId"]),
-                                  content if isinstance(content, str) else str(content))
-        elif message.get("role") == "user":
-            content = message.get("content")
-            turn = ops.UserText(content if isinstance(content, str) else "")
-    if turn is not None:
-        await submit(row, sid, turn, **extra)
-    elif not notice.get("resume"):
-        # Nothing for the agent (a history it has seen): end the run at once.
-        await port.finish_agui_run(row["agent_id"], sid, notice.get("run_id"))
 
 
 async def submit(row, sid, turn, **extra):
@@ -257,7 +75,7 @@ async def submit(row, sid, turn, **extra):
                                "The agent is still answering your earlier messages: wait for "
                                "its answer before sending more.",
                                {"reason": "queue_full"}) from None
-    _kick(sid)
+    kick(sid)
 
 
 async def cancel(sid, reason):
@@ -278,39 +96,6 @@ async def cancel(sid, reason):
     return True
 
 
-async def _on_answer(event):
-    """The outcome of a request a run asked: claimed once, then the answer is the next turn."""
-    if event.get("status") == "moved":
-        return
-    try:
-        sid = port.session_id(event.get("session_id"))
-    except Exception:
-        return
-    request_id = event.get("request_id")
-    if not await port.claim_answer(sid, request_id, _reply_channel()):
-        return  # another waiter (process) took it
-    asked = await port.db(store.asked, sid, request_id)
-    if asked is None:
-        return
-    row = await remote_agent(asked.agent_id)
-    if row is None:
-        return
-    resume = (asked.asks or {}).get(request_id)
-    status = event.get("status") or "answered"
-    if isinstance(resume, dict) and "retry" in resume:  # "try again?" after a lost run
-        value = event.get("value") if isinstance(event.get("value"), dict) else {}
-        if status == "answered" and value.get("approved"):
-            again = turns.from_json(resume["retry"])
-            if again is not None:
-                await submit(row, sid, again)
-        return
-    await submit(row, sid, ops.Answer(str(request_id), event.get("value"), resume, status))
-
-
-def _reply_channel():
-    return f"{port.REPLY_PREFIX}runtime"
-
-
 # Draining the queue ----------------------------------------------------------------------------
 
 _local = {}  # run_id -> the task running it in this process
@@ -318,7 +103,7 @@ _reasons = {}  # run_id -> why it was cancelled
 _draining = {}  # session id -> the drain task of this process
 
 
-def _kick(sid):
+def kick(sid):
     """Drain the session's queue on this loop (once at a time), if this is a server's loop."""
     if not _server_loop():
         return
@@ -396,7 +181,7 @@ async def _run(row):
         place = await port.acquire_run(row.agent_id, user_id, limit,
                                        port.settings.REMOTE_AGENT_MAX_RUNS_PER_PERSON)
         await port.require_consent(sid)
-        config = await _config(agent_row)
+        config = await agents.config(agent_row)
         ctx = await _context(config, row, sid, username, client_info, agui1)
         applier = Applier(config, sid, ctx, row.pk)
         await port.audit_event("remote.run_started", agent_row["agent"], sid, {
@@ -517,16 +302,6 @@ async def _context(config, row, sid, username, client_info, agui1):
         http=None if config.target is not None else http_client())
 
 
-async def _tell(agent_id, sid, text):
-    """A system message in the session's chat (every client shows it)."""
-    try:
-        await port.store_activity(agent_id, sid, "message", {
-            "message_id": port.new_id(), "role": "system", "sender": SYSTEM_SENDER,
-            "content": text[:2000]})
-    except Exception:
-        log.warning("a2ui: could not tell session %s: %s", sid, text[:200], exc_info=True)
-
-
 # Lost runs -------------------------------------------------------------------------------------
 
 
@@ -559,7 +334,7 @@ async def _check_lost(sid=None):
         with contextlib.suppress(Exception):
             await port.db(store.enqueue, session, agent_id, port.new_id(),
                           {"type": turns.RESUME, "of": run_id, "turn": original}, 1000)
-        _kick(session)
+        kick(session)
     return ended
 
 
@@ -584,324 +359,20 @@ async def sweep():
     """Lost runs, and queues nobody drains (see the module's docstring)."""
     await _check_lost()
     for sid in await port.db(store.stale_queues, _now() - _seconds(STALE_QUEUE_SECONDS)):
-        _kick(sid)
+        kick(sid)
 
 
-_sweepers = {}
-
-
-def _ensure_sweeping():
-    if not _server_loop():
-        return
-    loop = asyncio.get_running_loop()
-    task = _sweepers.get(loop)
-    if task is None or task.done():
-        _sweepers[loop] = loop.create_task(_sweep_forever(), name="a2ui-remote-sweep")
-
-
-_present = {}  # agent id -> this process's presence member for it
-
-
-async def _join_presence():
-    """A remote agent is online while a server process can run it: each process that serves
-    remote agents is a presence member of each (``presence``: refreshed by its heartbeat,
-    lapsed when the process dies); one no longer remote leaves."""
-    await remote_agent(0)  # the cache, fresh enough
-    agents = _cache["agents"]
-    for agent_id in [a for a in _present if a not in agents]:
-        await port.leave_presence(_present.pop(agent_id))
-    for agent_id in [a for a in agents if a not in _present]:
-        member = _present[agent_id] = f"{port.REPLY_PREFIX}presence.{agent_id}.{HOLDER}"
-        await port.join_presence(agent_id, member)
-
-
-async def _sweep_forever():
+async def _sweep_round():
     await _holder()
-    with contextlib.suppress(Exception):
-        await _join_presence()
-    while True:
-        await asyncio.sleep(SWEEP_SECONDS)
-        try:
-            await _join_presence()
-            await sweep()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("a2ui: the remote agents' sweep failed: %s", exc)
+    await join_presence()
+    await sweep()
 
 
-# Applying ops ----------------------------------------------------------------------------------
+_sweeper = jobs.Every("remote agents' sweep", lambda: SWEEP_SECONDS, _sweep_round,
+                      at_start=True)
 
 
-class _Text:
-    __slots__ = ("id", "role", "content", "part", "shown", "flushed_at", "metadata")
-
-    def __init__(self, message_id, role, metadata=None):
-        self.id, self.role, self.content, self.part = message_id, role, "", 0
-        self.shown, self.flushed_at, self.metadata = "", 0.0, metadata
-
-
-class Applier:
-    """One run's ops as session events, through ``port`` (the checks of an agent's push)."""
-
-    def __init__(self, config, sid, ctx, pk=None):
-        self.config, self.sid, self.ctx, self.pk = config, sid, ctx, pk
-        self.agent_id = config.agent_id
-        self.texts = {}
-        self.state = copy.deepcopy(ctx.state)
-        self.ids = dict(ctx.ids)
-        self.asks = {}
-        self.result = None
-        self.failed = None
-        self.finished = False
-        self.done = False
-        self.events = 0
-        self.refused = 0
-        self.told_refused = False
-        s = port.settings
-        self.flush_seconds = s.REMOTE_AGENT_TEXT_FLUSH_MS / 1000
-        self.max_length = s.ACTIVITY_MAX_MESSAGE_LENGTH
-        self.reasoning = s.REMOTE_AGENT_SHOW_REASONING
-        self.ticker = None
-        self.surfaces = None  # the session's surface ids, read on the first Surface
-
-    async def apply(self, op):
-        self.events += 1
-        handler = getattr(self, "_" + type(op).__name__.lower(), None)
-        if handler is None:
-            return
-        try:
-            await handler(op)
-        except port.DomainError as exc:
-            if str(exc.fault) == "session_not_found":
-                raise
-            self.refused += 1
-            detail = getattr(exc, "data", None)
-            said = exc.message or str(exc.fault).replace("_", " ")
-            self.ctx.refused.append(Refusal(op, str(exc.fault), said, detail))
-            log.info("a2ui: a remote agent's %s was refused: %s %s", type(op).__name__,
-                     said[:200], str(detail)[:300])
-            if isinstance(op, ops.Surface) and not self.told_refused:
-                self.told_refused = True
-                await _tell(self.agent_id, self.sid, "A screen from the agent could not be "
-                            f"shown ({said[:200]}).")
-
-    # Text ---------------------------------------------------------------------------------
-
-    async def _textdelta(self, op):
-        await self._delta(op.message_id, op.role, op.delta)
-
-    async def _reasoning(self, op):
-        if self.reasoning:
-            await self._delta(f"reasoning-{op.message_id}", "agent", op.delta,
-                              {"reasoning": True})
-
-    async def _delta(self, message_id, role, delta, metadata=None):
-        text = self.texts.get(message_id)
-        if text is None:
-            text = self.texts[message_id] = _Text(message_id, role, metadata)
-        text.content += delta
-        while len(text.content) > self.max_length:  # the rest continues in a new message
-            head, text.content = text.content[:self.max_length], text.content[self.max_length:]
-            await self._store_text(text, head)
-            text.part += 1
-            text.shown = ""
-        now = time.monotonic()
-        wait = self.flush_seconds + len(text.content) / 200_000
-        if now - text.flushed_at >= wait:
-            await self._show_text(text)
-        elif self.ticker is None:
-            self.ticker = asyncio.get_running_loop().create_task(self._tick(wait))
-
-    async def _tick(self, wait):
-        try:
-            await asyncio.sleep(wait)
-            for text in list(self.texts.values()):
-                if text.content != text.shown:
-                    await self._show_text(text)
-        except asyncio.CancelledError:
-            pass
-        except Exception as exc:
-            log.info("a2ui: a streamed message could not be shown: %s", exc)
-        finally:
-            self.ticker = None
-
-    def _message_id(self, text):
-        base = safe_id(text.id)
-        return base if text.part == 0 else f"{base}:{text.part}"
-
-    def _data(self, text, content, streaming):
-        data = {"message_id": self._message_id(text),
-                "role": "system" if text.role == "system" else "agent",
-                "sender": self.config.label, "content": content}
-        metadata = dict(text.metadata or {})
-        if streaming:
-            metadata["streaming"] = True
-        if metadata:
-            data["metadata"] = metadata
-        return data
-
-    async def _show_text(self, text):
-        text.flushed_at = time.monotonic()
-        if not text.content or text.content == text.shown:
-            return
-        text.shown = text.content
-        await port.show_message(self.sid, self._data(text, text.content, True))
-
-    async def _store_text(self, text, content):
-        if content:
-            await port.store_activity(self.agent_id, self.sid, "message",
-                                      self._data(text, content, False))
-
-    async def _textend(self, op):
-        text = self.texts.pop(op.message_id, None)
-        if text is not None:
-            await self._store_text(text, text.content)
-
-    async def _reasoningend(self, op):
-        await self._textend(ops.TextEnd(f"reasoning-{op.message_id}"))
-
-    async def close(self):
-        """The texts still open are complete (the run ended)."""
-        if self.ticker is not None:
-            self.ticker.cancel()
-        for message_id in list(self.texts):
-            with contextlib.suppress(Exception):
-                await self._textend(ops.TextEnd(message_id))
-
-    # Surfaces, questions, state, tools -----------------------------------------------------
-
-    async def _surface(self, op):
-        if self.surfaces is None:
-            self.surfaces = await port.db(store.surface_ids, self.sid)
-        messages = []
-        for message in op.messages:
-            create = message.get("createSurface") if isinstance(message, dict) else None
-            if isinstance(create, dict) and create.get("surfaceId") in self.surfaces:
-                continue  # shown already: snapshots repeat it (@ag-ui/a2ui-middleware)
-            messages.append(message)
-        if not messages:
-            return
-        await port.push(self.agent_id, self.sid, "a2ui.v09", {"messages": messages})
-        for message in messages:
-            for key in ("createSurface",):
-                body = message.get(key) if isinstance(message, dict) else None
-                if isinstance(body, dict) and isinstance(body.get("surfaceId"), str):
-                    self.surfaces.add(body["surfaceId"])
-            gone = message.get("deleteSurface") if isinstance(message, dict) else None
-            if isinstance(gone, dict):
-                self.surfaces.discard(gone.get("surfaceId"))
-
-    async def _ask(self, op):
-        """The question is kept with the run before the person sees it: an answer that comes
-        at once (while the run still streams) finds what it resumes."""
-        params = {**op.params, "request_id": op.request_id}
-        await self._keep_ask(op.request_id, op.resume)
-        await port.ask(self.agent_id, self.sid, op.kind, params, _reply_channel())
-
-    async def _keep_ask(self, request_id, resume):
-        self.asks[request_id] = resume
-        if self.pk is not None:
-            await port.db(store.add_ask, self.pk, request_id, resume)
-
-    async def offer_retry(self, turn):
-        """After a lost run no client can resume: ask the person whether to try again."""
-        if not isinstance(turn, dict) or turn.get("type") not in ("text", "action", "tool",
-                                                                  "answer"):
-            return
-        request_id = port.new_id()
-        await self._keep_ask(request_id, {"retry": turn})
-        await port.ask(self.agent_id, self.sid, "confirm", {
-            "request_id": request_id, "title": "The agent's answer was interrupted. Try again?",
-            "severity": "info"}, _reply_channel())
-
-    async def _state(self, op):
-        await self._set_state(op.snapshot if isinstance(op.snapshot, dict) else {})
-
-    async def _statepatch(self, op):
-        try:
-            after = jsonpatch.apply_patch(self.state, list(op.ops))
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError,
-                ValueError, IndexError, KeyError):
-            raise port.DomainError(port.Fault.INVALID_INPUT, "A state patch did not apply.",
-                                   {"path": "delta"}) from None
-        await self._set_state(after if isinstance(after, dict) else {})
-
-    async def _set_state(self, after):
-        """The state document becomes ``after``: one ``state.delta`` per top-level key that
-        changed (the core's checks and limits apply to each)."""
-        before = self.state
-        for key in [k for k in before if k not in after]:
-            await port.store_activity(self.agent_id, self.sid, "state.delta",
-                                      {"path": str(key), "removed": True})
-            del before[key]
-        for key, value in after.items():
-            if key in before and before[key] == value:
-                continue
-            await port.store_activity(self.agent_id, self.sid, "state.delta", {
-                "path": str(key), "new_value": value, "removed": False})
-            before[key] = copy.deepcopy(value)
-
-    async def _tool(self, op):
-        data = {"call_id": safe_id(op.call_id), "phase": op.phase}
-        if op.phase == "requested":
-            data.update(tool_name=str(op.name or "tool")[:128], status="PENDING",
-                        parameters=op.args if isinstance(op.args, dict) else
-                        {"arguments": op.args})
-        elif op.phase == "result":
-            if op.error:
-                data.update(status="FAILED", error=str(op.error)[:TOOL_RESULT_LIMIT])
-            else:
-                result = op.result
-                if isinstance(result, str) and len(result) > TOOL_RESULT_LIMIT:
-                    result = result[:TOOL_RESULT_LIMIT] + "…"
-                data.update(status="COMPLETED", result=result)
-        else:
-            data.update(status=op.status or "RUNNING",
-                        **({"message": op.message} if op.message else {}))
-        await port.store_activity(self.agent_id, self.sid, "tool_call", data)
-
-    async def _notice(self, op):
-        params = {"level": op.level if op.level in ("info", "success", "warning", "error")
-                  else "info", "title": op.title or self.config.label, "message": op.message}
-        await port.push(self.agent_id, self.sid, "ui.notify", params)
-
-    async def _failed(self, op):
-        self.failed = op
-        await _tell(self.agent_id, self.sid, f"The agent's run failed: {op.message}"[:2000])
-
-    async def _finished(self, op):
-        self.finished = True
-        self.result = op.outcome
-
-    async def _runids(self, op):
-        """Kept with the run at once (not only at its end): a run whose process dies can be
-        picked up by another one with them (A2A's task id)."""
-        before = dict(self.ids)
-        self.ids.update(op.as_dict())
-        if self.pk is not None and self.ids != before:
-            await port.db(store.set_ids, self.pk, dict(self.ids))
-
-    # The end --------------------------------------------------------------------------------
-
-    def counts(self):
-        out = {"events": self.events}
-        if self.refused:
-            out["refused"] = self.refused
-        if self.asks:
-            out["asked"] = len(self.asks)
-        unknown = self.ids.pop("agui_unknown_events", None)
-        if unknown:
-            out["unknown_events"] = unknown
-        return out
-
-    def outcome(self):
-        if self.failed is not None:
-            return Status.ERROR, {"code": self.failed.code or "run_error",
-                                  "message": self.failed.message[:500]}
-        if self.asks:
-            return Status.WAITING, {}
-        out = {}
-        if self.result is not None:
-            out["result"] = self.result
-        return Status.FINISHED, out
+def ensure_sweeping():
+    """The remote agents' sweep (and this process's presence in them) on a server's loop."""
+    if _server_loop():
+        _sweeper.ensure_started()

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
+from a2ui.core.states import REQUESTS
 from a2ui.infra import dbthreads, sql
 from a2ui.models import A2UISessionLog, PendingRequest
 from a2ui.requests import sql as request_sql
@@ -229,6 +230,18 @@ def open_requests(session_id):
 
 
 aopen_requests = dbthreads.wrap(open_requests)
+
+
+def cancel_open(session_id, now):
+    """Cancel the session's open requests (its end: ``a2ui.sessions.lifecycle.close_session``);
+    returns what their waiters need to be told (``request_id``, ``reply_channel``, ``rpc_id``,
+    ``kind`` of each)."""
+    event = "cancel"
+    rows = PendingRequest.objects.filter(session_id=session_id,
+                                         status__in=REQUESTS.sources(event))
+    cancelled = list(rows.values("request_id", "reply_channel", "rpc_id", "kind"))
+    rows.update(status=REQUESTS.target(event), resolved_at=now)
+    return cancelled
 
 
 def overdue():

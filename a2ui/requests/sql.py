@@ -3,13 +3,15 @@ on PostgreSQL and SQLite alike)."""
 
 from django.db import connections
 
+from a2ui.core.states import REQUESTS
 from a2ui.infra import sql
 from a2ui.models import A2UISessionLog, Agent, PendingRequest
 
 
 def finish_request(session_id, request_id, kind, status, answer, now, *, deliverable,
                    live_states):
-    """The conditional UPDATE of ``pending._finish``: a pending request becomes ``status``.
+    """The conditional UPDATE of ``pending._finish``: the request becomes ``status`` from the
+    states the transition into it leaves (``a2ui.core.states.REQUESTS``).
 
     ``deliverable`` adds what an answer needs: before its deadline, its session live and the
     session's agent (if any) active. The row as it is now if this call changed it, else None.
@@ -18,12 +20,14 @@ def finish_request(session_id, request_id, kind, status, answer, now, *, deliver
     table, cols = sql.names(PendingRequest)
     sessions, scols = sql.names(A2UISessionLog)
     agents, acols = sql.names(Agent)
-    where = [f"{cols['session']} = %s", f"{cols['request_id']} = %s", f"{cols['status']} = %s"]
+    sources = REQUESTS.sources(REQUESTS.into(str(status)))
+    where = [f"{cols['session']} = %s", f"{cols['request_id']} = %s",
+             f"{cols['status']} IN ({', '.join(['%s'] * len(sources))})"]
     params = [sql.prep(PendingRequest, "status", str(status), connection),
               sql.prep(PendingRequest, "answer", answer, connection),
               sql.prep(PendingRequest, "resolved_at", now, connection),
               sql.prep(PendingRequest, "session", session_id, connection), request_id,
-              PendingRequest.Status.PENDING.value]
+              *sources]
     if kind is not None:
         where.append(f"{cols['kind']} = %s")
         params.append(kind)

@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from a2ui.core.errors import DomainError, Fault
+from a2ui.core.states import RUNS
 from a2ui.infra import dbthreads
 from a2ui.models import AgentRun
 from a2ui.runs import sql as run_sql
@@ -113,10 +114,12 @@ aseen_message_ids = dbthreads.wrap(seen_message_ids)
 
 
 def end(session_id, run_id, status, outcome=None):
-    """True if this call ended the run (it was running)."""
+    """True if this call ended the run (it was running): ``status`` names the outcome, the
+    transition into it (``a2ui.core.states.RUNS``) the states it may end from."""
+    event = RUNS.into(str(status))
     return bool(AgentRun.objects.filter(
-        session_id=session_id, run_id=run_id, status=Status.RUNNING,
-    ).update(status=status, outcome=outcome or {}, ended_at=timezone.now()))
+        session_id=session_id, run_id=run_id, status__in=RUNS.sources(event),
+    ).update(status=RUNS.target(event), outcome=outcome or {}, ended_at=timezone.now()))
 
 
 aend_row = dbthreads.wrap(end)

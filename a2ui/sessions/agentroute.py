@@ -36,6 +36,7 @@ import asyncio
 import logging
 import time
 import weakref
+from typing import Final
 from urllib.parse import parse_qs
 
 from channels.layers import get_channel_layer
@@ -46,7 +47,8 @@ from a2ui.sessions import presence
 
 log = logging.getLogger(__name__)
 
-ONE, ALL = "one", "all"
+ONE: Final = "one"
+ALL: Final = "all"
 MODES = (ONE, ALL)
 HOLD_TTL = 24 * 3600  # refreshed by every event the holder takes
 CLOSED_TTL = 60  # a closed session stays held so a slower socket does not take its last event

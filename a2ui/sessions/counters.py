@@ -25,6 +25,7 @@ from django.db import connection, connections
 from django.db.models import F
 
 from a2ui.conf import a2ui_settings
+from a2ui.core.states import SESSIONS
 from a2ui.infra import dbthreads, jobs, memory, outages
 from a2ui.models import A2UISessionLog
 
@@ -150,8 +151,8 @@ def _write(taken):
     pushed = [sid for sid, c in taken.items() if c.pushed and sid not in _activated]
     if pushed:
         A2UISessionLog.objects.filter(
-            pk__in=pushed, state=A2UISessionLog.State.INITIALIZED
-        ).update(state=A2UISessionLog.State.ACTIVE)
+            pk__in=pushed, state__in=SESSIONS.sources("first_push")
+        ).update(state=SESSIONS.target("first_push"))
         _activated.update(dict.fromkeys(pushed))
         if len(_activated) > MAX_ACTIVATED:  # keep the newest half: at worst one UPDATE more
             newest = list(_activated)[-(MAX_ACTIVATED // 2):]

@@ -17,8 +17,10 @@ from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
+from a2ui.core.states import SESSIONS
 from a2ui.infra import dbthreads, shared
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
+from a2ui.requests import pending
 from a2ui.sessions import agentroute
 from a2ui.sessions.counters import buffer
 from a2ui.surfaces import activity
@@ -246,22 +248,18 @@ def close_session(session_id, state=State.CLOSED, reason="", actor=None, *,
     """
     buffer.flush_sync(session_id)
     now = timezone.now()
-    rows = A2UISessionLog.objects.filter(pk=session_id, state__in=LIVE)
+    event = SESSIONS.into(str(state))  # close, time_out or reject
+    rows = A2UISessionLog.objects.filter(pk=session_id, state__in=SESSIONS.sources(event))
     if still_detached or past_window:
         rows = rows.filter(detached_at__isnull=False)
     if past_window:
         rows = rows.filter(detached_at__lt=resume_cutoff(now))
-    updated = rows.update(state=state, closed_at=now, close_reason=reason[:200])
+    updated = rows.update(state=SESSIONS.target(event), closed_at=now,
+                          close_reason=reason[:200])
     if not updated:
         return None
     session = A2UISessionLog.objects.select_related("agent").get(pk=session_id)
-    cancelled = list(
-        PendingRequest.objects.filter(session_id=session_id, status=PendingRequest.Status.PENDING)
-        .values("request_id", "reply_channel", "rpc_id", "kind")
-    )
-    PendingRequest.objects.filter(
-        session_id=session_id, status=PendingRequest.Status.PENDING
-    ).update(status=PendingRequest.Status.CANCELLED, resolved_at=now)
+    cancelled = pending.cancel_open(session_id, now)
     audit.record(
         "session.terminate" if actor is not None else f"session.{state}",
         actor=actor, agent=session.agent, target=session, session_id=session.session_id,

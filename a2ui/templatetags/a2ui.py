@@ -11,14 +11,19 @@ The page must send a CSP that allows the import map's nonce (``a2ui.web.csp.csp_
 does it for a view) and ``connect-src`` to the page's own host over ws/wss. See docs/client.md.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from django import template
 from django.conf import settings
+from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from a2ui import tokens
 from a2ui.conf import a2ui_settings
@@ -32,18 +37,18 @@ DEFAULT_WS_PATH = "/ws/v4/a2ui"
 CLIENT_VERSION = "0.1.0"
 
 
-def _request(context):
+def _request(context: template.Context) -> HttpRequest | None:
     return context.get("request")
 
 
 @register.simple_tag(takes_context=True)
-def a2ui_csp_nonce(context):
+def a2ui_csp_nonce(context: template.Context) -> str:
     """The per-request nonce that the import map (and module script) carry."""
     return csp.get_nonce(_request(context))
 
 
 @register.simple_tag(takes_context=True)
-def a2ui_import_map(context):
+def a2ui_import_map(context: template.Context) -> SafeString:
     """``<script type="importmap">`` for markdown-it and @a2ui/lit, with the request's CSP nonce."""
     nonce = csp.get_nonce(_request(context))
     return format_html(
@@ -53,7 +58,7 @@ def a2ui_import_map(context):
     )
 
 
-def _token_url():
+def _token_url() -> str:
     for name in ("a2ui-stream-token", "a2ui_api:a2ui-stream-token", "a2ui_api:stream-token"):
         try:
             return reverse(name)
@@ -62,14 +67,14 @@ def _token_url():
     return DEFAULT_TOKEN_URL
 
 
-def _custom_catalogs():
+def _custom_catalogs() -> list[dict[str, Any]]:
     """The definitions of A2UI['CATALOGS'] (the client builds their components from them);
     an entry that does not load is left out (the system check a2ui.E005 says why)."""
     from django.core.exceptions import ImproperlyConfigured
 
     from a2ui.surfaces.catalogs import load_catalog
 
-    out = []
+    out: list[dict[str, Any]] = []
     for entry in a2ui_settings.CATALOGS or []:
         try:
             definition = load_catalog(entry)
@@ -80,7 +85,7 @@ def _custom_catalogs():
     return out
 
 
-def _agent_name(agent):
+def _agent_name(agent: str | None) -> str:
     """The display name of the page's agent (chat labels), '' when none is known."""
     record = (Agent.objects.filter(name=agent, is_active=True).first() if agent
               else tokens.default_agent())
@@ -90,8 +95,10 @@ def _agent_name(agent):
 
 
 @register.inclusion_tag("a2ui/_client.html", takes_context=True)
-def a2ui_client(context, token_url=None, ws_path=DEFAULT_WS_PATH, title="", v09=True,
-                import_map=True, agent=None, chat=False, logout_url=""):
+def a2ui_client(context: template.Context, token_url: str | None = None,
+                ws_path: str = DEFAULT_WS_PATH, title: str = "", v09: bool = True,
+                import_map: bool = True, agent: str | None = None, chat: bool = False,
+                logout_url: str = "") -> dict[str, Any]:
     """The whole client: import map, stylesheet, status bar, regions, toasts, module script.
 
     The client's modules need the import map (markdown-it, and @a2ui/lit for v0.9; both are

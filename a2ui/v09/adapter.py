@@ -2,6 +2,7 @@
 
 from a2ui.core.adapters import Adapter
 from a2ui.core.events import Kind
+from a2ui.v09 import TOKEN_TYPE
 from a2ui.v09.view import KINDS as VIEW_KINDS
 
 
@@ -71,7 +72,7 @@ def _agent_methods():
 
 ADAPTER = Adapter(
     name="v09",
-    token_type="stream_a2ui",  # its socket and SSE stream take seed 000's stream token
+    token_type=TOKEN_TYPE,  # its socket and SSE stream take seed 000's stream token
     agent_methods=_agent_methods,
     websocket_urls=_websocket_urls,
     http_urls=_http_urls,

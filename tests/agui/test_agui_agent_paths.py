@@ -16,7 +16,6 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.mcp import agent as mcp_agent
 from a2ui.rpc.errors import ProtocolError
-from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from tests.activityops import AGUI_EVENTS as EVENTS
 from tests.activityops import TREE
@@ -27,10 +26,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 BAD = {"type": "STATE_DELTA", "path": "user.theme", "old_value": "blue", "new_value": "x"}
 
 
-@pytest.fixture
-def session(user, agent):
-    record = tokens.issue_stream_token(user, agent).record
-    return admission.open_session(record, {}, {})
 
 
 def expect_all(activity):

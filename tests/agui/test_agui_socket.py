@@ -13,13 +13,13 @@ from channels.testing import WebsocketCommunicator
 
 from a2ui import tokens
 from a2ui.agui import protocol as p
-from a2ui.models import AuditEvent, StreamToken
+from a2ui.models import AuditEvent
 from a2ui.push import sessions as session_actions
 from a2ui_project.asgi import application
 from tests.wsutil import connect_agent, connect_user, recv, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 def issue(user, agent, kind=AGUI):
@@ -82,7 +82,7 @@ async def _issue(user, agent, kind=AGUI):
     return await database_sync_to_async(issue)(user, agent, kind)
 
 
-@pytest.mark.parametrize("kind", [StreamToken.TYPE_STREAM_A2UI, StreamToken.TYPE_STREAM_MCP,
+@pytest.mark.parametrize("kind", ["stream_a2ui", "stream_mcp",
                                   None, "garbage"])
 async def test_only_a_stream_agui_token_opens_it(user, agent, agent_key, kind):
     fake = {None: "", "garbage": "eyJhbGciOi.xyz"}
@@ -93,7 +93,7 @@ async def test_only_a_stream_agui_token_opens_it(user, agent, agent_key, kind):
     assert (await event_of(comm)) == {"type": "CONNECTION_STATUS", "status": "FAILED",
                                       "message": error["message"]}
     assert (await comm.receive_output(timeout=3))["code"] == 4006
-    if kind == StreamToken.TYPE_STREAM_A2UI:
+    if kind == "stream_a2ui":
         assert "stream_a2ui token is not valid here" in error["message"]
 
 

@@ -8,7 +8,6 @@ from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 
 URL = "/api/v4/agui/run"
 
@@ -72,4 +71,4 @@ async def start(token, run_id, thread="t1", text="hi", **extra):
 
 @database_sync_to_async
 def issue(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    return tokens.issue_stream_token(user, agent, "stream_agui").token

@@ -35,7 +35,7 @@ def run_body(thread, run, messages, **extra):
 
 @pytest.fixture
 def bearer(user, agent):
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
@@ -148,7 +148,7 @@ async def test_concurrent_first_runs_of_a_new_thread_one_wins(user, agent, crede
     headers, extra = {}, {}
     if credential == "bearer":
         token = await sync_to_async(tokens.issue_stream_token)(
-            user, agent, StreamToken.TYPE_STREAM_AGUI)
+            user, agent, "stream_agui")
         headers = {"Authorization": f"Bearer {token.token}"}
     else:
         await client.aforce_login(user)

@@ -41,7 +41,7 @@ def test_no_credential_or_the_wrong_one_is_401(user, agent, agent_key):
     client = Client()
     assert post(client).status_code == 401
     for raw in (tokens.issue_stream_token(user, agent).token,
-                tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token,
+                tokens.issue_stream_token(user, agent, "stream_mcp").token,
                 agent_key, "x" * 600):
         response = post(client, HTTP_AUTHORIZATION=f"Bearer {raw}")
         assert response.status_code == 401, raw[:20]
@@ -82,7 +82,7 @@ def test_cookie_naming_an_unknown_agent_is_400(user, agent):
 
 def test_method_and_body_refusals(user, agent):
     client = Client()
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     assert client.get(URL, **auth).status_code == 405
     bad = post(client, '{"threadId": "t", "runId": "r", "messages": [], "state": '
@@ -97,7 +97,7 @@ def test_method_and_body_refusals(user, agent):
 def test_consent_missing_is_403_before_the_run(settings, user, agent):
     settings.A2UI = {**getattr(settings, "A2UI", {}), "REQUIRED_CONSENTS": ["data_collection"]}
     client = Client()
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     response = post(client, HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 403
     error = response.json()["error"]
@@ -113,7 +113,7 @@ def test_the_runs_user_messages_join_the_transcript_and_a_bad_one_starts_no_run(
     from a2ui.models import SessionActivity
 
     client = Client()
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     settings.A2UI = {**getattr(settings, "A2UI", {}), "ACTIVITY_MAX_MESSAGE_LENGTH": 10}
     long = post(client, json.dumps({"threadId": "t1", "runId": "r0", "messages": [
@@ -141,7 +141,7 @@ def test_a_refused_run_stores_nothing(settings, user, agent):
                 list(AgentRun.objects.values_list("run_id", "status")))
 
     client = Client()
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     first_chunks(post(client, **auth), 1)  # thread t1 has a session, detached, and run r1
     before = rows()

@@ -232,10 +232,9 @@ def test_the_new_messages_of_an_agui_run_are_shown_at_once(page, agent, person, 
     import httpx
 
     from a2ui import tokens
-    from a2ui.models import StreamToken
 
     sid = open_client(page)
-    token = tokens.issue_stream_token(person, agent.record, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(person, agent.record, "stream_agui").token
     history = [{"id": "h0", "role": "assistant", "content": "earlier"},
                *({"id": f"m{i}", "role": "user", "content": f"line {i}"} for i in range(3))]
     with httpx.Client(timeout=20) as client, client.stream(

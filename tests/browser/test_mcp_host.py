@@ -137,9 +137,8 @@ def mcp_ui_page(context, server, host_bundle):
 
 def mcp_token(person, agent):
     from a2ui import tokens
-    from a2ui.models import StreamToken
 
-    return tokens.issue_stream_token(person, agent.record, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(person, agent.record, "stream_mcp").token
 
 
 def test_mcp_ui_iframe_form_click_reaches_the_agent(page, host_page, person, agent):

@@ -14,26 +14,19 @@ from django.conf import settings
 from django.test import override_settings
 
 from a2ui import surfaces as surface_service
-from a2ui import tokens
 from a2ui.compliance import replay as replaylog
 from a2ui.consent import choices as consent
 from a2ui.core import replay as R
 from a2ui.core import state as S
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, SessionEvent
-from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from tests.core.test_snapshot_invariant import ASK, CONFIRM, SCENARIOS, render, run
 from tests.sessionops import Ops
-from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def session(user, agent):
-    record = tokens.issue_stream_token(user, agent).record
-    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def kept(session):

@@ -14,12 +14,10 @@ from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
 from a2ui.push import entry as pushentry
 from a2ui.push import person
-from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from a2ui.surfaces import activity
 from tests.activityops import ACTIVITY_EXAMPLES, TREE, ActivityOps
 from tests.core.test_snapshot_invariant import Recorder
-from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,10 +34,6 @@ def small():
         yield
 
 
-@pytest.fixture
-def session(user, agent):
-    record = tokens.issue_stream_token(user, agent).record
-    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def push(session, kind, data):

@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient
 
 from a2ui import tokens
-from a2ui.models import A2UISessionLog, AgentRun, StreamToken
+from a2ui.models import A2UISessionLog, AgentRun
 from a2ui_project.asgi import application
 from tests.wsutil import init_session, recv
 
@@ -44,7 +44,7 @@ async def refused_close(comm):
     return output["code"]
 
 
-def issue(user, agent, kind=StreamToken.TYPE_STREAM_A2UI):
+def issue(user, agent, kind="stream_a2ui"):
     return database_sync_to_async(lambda: tokens.issue_stream_token(user, agent, kind).token)()
 
 
@@ -52,7 +52,7 @@ async def test_a_persons_sockets_meet_the_cap_across_protocols(capped, user, oth
                                                                agent, stream_token):
     first = await socket(f"/ws/v4/a2ui?token={stream_token}")
     await init_session(first)
-    agui = await issue(user, agent, StreamToken.TYPE_STREAM_AGUI)
+    agui = await issue(user, agent, "stream_agui")
     second = await socket(f"/ws/agui?token={agui}")
     assert (await recv(second))["event"]["status"] == "CONNECTED"
     sessions = await database_sync_to_async(A2UISessionLog.objects.count)()
@@ -149,7 +149,7 @@ def test_a_persons_runs_in_flight(capped, user, agent):
 
     from tests.agui1.test_agui1_view import body, first_chunks, post
 
-    raw = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    raw = tokens.issue_stream_token(user, agent, "stream_agui").token
     client = Client()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
     running = post(client, **auth)

@@ -152,10 +152,6 @@ async def test_v09_socket_refuses_values_before_the_handshake(stream_token):
 # REST -------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def session(user, agent):
-    return A2UISessionLog.objects.create(
-        agent=agent, user=user, state="active", capabilities=V09_CAPS)
 
 
 def _client(agent_key):

@@ -128,12 +128,11 @@ async def test_idle_v09_and_agui_sessions_time_out_alike(stream_token, user, age
 
     from channels.testing import WebsocketCommunicator
 
-    from a2ui.models import StreamToken
     from a2ui_project.asgi import application
     from tests.surfaces.helpers import V09_CAPS
 
     agui_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
-        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+        user, agent, "stream_agui").token)()
     with override_settings(A2UI={"SESSION_INACTIVITY_TIMEOUT_SECONDS": 1}):
         v09 = WebsocketCommunicator(application, f"/ws/v09/a2ui?token={stream_token}")
         assert (await v09.connect())[0]

@@ -41,7 +41,6 @@ from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind
 from a2ui.jsonrpc import events as wire
 from a2ui.mcp import uris
-from a2ui.models import StreamToken
 from a2ui.push import entry as pushentry
 from tests.activityops import ACTIVITY_EXAMPLES, AGUI_EVENTS
 from tests.agui.test_agui_socket import event_of, open_agui
@@ -152,8 +151,8 @@ class Matrix:
         issue = database_sync_to_async(tokens.issue_stream_token)
         self.token = (await issue(self.user, self.agent)).token
         self.agui_token = (await issue(self.user, self.agent,
-                                       StreamToken.TYPE_STREAM_AGUI)).token
-        mcp_token = (await issue(self.user, self.agent, StreamToken.TYPE_STREAM_MCP)).token
+                                       "stream_agui")).token
+        mcp_token = (await issue(self.user, self.agent, "stream_mcp")).token
         # seed 000: opens the session, declaring v0.9 beside its components
         self.jsonrpc = await connect_user(self.token)
         self.sid = await init_session(self.jsonrpc, capabilities={

@@ -145,9 +145,6 @@ async def test_a_failing_channel_layer_event_does_not_crash_the_socket(stream_to
     assert (await recv(comm))["result"] == {"ok": True}
 
 
-@pytest.fixture
-def session(user, agent):
-    return A2UISessionLog.objects.create(agent=agent, user=user, state="active")
 
 
 @pytest.mark.parametrize("body", [

@@ -9,6 +9,7 @@ from a2ui.core import replay as R
 from a2ui.core import state as S
 from a2ui.core.events import Kind
 from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
+from a2ui.jsonrpc.replay import messages
 
 V = "v0.9"
 CARD = (Kind.COMPONENT_RENDERED, {"component_id": "c1", "component_type": "card",
@@ -40,7 +41,7 @@ EVENTS = [ASKED, GRANTED, CARD, TABLE, UPDATE, MESSAGE, SURFACE, CONFIRM, RENAME
 
 
 def methods(screen):
-    return [m["method"] for m in R.messages(screen)]
+    return [m["method"] for m in messages(screen)]
 
 
 def test_moment_zero_is_the_empty_screen():
@@ -60,7 +61,7 @@ def test_each_moment_is_the_fold_of_the_events_before_it():
 
 def test_the_open_request_is_on_the_screen_until_it_closes():
     before_answer = R.replay(EVENTS, EVENTS.index(CLOSED))
-    params = [m["params"] for m in R.messages(before_answer) if m["method"] == "ui.confirm"]
+    params = [m["params"] for m in messages(before_answer) if m["method"] == "ui.confirm"]
     assert params == [CONFIRM[1]["params"]]
     assert "ui.confirm" not in methods(R.replay(EVENTS, len(EVENTS)))
 
@@ -72,14 +73,14 @@ def test_components_keep_their_data_as_it_stood():
     rows = [c["data"]["rows"] for c in S.snapshot(R.replay(EVENTS, 5).state)["components"]
             if c["component_id"] == "t"]
     assert rows == [[{"n": 1}, {"n": 2}]]
-    render = [m["params"] for m in R.messages(R.replay(EVENTS, 5)) if m["params"].get(
+    render = [m["params"] for m in messages(R.replay(EVENTS, 5)) if m["params"].get(
         "component_id") == "t"]
     assert render[0]["metadata"] == {"region": "sidebar"}
 
 
 def test_a_surface_shows_its_data_model_as_it_stood():
     def name(n):
-        v09 = [m for m in R.messages(R.replay(EVENTS, n)) if m["method"] == "a2ui.v09"]
+        v09 = [m for m in messages(R.replay(EVENTS, n)) if m["method"] == "a2ui.v09"]
         if not v09:
             return None
         assert v09[0]["params"]["snapshot"] is True
@@ -92,7 +93,7 @@ def test_a_surface_shows_its_data_model_as_it_stood():
 
 def test_the_consent_prompt_shows_what_is_still_asked():
     asked = R.replay(EVENTS, 1)
-    prompt = [m["params"] for m in R.messages(asked) if m["method"] == "a2ui.consent_required"]
+    prompt = [m["params"] for m in messages(asked) if m["method"] == "a2ui.consent_required"]
     assert [c["type"] for c in prompt[0]["consent_types"]] == ["data_collection", "marketing"]
     after = R.replay(EVENTS, 2)
     assert [c["type"] for c in after.consent] == ["marketing"]
@@ -101,7 +102,7 @@ def test_the_consent_prompt_shows_what_is_still_asked():
 
 
 def test_the_activity_is_sent_whole():
-    activity = [m["params"] for m in R.messages(R.replay(EVENTS, 6)) if m["method"] ==
+    activity = [m["params"] for m in messages(R.replay(EVENTS, 6)) if m["method"] ==
                 "ui.activity"]
     assert activity[0]["kind"] == "snapshot"
     assert [m["content"] for m in activity[0]["data"]["transcript"]] == ["Hello"]

@@ -3,8 +3,6 @@
 import pytest
 from rest_framework.test import APIClient
 
-from a2ui.models import A2UISessionLog
-
 # Some bodies reach the async services (another thread, another connection): transactional.
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +21,6 @@ PATHS = [
 ]
 
 
-@pytest.fixture
-def session(user, agent):
-    return A2UISessionLog.objects.create(agent=agent, user=user, state="active")
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -107,9 +102,8 @@ def test_the_agui_run_answers_oversized_bodies_with_json_413(user, agent, settin
     from a2ui import tokens
     from a2ui.agui1.view import run_view
     from a2ui.conf import a2ui_settings
-    from a2ui.models import StreamToken
 
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
     url = "/api/v4/agui/run"
     big = b'{"x":"' + b"x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + b'"}'

@@ -19,7 +19,6 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from a2ui import surfaces as surface_service
-from a2ui import tokens
 from a2ui.core import state as S
 from a2ui.core.errors import DomainError
 from a2ui.core.events import MESSAGE_TYPE, Kind
@@ -28,10 +27,8 @@ from a2ui.models import PendingRequest, RenderedComponent
 from a2ui.push import answers, sweep
 from a2ui.push import entry as pushentry
 from a2ui.push import sessions as session_actions
-from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from tests.sessionops import Ops, all_events, surface_create
-from tests.surfaces.helpers import V09_CAPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -69,10 +66,6 @@ class Recorder:
         return [event for message in self.messages for event in as_events(message)]
 
 
-@pytest.fixture
-def session(user, agent):
-    record = tokens.issue_stream_token(user, agent).record
-    return admission.open_session(record, {}, V09_CAPS)
 
 
 async def run(session, op):

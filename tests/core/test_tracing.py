@@ -10,10 +10,8 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from a2ui import tokens
 from a2ui.core import tracecontext
 from a2ui.infra import tracing
-from a2ui.sessions import admission
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
@@ -57,10 +55,6 @@ def test_headers_and_meta():
 
 # In process -------------------------------------------------------------------------------------
 
-@pytest.fixture
-def session(user, agent):
-    record = tokens.issue_stream_token(user, agent).record
-    return admission.open_session(record, {}, {})
 
 
 def _rest_render(agent_key, session, **headers):

@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 
 from a2ui import tokens
 from a2ui.mcp import tools as mcp_tools
-from a2ui.models import AgentRun, StreamToken
+from a2ui.models import AgentRun
 from a2ui.push import entry as pushentry
 from a2ui.sessions import admission
 from tests.fuzz import harness, templates
@@ -248,7 +248,7 @@ def _setup_session(user, agent):
     session = admission.open_session(record, {"name": "fuzz"}, templates.V09_CAPS)
     AgentRun.objects.create(session=session, run_id="r1", thread_id="t",
                             notice={"run_id": "r1", "messages": []})
-    mcp = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    mcp = tokens.issue_stream_token(user, agent, "stream_mcp").token
     return str(session.session_id), mcp
 
 

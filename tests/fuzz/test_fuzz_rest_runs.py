@@ -17,7 +17,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from a2ui import tokens
-from a2ui.models import A2UISessionLog, AgentRun, StreamToken
+from a2ui.models import A2UISessionLog, AgentRun
 from a2ui.runs import records as runs
 from tests.fuzz import harness, templates
 from tests.fuzz.grammar import CONTROLS, SURROGATES, Frame
@@ -176,7 +176,7 @@ def _run_case(client, error_log, failures, frame, body, content_type, headers, a
 def test_agui_run_input(fuzzer, error_log, user, agent):
     """``POST /api/v4/agui/run``: hostile RunAgentInput bodies, headers and credentials."""
     failures = harness.Failures(SEED)
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     client = Client()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_ACCEPT": "text/event-stream"}
     valid = json.loads(json.dumps(RUN_INPUT).replace("AGENT", agent.name))
@@ -267,7 +267,7 @@ def test_agui_run_histories(fuzzer, error_log, user, agent, monkeypatch):
     from a2ui.push import fanout as stream
 
     failures = harness.Failures(SEED)
-    token = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_AGUI).token
+    token = tokens.issue_stream_token(user, agent, "stream_agui").token
     client = Client()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_ACCEPT": "text/event-stream"}
     limit = a2ui_settings.AGUI_MAX_NEW_MESSAGES
@@ -334,7 +334,7 @@ async def test_agui_thread_races(fuzzer, user, agent):
 
     failures = harness.Failures(SEED)
     token = await sync_to_async(tokens.issue_stream_token)(
-        user, agent, StreamToken.TYPE_STREAM_AGUI)
+        user, agent, "stream_agui")
     client = AsyncClient()
     headers = {"Authorization": f"Bearer {token.token}"}
     threads = ["t", "\u202e", "x" * 200, str(uuid.uuid4()), "thread 1", "\U0001f600", "0"]
@@ -391,7 +391,7 @@ async def test_agui_run_resume(fuzzer, error_log, settings, user, agent):
     settings.A2UI = {**settings.A2UI, "CAP_RUNS_PER_PERSON": 10**4}
     failures = harness.Failures(SEED)
     token = (await sync_to_async(tokens.issue_stream_token)(
-        user, agent, StreamToken.TYPE_STREAM_AGUI)).token
+        user, agent, "stream_agui")).token
     client = AsyncClient()
     auth = {"Authorization": f"Bearer {token}"}
 

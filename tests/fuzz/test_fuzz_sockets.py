@@ -192,11 +192,10 @@ async def test_agui_socket(fuzzer, error_log, user, agent):
     from channels.db import database_sync_to_async
 
     from a2ui import tokens
-    from a2ui.models import StreamToken
 
     failures = harness.Failures(SEED)
     token = await database_sync_to_async(lambda: tokens.issue_stream_token(
-        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+        user, agent, "stream_agui").token)()
 
     async def setup(driver):
         while True:
@@ -288,7 +287,6 @@ async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, use
     from channels.db import database_sync_to_async
 
     from a2ui import tokens
-    from a2ui.models import StreamToken
 
     failures = harness.Failures(SEED)
     user_path = f"/ws/v4/a2ui?token={stream_token}"
@@ -309,7 +307,7 @@ async def test_first_frames_and_credentials(fuzzer, error_log, stream_token, use
     v09_path = f"/ws/v09/a2ui?token={stream_token}"
     # Another type's token opens nothing here, and a stream_agui token nothing elsewhere.
     agui_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
-        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+        user, agent, "stream_agui").token)()
     await _fresh_case(f"/ws/agui?token={stream_token}", None, None, None, error_log, failures)
     for path in (f"/ws/v4/a2ui?token={agui_token}", f"/ws/v09/a2ui?token={agui_token}"):
         await _fresh_case(path, None, None, None, error_log, failures)

@@ -9,12 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.client import Client, open_agent, open_user
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 def frame(event):

@@ -5,14 +5,13 @@ refused with nothing changed, and a resume (on the agent's process) gets the sta
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.agui.test_agui_agent_paths import BAD, EVENTS
 from tests.live.client import ahttp, open_agent
 from tests.live.test_live_agui import frame, next_event, open_agui
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 def shown(event):

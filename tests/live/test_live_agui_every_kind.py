@@ -5,7 +5,6 @@ the run join it on A; the agent pushes the surface through B."""
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import Client, open_agent
 from tests.live.test_live_agui import next_event, open_agui
@@ -14,7 +13,7 @@ from tests.live.test_live_surfaces import CAPS
 from tests.surfaces.helpers import booking, data
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 async def test_a_v09_surface_reaches_the_agui_socket_and_run_on_another_process(

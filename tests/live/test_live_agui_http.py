@@ -11,13 +11,13 @@ import json
 
 import pytest
 
-from a2ui.models import AgentRun, AuditEvent, StreamToken
+from a2ui.models import AgentRun, AuditEvent
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import open_agent
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 FINAL = ("RUN_FINISHED", "RUN_ERROR")
 
 

@@ -19,13 +19,12 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui_endpoint
 from ag_ui_validate.transport import TransportError
 
-from a2ui.models import StreamToken
 from tests.live.aguibot import Bot
 from tests.live.aguihttp import run_input
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = ["agentic-chat", "human-in-the-loop", "shared-state", "agentic-generative-ui"]
 

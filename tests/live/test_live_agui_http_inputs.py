@@ -17,13 +17,13 @@ import httpx
 import pytest
 
 from a2ui.conf import a2ui_settings
-from a2ui.models import A2UISessionLog, AgentRun, StreamToken
+from a2ui.models import A2UISessionLog, AgentRun
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import ahttp, init_session, open_agent, open_user
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 def _counts(thread):

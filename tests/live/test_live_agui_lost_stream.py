@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from a2ui.models import AgentRun, StreamToken
+from a2ui.models import AgentRun
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import open_agent
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 LEASE = 6  # AGUI_RUN_LEASE_SECONDS' default
 SWEEP = 15  # housekeeping.INTERVAL_SECONDS
 

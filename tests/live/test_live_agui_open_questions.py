@@ -8,13 +8,13 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 
-from a2ui.models import PendingRequest, StreamToken
+from a2ui.models import PendingRequest
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import open_agent
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 MANY = 10**6  # other agents' events may share the PUBLISH channels of a shared Redis server
 
 

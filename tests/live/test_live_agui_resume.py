@@ -21,14 +21,14 @@ import pytest
 from ag_ui_validate.pytest_plugin import validate_agui
 from channels.db import database_sync_to_async
 
-from a2ui.models import A2UISessionLog, StreamToken
+from a2ui.models import A2UISessionLog
 from tests.live.aguibot import Bot
 from tests.live.client import open_agent
 from tests.live.tcpcut import CuttableRelay
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = ["agentic-chat", "human-in-the-loop", "shared-state", "agentic-generative-ui"]
 TIMEOUT = 30

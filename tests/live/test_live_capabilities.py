@@ -14,7 +14,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui.core.surfaces import BASIC_CATALOG_ID
-from a2ui.models import A2UISessionLog, StreamToken
+from a2ui.models import A2UISessionLog
 from tests.live.client import Client, open_agent
 from tests.live.test_live_agui import next_event, open_agui
 from tests.live.test_live_mcp import issue
@@ -41,7 +41,7 @@ def resumable(sid):
 async def test_live_an_agui_session_takes_a_surface_a_v09_socket_on_another_process_shows(
         two_servers, user, agent, agent_key):
     a, b = two_servers
-    person = await open_agui(a, await issue(user, agent, StreamToken.TYPE_STREAM_AGUI))
+    person = await open_agui(a, await issue(user, agent, "stream_agui"))
     status = await next_event(person)
     assert status["type"] == "CONNECTION_STATUS" and status["status"] == "CONNECTED", status
     sid = status["session_id"]

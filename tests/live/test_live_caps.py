@@ -13,7 +13,6 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 from tests.live.mcpclient import INIT_BODY, raw
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +35,7 @@ async def initialize(server, credential):
 async def test_two_processes_share_one_cap(small_caps, daphne_server, user, agent, agent_key):
     a, b = daphne_server(), daphne_server()
     person = (await database_sync_to_async(tokens.issue_stream_token)(
-        user, agent, StreamToken.TYPE_STREAM_MCP)).token
+        user, agent, "stream_mcp")).token
     opened = {}
     for server in (a, b, a, b):
         status, session_id, _, text = await initialize(server, person)

@@ -22,7 +22,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.client import ahttp, init_session, open_agent, open_user
 from tests.live.conftest import DaphneServer, flush_live_redis, live_env
 from tests.live.mcpclient import INIT_BODY, raw
@@ -133,7 +132,7 @@ async def test_terminated_database_connections_fail_no_request(server, user, age
     person = await open_user(server, await issue(user, agent))
     sid = await init_session(person)
     tokens = [await issue(user, agent) for _ in range(40)]
-    mcp_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp_token = await issue(user, agent, "stream_mcp")
     bots = [await open_agent(server, agent_key) for _ in range(CONCURRENCY)]
     probe = Probe()
     mcp_session = await _mcp_initialize(server, mcp_token, probe, "mcp initialize (person)")

@@ -14,7 +14,6 @@ from channels.db import database_sync_to_async
 from websockets.exceptions import ConnectionClosed
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 from tests.fuzz import templates
 from tests.fuzz.grammar import Frame, Fuzzer, emit
 from tests.fuzz.harness import AGUI_CODES
@@ -98,9 +97,9 @@ async def test_hostile_mcp_requests_and_agui_frames_through_daphne(
     sid = await init_session(person)
     bot = await open_agent(server, agent_key)
     mcp_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
-        user, agent, StreamToken.TYPE_STREAM_MCP).token)()
+        user, agent, "stream_mcp").token)()
     agui_token = await database_sync_to_async(lambda: tokens.issue_stream_token(
-        user, agent, StreamToken.TYPE_STREAM_AGUI).token)()
+        user, agent, "stream_agui").token)()
 
     url = f"{server.url}/mcp"
     async with httpx2.AsyncClient(timeout=30) as http:

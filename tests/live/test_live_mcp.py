@@ -13,7 +13,6 @@ from mcp.shared.exceptions import MCPError
 
 from a2ui import tokens
 from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import INIT_BODY, mcp_session, raw, result_json
 
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 V09 = {"v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}}
 
 
-def issue(user, agent, token_type=StreamToken.TYPE_STREAM_A2UI):
+def issue(user, agent, token_type="stream_a2ui"):
     return database_sync_to_async(
         lambda: tokens.issue_stream_token(user, agent, token_type).token)()
 
@@ -69,7 +68,7 @@ async def test_credentials_host_origin_and_delete(daphne_server, user, agent, ag
     server = daphne_server()
     url = f"{server.url}/mcp"
     a2ui_token = await issue(user, agent)
-    mcp_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp_token = await issue(user, agent, "stream_mcp")
     for credential in (None, "nonsense", a2ui_token, "a2ui_ak_00_bad"):
         status, headers, _ = await raw("POST", url, credential=credential, body=INIT_BODY)
         assert status == 401, credential

@@ -8,7 +8,6 @@ import asyncio
 import mcp_types as types
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.mcpclient import mcp_session
 from tests.live.test_live_direct import publishes
@@ -39,7 +38,7 @@ async def watched_updates(server_for_host, server, user, agent, agent_key, live_
         if isinstance(message, types.ResourceUpdatedNotification):
             await updated.put(str(message.params.uri))
 
-    host_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    host_token = await issue(user, agent, "stream_mcp")
     async with mcp_session(server_for_host, host_token, message_handler=on_message) as host:
         await host.subscribe_resource(card)
         before = publishes(live_services)

@@ -11,7 +11,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import mcp_client, mcp_session, raw
 from tests.live.test_live_mcp import V09, issue
@@ -31,8 +30,8 @@ async def test_listen_across_processes_per_person(two_servers, user, other_user,
     sid = await init_session(ada, capabilities=V09)
     bob = await open_user(a, await issue(other_user, agent))
     bob_sid = await init_session(bob, capabilities=V09)
-    ada_mcp = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
-    bob_mcp = await issue(other_user, agent, StreamToken.TYPE_STREAM_MCP)
+    ada_mcp = await issue(user, agent, "stream_mcp")
+    bob_mcp = await issue(other_user, agent, "stream_mcp")
     card = f"ui://sessions/{sid}/components/c1"
     bob_card = f"ui://sessions/{bob_sid}/components/b1"
 
@@ -121,7 +120,7 @@ async def test_agent_listens_to_nothing_of_people_and_revocation_ends_streams(
     sid = await init_session(ada, capabilities=V09)
     card = f"ui://sessions/{sid}/components/c1"
     token = await database_sync_to_async(tokens.issue_stream_token)(
-        user, agent, StreamToken.TYPE_STREAM_MCP)
+        user, agent, "stream_mcp")
     # The servers' channel layer, to announce the revocation as the admin's process would.
     layer = RedisPubSubChannelLayer(**default_channel_layers(live_services)["default"]["CONFIG"])
     try:

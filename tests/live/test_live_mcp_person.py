@@ -11,7 +11,6 @@ from mcp.shared.exceptions import MCPError
 
 from a2ui.core.surfaces import validate_server_message
 from a2ui.core.surfaces.catalog import BASIC_CATALOG_ID
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.mcpclient import mcp_session, result_json
 from tests.live.test_live_mcp import V09, issue
@@ -27,7 +26,7 @@ async def test_person_reads_subscribes_and_answers_across_processes(
     person = await open_user(a, await issue(user, agent))
     sid = await init_session(person, capabilities=V09)
     agent_socket = await open_agent(a, agent_key)
-    mcp_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp_token = await issue(user, agent, "stream_mcp")
     updates = asyncio.Queue()
 
     async def on_message(message):

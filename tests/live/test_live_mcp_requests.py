@@ -14,7 +14,6 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourcesListChanged
 
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_user
 from tests.live.mcpclient import mcp_client, mcp_session, result_json
 from tests.live.test_live_mcp import issue
@@ -35,7 +34,7 @@ async def test_a_host_on_one_process_answers_request_input_asked_on_the_other(
     a, b = two_servers
     person = await open_user(a, await issue(user, agent))
     sid = await init_session(person)
-    mcp_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp_token = await issue(user, agent, "stream_mcp")
     notes = asyncio.Queue()
 
     async def on_message(message):
@@ -85,7 +84,7 @@ async def test_a_listening_host_approves_a_confirm_asked_on_the_other_process(
     a, b = two_servers
     person = await open_user(a, await issue(user, agent))
     sid = await init_session(person)
-    mcp_token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp_token = await issue(user, agent, "stream_mcp")
 
     async with mcp_client(a, mcp_token) as host, mcp_session(b, agent_key) as bot:
         async with host.listen(resources_list_changed=True) as sub:

@@ -9,7 +9,6 @@ import subprocess
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_user
 from tests.live.conftest import NPM_BIN, ROOT, npm_tool_env
 from tests.live.mcpclient import mcp_session
@@ -44,7 +43,7 @@ async def test_inspector_lists_tools_and_resources(daphne_server, user, agent, a
     async with mcp_session(server, agent_key) as bot:
         await bot.call_tool("render", {"session_id": sid, "component_type": "card",
                                        "component_id": "c1", "data": {"title": "Hi"}})
-    token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    token = await issue(user, agent, "stream_mcp")
     resources = await asyncio.to_thread(inspect, url, token, "resources/list")
     uris = {r["uri"]: r["mimeType"] for r in resources["resources"]}
     assert uris[f"ui://sessions/{sid}/components/c1"] == "text/html"
@@ -71,7 +70,7 @@ async def test_inspector_app_info_finds_the_session_app(daphne_server, user, age
     app-only tools."""
     server = daphne_server()
     url = f"{server.url}/mcp"
-    token = await issue(user, agent, StreamToken.TYPE_STREAM_MCP)
+    token = await issue(user, agent, "stream_mcp")
     plain, apps = await asyncio.gather(
         asyncio.to_thread(app_info, url, token),
         asyncio.to_thread(app_info, url, token, "--advertise-apps"))

@@ -10,7 +10,6 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.test_live_agui import next_event, open_agui
 from tests.live.test_live_mcp import issue
@@ -35,9 +34,9 @@ async def test_two_processes_share_one_scrape(daphne_server, tmp_path, user, age
     a = daphne_server(A2UI_PROMETHEUS="1", A2UI_PROMETHEUS_MULTIPROC_DIR=shared)
     b = daphne_server(A2UI_PROMETHEUS="1", A2UI_PROMETHEUS_MULTIPROC_DIR=shared)
     bot_a, bot_b = await open_agent(a, agent_key), await open_agent(b, agent_key)
-    agui = await open_agui(b, await issue(user, agent, StreamToken.TYPE_STREAM_AGUI))
+    agui = await open_agui(b, await issue(user, agent, "stream_agui"))
     agui_sid = (await next_event(agui))["session_id"]
-    person = await open_user(a, await issue(user, agent, StreamToken.TYPE_STREAM_A2UI))
+    person = await open_user(a, await issue(user, agent, "stream_a2ui"))
     rpc_sid = await init_session(person)
 
     for n in range(3):  # agent on A -> the AG-UI session (B)

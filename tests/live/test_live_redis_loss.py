@@ -238,14 +238,13 @@ async def test_an_agui_run_stream_converges_after_a_restart(own_redis_servers, u
     last delivered STATE_DELTA left it; the run goes on and ends as the agent says."""
     import jsonpatch
 
-    from a2ui.models import StreamToken
     from tests.live.aguihttp import post_run, run_input
     from tests.live.test_live_mcp import issue
 
     redis_server, start = own_redis_servers
     a, b = start(), start()
     bot = await open_agent(a, agent_key)
-    token = await issue(user, agent, StreamToken.TYPE_STREAM_AGUI)
+    token = await issue(user, agent, "stream_agui")
     body = run_input(text="count")
     stream = await post_run(b.url, body, token)
     assert stream.status == 200

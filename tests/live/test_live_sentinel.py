@@ -24,7 +24,6 @@ import uuid
 
 import pytest
 
-from a2ui.models import StreamToken
 from tests.live.client import init_session, open_agent, open_user
 from tests.live.screen import Screen
 from tests.live.test_live_agui import open_agui
@@ -97,12 +96,12 @@ async def test_a_sentinel_failover_loses_nothing_delivered(sentinel_servers, use
     assert await init_session(j2, session_id=rpc_sid) == rpc_sid
     await bot.recv_until(is_method("session.resumed"))
     # Session 2: AG-UI sockets on B and A.
-    g1 = await open_agui(b, await issue(user, agent, StreamToken.TYPE_STREAM_AGUI))
+    g1 = await open_agui(b, await issue(user, agent, "stream_agui"))
     first = json.loads(await g1.ws.recv())["event"]
     assert first["type"] == "CONNECTION_STATUS", first
     agui_sid = first["session_id"]
     await bot.recv_until(is_method("session.opened"))
-    g2 = await open_agui(a, await issue(user, agent, StreamToken.TYPE_STREAM_AGUI), agui_sid)
+    g2 = await open_agui(a, await issue(user, agent, "stream_agui"), agui_sid)
     await bot.recv_until(is_method("session.resumed"))
 
     screens = [Screen(j1, "rpc@B"), Screen(j2, "rpc@A"), Screen(g1, "agui@B"),

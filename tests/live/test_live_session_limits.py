@@ -13,13 +13,13 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from a2ui.models import A2UISessionLog, StreamToken
+from a2ui.models import A2UISessionLog
 from tests.live.aguihttp import post_run, run_input
 from tests.live.client import init, open_agent, open_user
 from tests.live.test_live_mcp import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-AGUI = StreamToken.TYPE_STREAM_AGUI
+AGUI = "stream_agui"
 
 
 async def test_a_person_opens_fifteen_threads_on_two_servers(two_servers, user, agent,

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from a2ui import agents, tokens
 from a2ui.core.surfaces.schema import BASIC_CATALOG_ID
 from a2ui.mcp import negotiation, sessionapp, tools, uris
-from a2ui.models import PendingRequest, StreamToken
+from a2ui.models import PendingRequest
 from tests.mcp.asgiclient import StreamingASGI, build_app, sdk_session
 from tests.surfaces.helpers import booking
 from tests.wsutil import connect_agent, connect_user, init_session, recv_until, send
@@ -34,7 +34,7 @@ NATIVE_HOST = {uris.APPS_EXTENSION: {"mimeTypes": [APP, "application/a2ui+json"]
 
 @pytest.fixture
 def mcp_token(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(user, agent, "stream_mcp").token
 
 
 @pytest.fixture
@@ -231,7 +231,7 @@ def other_token(other_user, agent):
 
 @pytest.fixture
 def other_token_mcp(other_user, agent):
-    return tokens.issue_stream_token(other_user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(other_user, agent, "stream_mcp").token
 
 
 @with_db

@@ -6,14 +6,13 @@ from django.test import Client
 from a2ui import tokens
 from a2ui.mcp.app import authenticate, host_allowed, transport_security
 from a2ui.middleware import resolve
-from a2ui.models import StreamToken
 
 pytestmark = pytest.mark.django_db
 
 
 def test_only_agent_keys_and_stream_mcp_tokens_open_mcp(user, agent, agent_key):
     assert authenticate(agent_key).kind == "agent"
-    mcp = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP)
+    mcp = tokens.issue_stream_token(user, agent, "stream_mcp")
     who = authenticate(mcp.token)
     assert who.kind == "person" and who.token.jti == mcp.record.jti and who.agent == agent
     a2ui = tokens.issue_stream_token(user, agent)
@@ -27,8 +26,8 @@ def test_only_agent_keys_and_stream_mcp_tokens_open_mcp(user, agent, agent_key):
 
 
 def test_stream_mcp_tokens_open_nothing_else(user, agent):
-    mcp = tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
-    assert tokens.peek_any_stream_token(mcp) == StreamToken.TYPE_STREAM_MCP
+    mcp = tokens.issue_stream_token(user, agent, "stream_mcp").token
+    assert tokens.peek_any_stream_token(mcp) == "stream_mcp"
     with pytest.raises(tokens.TokenError):
         tokens.verify_stream_token(mcp)  # the A2UI sockets' and SSE's check
     auth = resolve({"query_string": f"token={mcp}".encode(), "headers": []})

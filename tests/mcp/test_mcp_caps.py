@@ -12,7 +12,6 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,7 +55,7 @@ def assert_json_refusal(response, status):
 
 @pytest.fixture
 def person_token(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(user, agent, "stream_mcp").token
 
 
 async def test_a_persons_sessions_meet_the_cap_and_an_agent_still_gets_in(
@@ -71,7 +70,7 @@ async def test_a_persons_sessions_meet_the_cap_and_an_agent_still_gets_in(
             opened.append(response.headers["mcp-session-id"])
         # Another stream_mcp token of the same person and agent counts as the same person.
         second = (await database_sync_to_async(tokens.issue_stream_token)(
-            user, agent, StreamToken.TYPE_STREAM_MCP)).token
+            user, agent, "stream_mcp")).token
         for credential in (person_token, second):
             body = assert_json_refusal(await initialize(http, credential), 429)
             assert body["error"]["data"] == {"reason": "cap_reached", "kind": "mcp",

@@ -27,8 +27,6 @@ from a2ui.core import activity as A
 from a2ui.core.events import MESSAGE_TYPE, Kind
 from a2ui.mcp import adapter as mcp_adapter
 from a2ui.mcp import changes, uris
-from a2ui.models import StreamToken
-from a2ui.sessions import admission
 from a2ui.sessions import lifecycle as sessions
 from tests.mcp.asgiclient import build_app, sdk_session
 from tests.servicesops import AllOps, kinds_of, run
@@ -116,14 +114,11 @@ class Host:
         return self.listed, self.cache
 
 
-@pytest.fixture
-def session(user, agent):
-    return admission.open_session(tokens.issue_stream_token(user, agent).record, {}, V09_CAPS)
 
 
 @pytest.fixture
 def mcp_token(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(user, agent, "stream_mcp").token
 
 
 async def hosts(session, mcp_token, before, after, ignore=()):

@@ -20,7 +20,6 @@ import anyio
 import pytest
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def person_token(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(user, agent, "stream_mcp").token
 
 
 def build(settings, **options):
@@ -346,7 +345,7 @@ async def test_an_idle_client_keeps_neither_its_callers_rows_nor_finished_reques
         # The GET stream runs no handler, and the session's last message, the client's
         # notifications/initialized, is kept without its request's caller and receive.
         # Only this client's (another test's leftovers may be alive in this process).
-        jti = uuid.UUID(str(tokens.peek_stream_token(person_token, Token.TYPE_STREAM_MCP)))
+        jti = uuid.UUID(str(tokens.peek_stream_token(person_token, "stream_mcp")))
         # type(), not isinstance(): a dead weakref.proxy among them raises on isinstance.
         alive = gc.get_objects()
         assert [o for o in alive if type(o) is Token and o.jti == jti] == []

@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from mcp.shared.exceptions import MCPError
 
 from a2ui import agents, tokens
-from a2ui.models import PendingRequest, StreamToken
+from a2ui.models import PendingRequest
 from tests.mcp.asgiclient import build_app, sdk_session
 from tests.wsutil import connect_user, init_session, recv_until
 
@@ -48,7 +48,7 @@ async def _status(request_id):
 
 @pytest.fixture
 def mcp_token(user, agent):
-    return tokens.issue_stream_token(user, agent, StreamToken.TYPE_STREAM_MCP).token
+    return tokens.issue_stream_token(user, agent, "stream_mcp").token
 
 
 async def test_a_subscribed_host_sees_reads_and_answers_request_input(

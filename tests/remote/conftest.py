@@ -5,20 +5,20 @@ import pytest
 def remote_agent(db, settings):
     """An in-process AG-UI agent (``A2UI['AGENTS']``) named ``shop``, run by ``tests.remote.
     agents.<function>``: ``remote_agent("echo")``."""
-    from a2ui.remote import registry, runtime
+    from a2ui.remote import agents, registry
 
     def make(function="echo", name="shop", **extra):
         settings.A2UI = {**getattr(settings, "A2UI", {}),
                          "AGENTS": {name: function if ":" in function
                                     else f"tests.remote.agents:{function}"}, **extra}
         registry.sync_in_process()
-        runtime.forget()
+        agents.forget()
         from a2ui.models import Agent
 
         return Agent.objects.get(name=name)
 
     yield make
-    runtime.forget()
+    agents.forget()
 
 
 @pytest.fixture

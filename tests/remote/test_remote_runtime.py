@@ -124,10 +124,11 @@ async def test_surfaces_state_and_tool_calls_and_an_action_back(remote_agent, pe
     assert act.state == {"cart": [], "step": "browse"}
     assert [(c["call_id"], c["tool_name"]) for c in act.tool_calls] == [("t1", "search")]
     # The person's action on the agent's surface is the next turn (as the middleware says it).
+    from a2ui.remote import agents as remote_agents
     from a2ui.remote import runtime
     from tests.remote import agents
 
-    row = await runtime.remote_agent(agent.pk)
+    row = await remote_agents.remote_agent(agent.pk)
     await runtime.submit(row, __import__("uuid").UUID(sid), __import__(
         "a2ui.remote.ops", fromlist=["Action"]).Action(
         {"name": "buy", "surfaceId": "shop", "sourceComponentId": "buy",
@@ -230,6 +231,7 @@ async def test_a_pydantic_ai_agent_in_process_answers_and_asks(remote_agent, per
 async def test_the_consent_gate_comes_before_a_run(remote_agent, person_token, settings):
     import uuid
 
+    from a2ui.remote import agents as remote_agents
     from a2ui.remote import ops, runtime
     from tests.remote import agents
 
@@ -242,7 +244,7 @@ async def test_the_consent_gate_comes_before_a_run(remote_agent, person_token, s
     assert refused[-1]["error"]["code"] == -32010  # the socket's own gate: nothing queued
     assert await runs(sid) == []
     before = len(agents.seen)
-    row = await runtime.remote_agent(agent.pk)
+    row = await remote_agents.remote_agent(agent.pk)
     await runtime.submit(row, uuid.UUID(sid), ops.UserText("hi"))  # past the socket (any path)
     assert await settled(sid, ("cancelled",)) == ["cancelled"]
     assert len(agents.seen) == before  # the agent was never called

@@ -1,5 +1,5 @@
 // The admin's replay frame: the client's own renderer (App) fed the notifications that draw one
-// moment of a session (a2ui.core.replay.messages), with no connection: nothing is sent, nothing
+// moment of a session (a2ui.jsonrpc.replay.messages), with no connection: nothing is sent, nothing
 // is received, the frame's CSP allows no connection at all.
 import { App } from './app.js';
 

@@ -37,34 +37,54 @@ database connection was lost while storing it: retry with the same key (docs/age
 "Retrying pushes").
 """
 
+from __future__ import annotations
+
 import asyncio
 import functools
 import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
+from uuid import UUID
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from a2ui import surfaces as surface_service
+from a2ui.agents.events import AgentEvents, SurfaceEvents, events, surface_events  # noqa: F401
 from a2ui.core import agentmethods
+from a2ui.core.agentmethods import AgentMethod
 from a2ui.core.content import idempotency
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import groups
 from a2ui.push import answers
 from a2ui.push import entry as pushentry
+from a2ui.push.outcome import Pushed, Sent
 from a2ui.requests import pending
+from a2ui.rpc.answers import Approval, PendingItem, RunEnd, SurfacesDelivered
 from a2ui.rpc.errors import REQUEST_CANCELLED, REQUEST_TAKEN_OVER, ErrorCode, ProtocolError
-from a2ui.sessions import agentroute, presence
-from a2ui.sessions import lifecycle as sessions
+
+if TYPE_CHECKING:
+    from a2ui.models import Agent
+
+#: What a ``ui.*`` push and an AG-UI event return: the push's sequence number (an ``int``), a
+#: :class:`~a2ui.push.outcome.Sent` when sent live, a :class:`~a2ui.push.outcome.Pushed`
+#: (0) when a retry was answered from its key (``replayed``) or it was stored but not
+#: delivered live (``warning``).
+Seq = Sent | Pushed
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def _seed_errors(func):
+def _seed_errors(
+    func: Callable[_P, Awaitable[_R]],
+) -> Callable[_P, Coroutine[Any, Any, _R]]:
     """The Python API speaks seed 000's errors: a service's domain error becomes the
     ProtocolError an agent socket would have answered (``SurfaceValidationError`` stays as it
     is: its ``body`` is the v0.9 answer)."""
 
     @functools.wraps(func)
-    async def wrapper(*args, **kwargs):
+    async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return await func(*args, **kwargs)
         except surface_service.SurfaceValidationError:
@@ -77,17 +97,17 @@ def _seed_errors(func):
     return wrapper
 
 
-def _agent_id(agent):
+def _agent_id(agent: Agent | int) -> int:
     return agent if isinstance(agent, int) else agent.pk
 
 
-def _key(value):
+def _key(value: str | idempotency.Key | None) -> idempotency.Key | None:
     if isinstance(value, idempotency.Key):  # read already (MCP: arguments.idempotency_key)
         return value
     return idempotency.read(value, idempotency.PARAM)
 
 
-def _pushed(method):
+def _pushed(method: str) -> AgentMethod:
     """The dispatch table's entry for a push (-32601 for a method that is none)."""
     entry = agentmethods.get(method)
     if entry is None or not entry.handled:
@@ -96,7 +116,9 @@ def _pushed(method):
 
 
 @_seed_errors
-async def apush(agent, session_id, method, params, *, idempotency_key=None):
+async def apush(agent: Agent | int, session_id: UUID | str, method: str,
+                params: dict[str, Any], *,
+                idempotency_key: str | None = None) -> Any:
     """Validate and deliver one agent method of the dispatch table (``a2ui.core.agentmethods``:
     ``ui.render``, ... ``agui.event``, ``a2ui.v09``); return what the method returns (its
     sequence number for a ``ui.*`` push)."""
@@ -105,7 +127,8 @@ async def apush(agent, session_id, method, params, *, idempotency_key=None):
     if not isinstance(params, dict):
         raise DomainError(Fault.INVALID_INPUT, "params must be an object",
                           data={"path": "params"})
-    _, clean = entry.validate({**params, "session_id": str(session_id)})
+    validate = cast("Callable[[Any], tuple[Any, dict[str, Any]]]", entry.validate)  # a push's
+    _, clean = validate({**params, "session_id": str(session_id)})
     if entry.awaits:
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS, f"use a{method[3:]} to wait for the answer"
@@ -113,7 +136,9 @@ async def apush(agent, session_id, method, params, *, idempotency_key=None):
     return await _call(agent, session_id, entry, clean, key, where="params")
 
 
-async def _call(agent, session_id, entry, params, key, *, where=""):
+async def _call(agent: Agent | int, session_id: UUID | str | None, entry: AgentMethod,
+                params: dict[str, Any], key: idempotency.Key | None, *,
+                where: str = "") -> Any:
     result = await pushentry.apush(_agent_id(agent), session_id, entry.name, params, key=key,
                                   where=where)
     if entry.shape == "request":
@@ -121,11 +146,11 @@ async def _call(agent, session_id, entry, params, key, *, where=""):
     return result
 
 
-def _drop_none(**params):
+def _drop_none(**params: Any) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
 
 
-def component_id_for(idempotency_key):
+def component_id_for(idempotency_key: str | idempotency.Key | None) -> str:
     """A new component's id: random, or derived from the push's idempotency key, so that a
     retry renders the same component."""
     if idempotency_key is None:
@@ -135,8 +160,11 @@ def component_id_for(idempotency_key):
 
 
 @_seed_errors
-async def arender(agent, session_id, component_type, data, *, component_id=None, metadata=None,
-                  idempotency_key=None):
+async def arender(agent: Agent | int, session_id: UUID | str, component_type: str,
+                  data: dict[str, Any], *, component_id: str | None = None,
+                  metadata: dict[str, Any] | None = None,
+                  idempotency_key: str | None = None) -> str:
+    """Render a component in the session; return its ``component_id``."""
     component_id = component_id or component_id_for(idempotency_key)
     await apush(agent, session_id, "ui.render", _drop_none(
         component_id=component_id, component_type=component_type, data=data, metadata=metadata),
@@ -145,36 +173,42 @@ async def arender(agent, session_id, component_type, data, *, component_id=None,
 
 
 @_seed_errors
-async def aupdate(agent, session_id, component_id, data, operation="merge", *,
-                  idempotency_key=None):
+async def aupdate(agent: Agent | int, session_id: UUID | str, component_id: str,
+                  data: dict[str, Any], operation: str = "merge", *,
+                  idempotency_key: str | None = None) -> Seq:
     return await apush(agent, session_id, "ui.update", {
         "component_id": component_id, "operation": operation, "data": data},
         idempotency_key=idempotency_key)
 
 
 @_seed_errors
-async def aprogress(agent, session_id, task_id, progress_type="determinate", *, value=None,
-                    total=None, message=None, idempotency_key=None):
+async def aprogress(agent: Agent | int, session_id: UUID | str, task_id: str,
+                    progress_type: str = "determinate", *, value: float | None = None,
+                    total: float | None = None, message: str | None = None,
+                    idempotency_key: str | None = None) -> Seq:
     return await apush(agent, session_id, "ui.progress", _drop_none(
         task_id=task_id, progress_type=progress_type, value=value, total=total, message=message),
         idempotency_key=idempotency_key)
 
 
 @_seed_errors
-async def anavigate(agent, session_id, url, *, new_tab=False, idempotency_key=None):
+async def anavigate(agent: Agent | int, session_id: UUID | str, url: str, *,
+                    new_tab: bool = False, idempotency_key: str | None = None) -> Seq:
     return await apush(agent, session_id, "ui.navigate", {"url": url, "new_tab": new_tab},
                        idempotency_key=idempotency_key)
 
 
 @_seed_errors
-async def anotify(agent, session_id, title, *, level="info", message=None, duration_ms=None,
-                  idempotency_key=None):
+async def anotify(agent: Agent | int, session_id: UUID | str, title: str, *,
+                  level: str = "info", message: str | None = None,
+                  duration_ms: int | None = None, idempotency_key: str | None = None) -> Seq:
     return await apush(agent, session_id, "ui.notify", _drop_none(
         level=level, title=title, message=message, duration_ms=duration_ms),
         idempotency_key=idempotency_key)
 
 
-async def _await_answer(agent, session_id, method, params):
+async def _await_answer(agent: Agent | int, session_id: UUID | str, method: str,
+                        params: dict[str, Any]) -> Any:
     layer = get_channel_layer()
     channel = await layer.new_channel()  # default prefix: see SurfaceEvents.start
     _, clean = pushentry.validate(method, {**params, "session_id": str(session_id)})
@@ -214,25 +248,32 @@ async def _await_answer(agent, session_id, method, params):
 
 
 @_seed_errors
-async def arequest_input(agent, session_id, input_type, prompt, *, options=None,
-                         validation=None, request_id=None, timeout_seconds=None):
-    """Ask the person for input and return their answer (``user.respond`` value)."""
+async def arequest_input(agent: Agent | int, session_id: UUID | str, input_type: str,
+                         prompt: str, *, options: list[Any] | None = None,
+                         validation: dict[str, Any] | None = None,
+                         request_id: str | None = None,
+                         timeout_seconds: float | None = None) -> Any:
+    """Ask the person for input and return their answer (``user.respond`` value: a JSON
+    value, as the input type gives it)."""
     return await _await_answer(agent, session_id, "ui.request_input", _drop_none(
         request_id=request_id or str(uuid.uuid4()), input_type=input_type, prompt=prompt,
         options=options, validation=validation, timeout_seconds=timeout_seconds))
 
 
 @_seed_errors
-async def aconfirm(agent, session_id, title, *, description=None, severity=None,
-                   timeout_seconds=None, request_id=None):
+async def aconfirm(agent: Agent | int, session_id: UUID | str, title: str, *,
+                   description: str | None = None, severity: str | None = None,
+                   timeout_seconds: float | None = None,
+                   request_id: str | None = None) -> Approval:
     """Ask for approval; return ``{"approved": bool, "reason": str}``."""
-    return await _await_answer(agent, session_id, "ui.confirm", _drop_none(
+    return cast(Approval, await _await_answer(agent, session_id, "ui.confirm", _drop_none(
         request_id=request_id or str(uuid.uuid4()), title=title, description=description,
-        severity=severity, timeout_seconds=timeout_seconds))
+        severity=severity, timeout_seconds=timeout_seconds)))
 
 
 @_seed_errors
-async def apending(agent, session_id=None):
+async def apending(agent: Agent | int,
+                   session_id: UUID | str | None = None) -> list[PendingItem]:
     """What waits for the agent: the same list as the agent socket's ``a2ui.pending``.
 
     Open requests (``status`` "pending") are listed and left where they are; outcomes no waiter
@@ -241,21 +282,23 @@ async def apending(agent, session_id=None):
     process, does not get them again.
     """
     items, _ = await answers.apending(_agent_id(agent), session_id)
-    return items
+    return cast(list[PendingItem], items)
 
 
 # AG-UI 1.0 runs (docs/agents.md "Runs") --------------------------------------------------------
 
 
 @_seed_errors
-async def afinish_run(agent, session_id, run_id, result=None):
+async def afinish_run(agent: Agent | int, session_id: UUID | str, run_id: str,
+                      result: Any = None) -> RunEnd:
     """End a run the person started (``agui.run_started``): RUN_FINISHED, with ``result``."""
     return await _call(agent, session_id, _pushed("agui.run_finish"),
                        {"run_id": run_id, "result": result}, None, where="params")
 
 
 @_seed_errors
-async def aerror_run(agent, session_id, run_id, message, code=None):
+async def aerror_run(agent: Agent | int, session_id: UUID | str, run_id: str, message: str,
+                     code: str | None = None) -> RunEnd:
     """End a run as failed: RUN_ERROR ``message`` (``code`` optional)."""
     return await _call(agent, session_id, _pushed("agui.run_error"),
                        {"run_id": run_id, "message": message, "code": code}, None,
@@ -263,7 +306,8 @@ async def aerror_run(agent, session_id, run_id, message, code=None):
 
 
 @_seed_errors
-async def aruns(agent, session_id=None):
+async def aruns(agent: Agent | int,
+                session_id: UUID | str | None = None) -> list[dict[str, Any]]:
     """The agent's running runs, each as its ``agui.run_started`` said (for agents that poll)."""
     return await _call(agent, session_id, _pushed("agui.runs"), {}, None)
 
@@ -272,7 +316,9 @@ async def aruns(agent, session_id=None):
 
 
 @_seed_errors
-async def asurfaces(agent, session_id, messages, *, idempotency_key=None):
+async def asurfaces(agent: Agent | int, session_id: UUID | str,
+                    messages: list[dict[str, Any]], *,
+                    idempotency_key: str | None = None) -> SurfacesDelivered:
     """Validate and deliver a batch of A2UI v0.9 server messages to a session's surfaces.
 
     Returns ``{"delivered": n, "seq": last sequence number}``; an invalid batch changes nothing
@@ -285,7 +331,8 @@ async def asurfaces(agent, session_id, messages, *, idempotency_key=None):
 
 
 @_seed_errors
-async def aagui_event(agent, session_id, event, *, idempotency_key=None):
+async def aagui_event(agent: Agent | int, session_id: UUID | str, event: dict[str, Any], *,
+                      idempotency_key: str | None = None) -> Seq:
     """Push one AG-UI-native event (seed 003: TEXT_MESSAGE, TOOL_CALL_*, STATE_DELTA,
     PLAN_CARD, RESOURCE_TREE, AGENT_ROSTER, ARTIFACT_*) to a session; return its sequence
     number. Bad input is ProtocolError -32602 with ``data.path`` ``event.<field>``; a
@@ -295,151 +342,37 @@ async def aagui_event(agent, session_id, event, *, idempotency_key=None):
                        _key(idempotency_key))
 
 
-def _table_function(entry):
+def _table_function(entry: AgentMethod) -> Callable[..., Coroutine[Any, Any, Any]]:
     """The Python API function of a table entry no function here spells out:
     ``await agents.<sdk>(agent, session_id, {params} or **params, idempotency_key=None)``."""
 
     @_seed_errors
-    async def call(agent, session_id, params=None, *, idempotency_key=None, **fields):
+    async def call(agent: Agent | int, session_id: UUID | str,
+                   params: dict[str, Any] | None = None, *,
+                   idempotency_key: str | None = None, **fields: Any) -> Any:
         return await apush(agent, session_id, entry.name, {**(params or {}), **fields},
                            idempotency_key=idempotency_key)
 
-    call.__name__ = call.__qualname__ = entry.sdk
+    call.__name__ = call.__qualname__ = str(entry.sdk)
     call.__doc__ = entry.summary or f"Push ``{entry.name}`` (a2ui.core.agentmethods)."
     return call
 
 
-def __getattr__(name):
-    """The dispatch table's entries with an ``sdk`` name that this module does not define:
-    a protocol adding an agent method needs no change here."""
-    entry = agentmethods.by("sdk", name) if not name.startswith("__") else None
-    if entry is None or not entry.handled or entry.awaits:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return _table_function(entry)
+if not TYPE_CHECKING:  # a type checker sees the names above alone, so a typo is an error
+
+    def __getattr__(name):
+        """The dispatch table's entries with an ``sdk`` name that this module does not define:
+        a protocol adding an agent method needs no change here (a type checker does not see
+        them: call ``apush`` with the method's name instead, which it does)."""
+        entry = agentmethods.by("sdk", name) if not name.startswith("__") else None
+        if entry is None or not entry.handled or entry.awaits:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _table_function(entry)
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted({*globals(), *(e.sdk for e in agentmethods.table().values()
                                  if e.sdk and e.handled and not e.awaits)})
-
-
-class AgentEvents:
-    """The notifications an agent socket would get (session.opened, user.cancel, ...), as an
-    async iterator of ``{"method", "params"}``, across every process (a channel-layer group)::
-
-        async with agents.events(agent) as events:
-            async for event in events:          # or: await events.next(timeout=30)
-                if event["method"] == "session.opened": ...
-
-    Like a socket, a listener in the default mode ``events="one"`` gets a session's events only
-    while no other socket or listener of the agent holds that session (``agentroute``): run the
-    same agent twice and each session's events reach one of them. ``events="all"`` observes
-    everything. Pass ``session_id`` to see only that session's events.
-    """
-
-    methods = None  # every method
-
-    def __init__(self, agent, session_id=None, *, events=agentroute.ONE):
-        if events not in agentroute.MODES:
-            raise ValueError("events must be 'one' or 'all'")
-        self.agent_id = _agent_id(agent)
-        self.group = groups.agent_group(self.agent_id)
-        self.backlog = []  # the sessions it is told of on start (sessions.aannouncements)
-        self.session_id = str(session_id) if session_id is not None else None
-        self.mode = events
-        self.layer = get_channel_layer()
-        self.channel = None
-
-    async def start(self):
-        if self.channel is None:
-            # The default prefix: channels_redis reads one "specific." queue per process, and a
-            # channel of another prefix would wait behind the sockets' reader forever.
-            self.channel = await self.layer.new_channel()
-            listening_since = timezone.now()
-            await agentroute.ajoin(self.channel, self.mode)
-            await self.layer.group_add(self.group, self.channel)
-            await presence.ajoin(self.agent_id, self.channel)  # the agent's people are told
-            if self.methods is None or "session.resumed" in self.methods:
-                # As a socket is: the live sessions nobody else of the agent holds, first.
-                self.backlog = [
-                    {"method": "session.resumed", "params": p}
-                    for p in await sessions.aannouncements(self.agent_id, self.channel,
-                                                           self.mode, listening_since)
-                    if self.session_id is None or p["session_id"] == self.session_id]
-        return self
-
-    async def stop(self):
-        if self.channel is not None:
-            await presence.aleave(self.channel)
-            await self.layer.group_discard(self.group, self.channel)
-            await agentroute.aleave(self.channel)
-            self.channel = None
-
-    async def __aenter__(self):
-        return await self.start()
-
-    async def __aexit__(self, *exc):
-        await self.stop()
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        await self.start()
-        if self.backlog:
-            return self.item(self.backlog.pop(0))
-        while True:
-            event = await self.layer.receive(self.channel)
-            if event.get("type") != "a2ui.agent_event":
-                continue
-            if self.methods is not None and event.get("method") not in self.methods:
-                continue
-            params = event["params"]
-            if self.session_id is not None and params.get("session_id") != self.session_id:
-                continue
-            if await agentroute.atake(self.agent_id, self.channel, self.mode, event):
-                return self.item(event)
-
-    def item(self, event):
-        return {"method": event["method"], "params": event["params"]}
-
-    async def next(self, timeout=None):
-        """The next event, waiting at most ``timeout`` seconds (TimeoutError)."""
-        return await asyncio.wait_for(self.__anext__(), timeout)
-
-
-class SurfaceEvents(AgentEvents):
-    """The person's v0.9 actions and errors for one agent, as an async iterator.
-
-    Each item is the ``a2ui.v09`` notification's params: ``{"session_id", "messages": [...],
-    "dataModel"?}``. Listening starts on ``async with`` (or the first ``async for``) and covers
-    every process (a channel-layer group)::
-
-        async with agents.surface_events(agent) as events:
-            await agents.asurfaces(agent, sid, booking_surface())
-            async for event in events:
-                for message in event["messages"]:
-                    if "action" in message: ...
-
-    Pass ``session_id`` to see only that session's events. An observer: it gets every action
-    of the agent whichever socket holds the session (``events="one"`` to take part instead).
-    """
-
-    methods = frozenset({"a2ui.v09"})
-
-    def __init__(self, agent, session_id=None, *, events=agentroute.ALL):
-        super().__init__(agent, session_id, events=events)
-
-    def item(self, event):
-        return event["params"]
-
-
-def events(agent, session_id=None, *, events=agentroute.ONE):
-    return AgentEvents(agent, session_id, events=events)
-
-
-def surface_events(agent, session_id=None, *, events=agentroute.ALL):
-    return SurfaceEvents(agent, session_id, events=events)
 
 
 render = async_to_sync(arender)
