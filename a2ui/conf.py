@@ -299,7 +299,8 @@ POSITIVE_INTS = (
     "CAP_RUNS_PER_PERSON",
     "CAP_PER_ADDRESS",
     "CAP_LEASE_SECONDS",
-    *(name for name in DEFAULTS if name.startswith(("LOGIN_", "RATE_"))),
+    *(name for name in DEFAULTS if name.startswith(("LOGIN_", "RATE_"))
+      and name != "RATE_LIMIT_PER_MINUTE"),
     "REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS",
     "REMOTE_AGENT_IDLE_TIMEOUT_SECONDS",
     "REMOTE_AGENT_RUN_TIMEOUT_SECONDS",
