@@ -106,12 +106,19 @@ def forwarded_client(peer, forwarded_for, trusted):
     return client
 
 
-def believe_forwarded(headers, peer, trusted, address_header, other_headers=()):
+def believe_forwarded(headers, peer, trusted, server):
     """Rewrite a request's ``headers`` (Twisted's ``Headers``: ``getRawHeaders``,
-    ``setRawHeaders``, ``removeHeader``) so that the server, which takes the leftmost entry of
-    ``address_header`` (Daphne does), takes the client's address as :func:`forwarded_client`
-    reads it: the one entry of that address, or none of the proxy headers (``address_header``
-    and ``other_headers``: the port, the scheme) from a peer that is not a trusted proxy."""
+    ``setRawHeaders``, ``removeHeader``) so that ``server`` (Daphne's: its
+    ``proxy_forwarded_address_header``, ``..._port_header``, ``..._proto_header``, None when
+    ``--proxy-headers`` is off), which takes the leftmost entry of the address header, takes the
+    client's address as :func:`forwarded_client` reads it: the one entry of that address, or
+    none of the proxy headers (address, port, scheme) from a peer that is not a trusted proxy.
+    The client's address, or None when the server reads no proxy header."""
+    address_header = server.proxy_forwarded_address_header
+    if not address_header:
+        return None
+    other_headers = [h for h in (server.proxy_forwarded_port_header,
+                                 server.proxy_forwarded_proto_header) if h]
     if not _trusted(peer, trusted):
         for name in (address_header, *other_headers):
             headers.removeHeader(name)
@@ -123,6 +130,14 @@ def believe_forwarded(headers, peer, trusted, address_header, other_headers=()):
         peer, [v.decode("latin-1") if isinstance(v, bytes) else v for v in values], trusted)
     headers.setRawHeaders(address_header, [client])
     return client
+
+
+def too_large_head(limit):
+    """The whole HTTP answer to a request head over ``limit`` bytes: 431 with a JSON message."""
+    body = (b'{"error": {"code": "headers_too_large", "message": "Request head too large: at '
+            b'most %d bytes of request line and headers."}}' % limit)
+    return (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json"
+            b"\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
 def connection_budget(soft_limit, reserve=None):

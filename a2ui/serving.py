@@ -208,15 +208,9 @@ class EdgeChannel(http.HTTPChannel):
         return super().lineReceived(line)
 
     def lineLengthExceeded(self, line):
-        # Twisted closed the connection without a word on a head line over MAX_LENGTH (a
-        # 100 KB header) and answered a bare 400 past totalHeadersSize: 431 with a message.
-        # The rest of the head is read and dropped for a second before the close (closing on
-        # unread bytes resets the connection, and the client could lose the answer).
-        body = (b'{"error": {"code": "headers_too_large", "message": "Request head too large: '
-                b'at most %d bytes of request line and headers."}}' % self.totalHeadersSize)
-        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                             b"Content-Type: application/json\r\nConnection: close\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        # Twisted closed without a word (a 100 KB header line) or a bare 400: 431, then the
+        # rest of the head is dropped for a second before the close (edgecaps.too_large_head).
+        self.transport.write(edgecaps.too_large_head(self.totalHeadersSize))
         self._refused, self._phase = True, None
         self.dataReceived = lambda data: None
         self.setTimeout(LINGER_SECONDS)
@@ -275,18 +269,12 @@ class _Refused(Protocol):
 
 
 class EdgeRequest(WebRequest):
-    """Daphne's request, the client's address believed only as far as the trusted proxies
-    (``EDGE_TRUSTED_PROXIES``) go (:func:`a2ui.edge.believe_forwarded`): the app's scope, the
-    caps, the metrics' access check and the access log all see that one address."""
+    """Daphne's request, the client's address believed only past the trusted proxies
+    (:func:`a2ui.edge.believe_forwarded`): scope, caps, metrics and access log see one."""
 
     def process(self):
-        server = self.server
-        if server.proxy_forwarded_address_header:
-            edgecaps.believe_forwarded(
-                self.requestHeaders, getattr(self.client, "host", None), server.edge.exempt,
-                server.proxy_forwarded_address_header,
-                [h for h in (server.proxy_forwarded_port_header,
-                             server.proxy_forwarded_proto_header) if h])
+        edgecaps.believe_forwarded(self.requestHeaders, getattr(self.client, "host", None),
+                                   self.server.edge.exempt, self.server)
         return super().process()
 
 

@@ -251,12 +251,6 @@ class SessionSocket(SessionListener):
                 data={"limit_per_minute": a2ui_settings.RATE_LIMIT_PER_MINUTE},
             )
 
-    async def check_consent_rate(self):
-        """A consent choice counted against ``RATE_CONSENTS_PER_MINUTE`` of the person and the
-        address (``caps.RateLimited``: the protocol's rate-limit error) before it is stored."""
-        await caps.check_rate("consent", f"user:{self.token.user_id}",
-                              caps.address_of(self.scope))
-
     # The cap on a person's sockets (a2ui.infra.caps) ---------------------------------------
 
     cap_lease = None

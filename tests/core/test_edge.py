@@ -141,13 +141,24 @@ class Headers(dict):
         self.pop(name.lower(), None)
 
 
+class Server:
+    proxy_forwarded_address_header = "X-Forwarded-For"
+    proxy_forwarded_port_header = None
+    proxy_forwarded_proto_header = "X-Forwarded-Proto"
+
+
 def test_believe_forwarded_leaves_daphne_one_entry_or_none():
     headers = Headers({"x-forwarded-for": [b"127.0.0.1, 198.51.100.7"],
                        "x-forwarded-proto": [b"https"]})
-    assert edge.believe_forwarded(headers, "127.0.0.1", TRUSTED, "X-Forwarded-For",
-                                  ["X-Forwarded-Proto"]) == "198.51.100.7"
+    assert edge.believe_forwarded(headers, "127.0.0.1", TRUSTED, Server) == "198.51.100.7"
     assert headers == {"x-forwarded-for": ["198.51.100.7"], "x-forwarded-proto": [b"https"]}
     direct = Headers({"x-forwarded-for": [b"127.0.0.1"], "x-forwarded-proto": [b"https"]})
-    assert edge.believe_forwarded(direct, "198.51.100.1", TRUSTED, "X-Forwarded-For",
-                                  ["X-Forwarded-Proto"]) == "198.51.100.1"
+    assert edge.believe_forwarded(direct, "198.51.100.1", TRUSTED, Server) == "198.51.100.1"
     assert direct == {}
+    off = Headers({"x-forwarded-for": [b"203.0.113.1"]})
+
+    class NoProxy(Server):
+        proxy_forwarded_address_header = None
+
+    assert edge.believe_forwarded(off, "127.0.0.1", TRUSTED, NoProxy) is None
+    assert off == {"x-forwarded-for": [b"203.0.113.1"]}

@@ -13,7 +13,6 @@ import pytest
 from channels.db import database_sync_to_async
 
 from a2ui import tokens
-from a2ui.models import StreamToken
 from tests.live.mcpclient import INIT_BODY, raw
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,7 +60,7 @@ async def test_a_forged_forwarded_for_opens_no_metrics_and_names_no_address(
 async def test_a_client_cannot_choose_its_caps_address(daphne_server, user, agent):
     server = daphne_server("--proxy-headers", A2UI_CAP_PER_ADDRESS="2")
     person = (await database_sync_to_async(tokens.issue_stream_token)(
-        user, agent, StreamToken.TYPE_STREAM_MCP)).token
+        user, agent, "stream_mcp")).token
 
     async def initialize(forwarded_for):
         status, _, text = await raw("POST", f"{server.url}/mcp", credential=person,
