@@ -69,6 +69,11 @@ class A2UIConfig(AppConfig):
 
         inbound.install()  # remote agents' events go to their runtime (a2ui.remote)
 
+        if self.apps.is_installed("django.contrib.admin"):
+            from a2ui.web import logins
+
+            logins.guard_admin()  # the admin's sign-ins limited, their checks bounded
+
         # channels-redis logs a traceback for each reconnection attempt while Redis is away
         # (about one a second per shard): one line each instead (services.outages).
         layer_log = logging.getLogger("channels_redis.pubsub")

@@ -180,6 +180,20 @@ DEFAULTS: dict[str, Any] = {
     "CAP_RUNS_PER_PERSON": env_int("A2UI_CAP_RUNS_PER_PERSON", 20),
     "CAP_PER_ADDRESS": env_int("A2UI_CAP_PER_ADDRESS", 1000),
     "CAP_LEASE_SECONDS": env_int("A2UI_CAP_LEASE_SECONDS", 60),
+    # Sign-ins (a2ui.web.logins; docs/operations.md "Sign-in limits"): failures that lock an
+    # account or an address, within a window; how long; password checks at once per process,
+    # and the wait for one (then 503).
+    "LOGIN_FAILURES_PER_ACCOUNT": env_int("A2UI_LOGIN_FAILURES_PER_ACCOUNT", 10),
+    "LOGIN_FAILURES_PER_ADDRESS": env_int("A2UI_LOGIN_FAILURES_PER_ADDRESS", 50),
+    "LOGIN_FAILURE_WINDOW_SECONDS": 900, "LOGIN_LOCKOUT_SECONDS": 900,
+    "LOGIN_CONCURRENT_CHECKS": env_int("A2UI_LOGIN_CONCURRENT_CHECKS", 2),
+    "LOGIN_CHECK_WAIT_SECONDS": 5,
+    # Rates (a2ui.infra.caps.check_rate): stream tokens minted, consent choices made and
+    # exports of a person's data, per credential and a minute; of each, per client address.
+    "RATE_STREAM_TOKENS_PER_MINUTE": env_int("A2UI_RATE_STREAM_TOKENS_PER_MINUTE", 60),
+    "RATE_CONSENTS_PER_MINUTE": env_int("A2UI_RATE_CONSENTS_PER_MINUTE", 60),
+    "RATE_EXPORTS_PER_MINUTE": env_int("A2UI_RATE_EXPORTS_PER_MINUTE", 10),
+    "RATE_PER_ADDRESS_PER_MINUTE": env_int("A2UI_RATE_PER_ADDRESS_PER_MINUTE", 600),
     # Remote agents (a2ui.remote, docs/remote-agents.md). Outbound requests go only to these
     # hosts (``host`` or ``host:port``; A2UI_REMOTE_AGENT_HOSTS in the environment, comma-
     # separated); a host that resolves to a loopback, private, link-local or otherwise special
@@ -285,6 +299,8 @@ POSITIVE_INTS = (
     "CAP_RUNS_PER_PERSON",
     "CAP_PER_ADDRESS",
     "CAP_LEASE_SECONDS",
+    *(name for name in DEFAULTS if name.startswith(("LOGIN_", "RATE_"))
+      and name != "RATE_LIMIT_PER_MINUTE"),
     "REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS",
     "REMOTE_AGENT_IDLE_TIMEOUT_SECONDS",
     "REMOTE_AGENT_RUN_TIMEOUT_SECONDS",

@@ -6,6 +6,10 @@ byte of it is parsed) and tells it when the connection closes; :class:`LogThrott
 flood of refusals to one WARNING line per address and interval. Nothing here reads a socket,
 a clock or the settings: the callers pass the time and the limits in.
 
+Behind reverse proxies, :func:`forwarded_client` reads the client's address from
+``X-Forwarded-For`` as far as the trusted proxies go (from the right), and
+:func:`believe_forwarded` rewrites a request's headers to it before Daphne reads them.
+
 Addresses are counted as :func:`address_key` names them: an IPv4 address as itself (also when
 it arrives IPv4-mapped, ``::ffff:192.0.2.1``), an IPv6 address by its /64 network (one client
 holds a whole /64), anything else (a UNIX socket's peer) not at all.
@@ -51,6 +55,89 @@ def parse_networks(values):
         except (TypeError, ValueError):
             raise ValueError(f"{value!r} is not an IP address or network") from None
     return tuple(networks)
+
+
+def _hop(value):
+    """One ``X-Forwarded-For`` entry as an address: ``192.0.2.1``, ``192.0.2.1:4711``,
+    ``2001:db8::1``, ``[2001:db8::1]:4711``; None for anything else."""
+    value = value.strip()
+    candidates = [value]
+    if value.startswith("["):
+        candidates = [value[1:].split("]", 1)[0]]
+    elif value.count(":") == 1:
+        candidates.append(value.split(":", 1)[0])
+    for candidate in candidates:
+        try:
+            address = ipaddress.ip_address(candidate.split("%", 1)[0])
+        except ValueError:
+            continue
+        if address.version == 6 and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return address
+    return None
+
+
+def _trusted(peer, trusted):
+    address = _hop(peer) if peer else None
+    return address is not None and any(address in network for network in trusted)
+
+
+def forwarded_client(peer, forwarded_for, trusted):
+    """The client's address of a request that reached the server from ``peer`` (the TCP
+    peer's address) with the ``X-Forwarded-For`` values ``forwarded_for`` (a list: one per
+    header line), the proxies in ``trusted`` (:func:`parse_networks`) being believed.
+
+    A peer that is not a trusted proxy is the client: what it wrote is ignored. From a trusted
+    proxy, the entries are read from the right (the one the nearest proxy appended) past those
+    that are trusted proxies themselves: the first that is not is the client. Entries to its
+    left were written by the client and are never believed. When every entry is trusted, the
+    leftmost is; an entry that is not an address stops the walk at the hop to its right."""
+    if not _trusted(peer, trusted):
+        return peer
+    entries = [e for value in forwarded_for for e in str(value).split(",") if e.strip()]
+    client = peer
+    for entry in reversed(entries):
+        address = _hop(entry)
+        if address is None:
+            break
+        client = str(address)
+        if not any(address in network for network in trusted):
+            break
+    return client
+
+
+def believe_forwarded(headers, peer, trusted, server):
+    """Rewrite a request's ``headers`` (Twisted's ``Headers``: ``getRawHeaders``,
+    ``setRawHeaders``, ``removeHeader``) so that ``server`` (Daphne's: its
+    ``proxy_forwarded_address_header``, ``..._port_header``, ``..._proto_header``, None when
+    ``--proxy-headers`` is off), which takes the leftmost entry of the address header, takes the
+    client's address as :func:`forwarded_client` reads it: the one entry of that address, or
+    none of the proxy headers (address, port, scheme) from a peer that is not a trusted proxy.
+    The client's address, or None when the server reads no proxy header."""
+    address_header = server.proxy_forwarded_address_header
+    if not address_header:
+        return None
+    other_headers = [h for h in (server.proxy_forwarded_port_header,
+                                 server.proxy_forwarded_proto_header) if h]
+    if not _trusted(peer, trusted):
+        for name in (address_header, *other_headers):
+            headers.removeHeader(name)
+        return peer
+    values = headers.getRawHeaders(address_header)
+    if not values:
+        return peer
+    client = forwarded_client(
+        peer, [v.decode("latin-1") if isinstance(v, bytes) else v for v in values], trusted)
+    headers.setRawHeaders(address_header, [client])
+    return client
+
+
+def too_large_head(limit):
+    """The whole HTTP answer to a request head over ``limit`` bytes: 431 with a JSON message."""
+    body = (b'{"error": {"code": "headers_too_large", "message": "Request head too large: at '
+            b'most %d bytes of request line and headers."}}' % limit)
+    return (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json"
+            b"\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
 def connection_budget(soft_limit, reserve=None):

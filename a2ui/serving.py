@@ -39,7 +39,7 @@ import logging
 import time
 from functools import partial
 
-from daphne.http_protocol import HTTPFactory
+from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketProtocol
 from twisted.internet import defer, reactor, task
@@ -60,6 +60,8 @@ HARD_CAP_FACTOR = 2
 SHUTDOWN_CLOSE = (1001, "server shutting down")
 #: Seconds the clients get to answer that close frame before the process exits anyway.
 SHUTDOWN_GRACE = 2.0
+#: Seconds a connection answered 431 (head too large) is read and dropped before it closes.
+LINGER_SECONDS = 1
 
 
 def websocket_hard_cap(limit=None):
@@ -196,6 +198,23 @@ class EdgeChannel(http.HTTPChannel):
             self._expect("head", self.edge.header_timeout)
         basic.LineReceiver.dataReceived(self, data)
 
+    _refused = False
+
+    def lineReceived(self, line):
+        if self._refused:
+            return None
+        if self._receivedHeaderSize + len(line) > self.totalHeadersSize:
+            return self.lineLengthExceeded(line)
+        return super().lineReceived(line)
+
+    def lineLengthExceeded(self, line):
+        # Twisted closed without a word (a 100 KB header line) or a bare 400: 431, then the
+        # rest of the head is dropped for a second before the close (edgecaps.too_large_head).
+        self.transport.write(edgecaps.too_large_head(self.totalHeadersSize))
+        self._refused, self._phase = True, None
+        self.dataReceived = lambda data: None
+        self.setTimeout(LINGER_SECONDS)
+
     def allHeadersReceived(self):
         super().allHeadersReceived()
         self._expect("body", self.edge.body_timeout)
@@ -249,6 +268,16 @@ class _Refused(Protocol):
         self.transport.abortConnection()
 
 
+class EdgeRequest(WebRequest):
+    """Daphne's request, the client's address believed only past the trusted proxies
+    (:func:`a2ui.edge.believe_forwarded`): scope, caps, metrics and access log see one."""
+
+    def process(self):
+        edgecaps.believe_forwarded(self.requestHeaders, getattr(self.client, "host", None),
+                                   self.server.edge.exempt, self.server)
+        return super().process()
+
+
 class EdgeHTTPFactory(HTTPFactory):
     """Daphne's ``HTTPFactory`` with the edge: caps checked in ``buildProtocol`` (when the
     connection is accepted, before any parsing), :class:`EdgeChannel` for HTTP/1.1, and the
@@ -272,6 +301,7 @@ class EdgeHTTPFactory(HTTPFactory):
             slot.release()
             raise
         protocol.slot = slot
+        protocol.requestFactory = EdgeRequest
         return protocol
 
 

@@ -4,6 +4,9 @@ signed checkpoint (``a2ui.verify_auditevent``), and a person's data: export
 the "a2ui compliance" group does not hold). Thin: ``a2ui.compliance.chain`` and
 ``a2ui.compliance.person`` do the work, and audit each run."""
 
+import json
+
+from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseNotAllowed
@@ -13,10 +16,25 @@ from django.utils import timezone
 
 from a2ui.compliance import chain as auditchain
 from a2ui.compliance import person
+from a2ui.infra import caps
 
 VERIFY = "a2ui.verify_auditevent"
 EXPORT = "a2ui.export_person"
 ERASE = "a2ui.erase_person"
+
+
+def export_refusal(request):
+    """None, or the 429 (``Retry-After``, JSON message) of an export past
+    ``RATE_EXPORTS_PER_MINUTE`` of the officer or ``RATE_PER_ADDRESS_PER_MINUTE`` of the
+    address (``caps.check_rate``), before anything is read or audited."""
+    try:
+        async_to_sync(caps.check_rate)("export", f"user:{request.user.pk}",
+                                       caps.address_of_request(request))
+    except caps.RateLimited as exc:
+        return HttpResponse(json.dumps({"error": {"message": exc.message, "data": exc.data}}),
+                            status=429, content_type="application/json",
+                            headers={"Retry-After": str(exc.retry_after)})
+    return None
 
 
 class ComplianceViewsMixin:
@@ -86,6 +104,9 @@ class ComplianceViewsMixin:
             return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context,
                                     status=400)
         if action == "export":
+            refused = export_refusal(request)
+            if refused is not None:
+                return refused
             text = person.dumps(person.export(target, actor=user)) + "\n"
             response = HttpResponse(text, content_type="application/json; charset=utf-8")
             stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

@@ -42,6 +42,7 @@ async def user_action(socket, event):
         if not isinstance(payload, dict):
             raise invalid_input("event.payload", "must be an object")
         consent_type, granted = consent.validate_params(payload)
+        await consent.count_choice(socket.token.user_id, socket.scope)
         change = await consent.arecord_choice(socket.token.user, consent_type, granted, sid)
         await consent.anotify(change)
         socket.consent_changed(consent_type, granted)

@@ -5,6 +5,7 @@ import functools
 import io
 
 from adrf.views import APIView as AsyncAPIView
+from asgiref.sync import async_to_sync
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from rest_framework import status
@@ -18,6 +19,7 @@ from a2ui.api.renderers import SafeJSONRenderer
 from a2ui.conf import a2ui_settings
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
+from a2ui.infra import caps
 from a2ui.rpc.errors import ErrorCode, ProtocolError
 from a2ui.sessions import lifecycle as sessions
 
@@ -210,3 +212,10 @@ def session_id_query(request):
         return sessions.parse_session_id(session_id)
     except DomainError:
         raise ValidationError({"session_id": ["Not a session id (a UUID)."]}) from None
+
+
+def rate_limit(kind, request):
+    """Count one ``kind`` for the request's person and address (``caps.check_rate``): 429 with
+    ``Retry-After`` and the JSON-RPC error -32001 past the limit."""
+    async_to_sync(caps.check_rate)(kind, f"user:{request.user.pk}",
+                                   caps.address_of_request(request))

@@ -15,7 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from a2ui.api.base import A2UIAPIView
+from a2ui.api.base import A2UIAPIView, rate_limit
 from a2ui.api.permissions import IsPerson
 from a2ui.consent import choices as consent
 from a2ui.models import A2UIConsentRecord
@@ -73,6 +73,7 @@ class ConsentRevokeView(A2UIAPIView):
         409: OpenApiResponse(description="Already revoked, or a refusal"),
     })
     def post(self, request, pk):
+        rate_limit("consent", request)
         record = A2UIConsentRecord.objects.filter(pk=pk, user=request.user).first()
         if record is None:
             raise NotFound("No such consent record of yours.")
@@ -95,6 +96,7 @@ class ConsentRevokeTypeView(A2UIAPIView):
     def post(self, request):
         body = RevokeTypeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        rate_limit("consent", request)
         consent_type = body.validated_data["consent_type"]
         if consent_type not in consent.known_types():
             raise ValidationError({"consent_type": [

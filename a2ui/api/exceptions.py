@@ -41,7 +41,9 @@ def protocol_error_response(exc):
     code = HTTP_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST)
     if exc.code == ErrorCode.INTERNAL_ERROR:
         code = status.HTTP_500_INTERNAL_SERVER_ERROR
-    return Response({"error": exc.error_object()}, status=code)
+    retry = exc.data.get("retry_after") if isinstance(exc.data, dict) else None
+    headers = {"Retry-After": str(retry)} if isinstance(retry, int) else None
+    return Response({"error": exc.error_object()}, status=code, headers=headers)
 
 
 def v09_refusal_response(refusal):

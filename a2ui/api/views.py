@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from a2ui import surfaces as surface_service
 from a2ui import tokens
-from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, session_id_query
+from a2ui.api.base import A2UIAPIView, A2UIAsyncAPIView, rate_limit, session_id_query
 from a2ui.api.permissions import IsAgent, IsPerson
 from a2ui.api.serializers import StreamTokenRequestSerializer, StreamTokenResponseSerializer
 from a2ui.compliance import audit
@@ -49,6 +49,7 @@ class StreamTokenView(A2UIAPIView):
     def post(self, request):
         body = StreamTokenRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        rate_limit("stream_token", request)  # before the token is minted
         agent_id = body.validated_data.get("agent_id")
         agent = find_agent(agent_id) if agent_id else tokens.default_agent()
         if agent is None:

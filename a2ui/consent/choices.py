@@ -29,7 +29,7 @@ from django.utils.translation import gettext
 from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault, invalid_input
-from a2ui.infra import dbthreads, groups, shared
+from a2ui.infra import caps, dbthreads, groups, shared
 from a2ui.models import A2UIConsentRecord, A2UISessionLog
 
 CACHE_TTL = 300
@@ -196,6 +196,13 @@ def validate_params(params):
     if not isinstance(granted, bool):
         raise invalid_input("params.granted", "granted must be true or false")
     return consent_type, granted
+
+
+async def count_choice(user_id, scope):
+    """A socket's consent choice counted against ``RATE_CONSENTS_PER_MINUTE`` of the person and
+    of the client address of ``scope`` (``caps.RateLimited``: the protocol's rate-limit error),
+    before anything is stored."""
+    await caps.check_rate("consent", f"user:{user_id}", caps.address_of(scope))
 
 
 def _live_sessions(user_id):

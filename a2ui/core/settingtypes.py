@@ -85,6 +85,17 @@ class Settings:
     CAP_RUNS_PER_PERSON: int
     CAP_PER_ADDRESS: int
     CAP_LEASE_SECONDS: int
+    # Sign-ins (a2ui.web.logins) and rates (a2ui.infra.caps.check_rate).
+    LOGIN_FAILURES_PER_ACCOUNT: int
+    LOGIN_FAILURES_PER_ADDRESS: int
+    LOGIN_FAILURE_WINDOW_SECONDS: int
+    LOGIN_LOCKOUT_SECONDS: int
+    LOGIN_CONCURRENT_CHECKS: int
+    LOGIN_CHECK_WAIT_SECONDS: int
+    RATE_STREAM_TOKENS_PER_MINUTE: int
+    RATE_CONSENTS_PER_MINUTE: int
+    RATE_EXPORTS_PER_MINUTE: int
+    RATE_PER_ADDRESS_PER_MINUTE: int
     # Remote and in-process agents.
     REMOTE_AGENT_HOSTS: Sequence[str]
     REMOTE_AGENT_CONNECT_TIMEOUT_SECONDS: int

@@ -11,13 +11,20 @@ under its limit, and gives it a lease (``a2ui.infra.leases``: one scope per hold
 protocol's rate-limit error and close code) and nothing was counted. When Redis cannot be
 reached at admission the thing is admitted uncounted (logged): caps protect the service, they
 must not take it down.
+
+Rates are the other limit (:func:`check_rate`): how often a credential, and a client address,
+may mint or write something a loop could pile up (stream tokens, consent choices, exports),
+counted per minute (``A2UI['RATE_...']``, ``a2ui.infra.shared.hit_rate_limit``); past it
+:class:`RateLimited`, with the seconds until the minute ends (``Retry-After``).
 """
 
+import time
 from dataclasses import dataclass
 
+from a2ui import edge
 from a2ui.conf import a2ui_settings
 from a2ui.core.errors import DomainError, Fault
-from a2ui.infra import leases, prom
+from a2ui.infra import leases, prom, shared
 
 #: What each kind is called in refusals.
 NOUNS = {
@@ -100,8 +107,9 @@ holding = leases.holding
 
 
 def address_of(scope):
-    """The client address of an ASGI scope (behind a proxy, the one ``a2ui_serve --proxy``
-    took from X-Forwarded-For), or None."""
+    """The client address of an ASGI scope (behind a proxy, the one ``a2ui_serve
+    --proxy-headers`` took from X-Forwarded-For past the trusted proxies:
+    ``a2ui.edge.forwarded_client``), or None."""
     client = scope.get("client") if scope else None
     if client and client[0]:
         return str(client[0])[:64]
@@ -159,3 +167,42 @@ async def acquire_run(user_id, agent_id, address):
     """An AG-UI 1.0 run of a person (bearer token or cookie) with an agent, while it streams."""
     return await acquire("run", [
         person(user_id, agent_id, a2ui_settings.CAP_RUNS_PER_PERSON), by_address(address)])
+
+
+# Rates -------------------------------------------------------------------------------------------
+
+#: Each rate-limited kind: what it is called in refusals, and its setting (per credential).
+RATES = {
+    "stream_token": ("stream tokens", "RATE_STREAM_TOKENS_PER_MINUTE"),
+    "consent": ("consent choices", "RATE_CONSENTS_PER_MINUTE"),
+    "export": ("exports of a person's data", "RATE_EXPORTS_PER_MINUTE"),
+}
+RATE_WINDOW = 60
+PER_RATE = {"credential": "this account", "address": "this address"}
+
+
+class RateLimited(DomainError):
+    def __init__(self, kind, per, limit, retry_after):
+        super().__init__(
+            Fault.RATE_LIMITED,
+            f"Too many {RATES[kind][0]} for {PER_RATE[per]} (limit {limit} a minute): "
+            f"retry in {retry_after} s.",
+            {"reason": "rate_limited", "kind": kind, "per": per, "limit_per_minute": limit,
+             "retry_after": retry_after})
+        self.retry_after = retry_after
+        if prom.ON:
+            prom.cap_refused(kind)
+
+
+async def check_rate(kind, credential, address):
+    """Count one ``kind`` (:data:`RATES`) for ``credential`` (e.g. ``"user:7"``) and the client
+    ``address`` (IPv6 by /64; none for what is not an IP); :class:`RateLimited` past the
+    credential's ``RATE_<KIND>_PER_MINUTE`` or ``RATE_PER_ADDRESS_PER_MINUTE``. Checked before
+    anything is written."""
+    limits = [("credential", credential, getattr(a2ui_settings, RATES[kind][1]))]
+    key = edge.address_key(address)
+    if key is not None:
+        limits.append(("address", key, a2ui_settings.RATE_PER_ADDRESS_PER_MINUTE))
+    for per, ident, limit in limits:
+        if await shared.hit_rate_limit(f"{kind}:{per}:{ident}", limit, RATE_WINDOW):
+            raise RateLimited(kind, per, limit, RATE_WINDOW - int(time.time()) % RATE_WINDOW)

@@ -40,6 +40,8 @@ class LocalBackend:
         self.sessions = {}
         self.sockets = {}
         self.caps = {}  # a2ui.infra.leases: {scope key: {member: lapses at or None}}
+        self.strikes = {}  # lockouts: {scope key: [failures, window ends at]}
+        self.locks = {}  # lockouts: {scope key: ends at}
 
     def clear(self):
         self.caps.clear()
@@ -47,6 +49,8 @@ class LocalBackend:
         self.seq.clear()
         self.windows.clear()
         self.sessions.clear()
+        self.strikes.clear()
+        self.locks.clear()
 
     async def next_seq_and_sockets(self, session_id, sockets, clients=False):
         value = self.seq.get(session_id, 0) + 1
@@ -75,6 +79,28 @@ class LocalBackend:
             for old in [b for b in self.windows if b[1] < window]:
                 del self.windows[old]
         return count > limit
+
+    async def strike(self, scope_key, limit, window_seconds, lockout_seconds):
+        now = time.monotonic()
+        if len(self.strikes) + len(self.locks) > 10000:
+            self.strikes = {k: v for k, v in self.strikes.items() if v[1] > now}
+            self.locks = {k: v for k, v in self.locks.items() if v > now}
+        entry = self.strikes.get(scope_key)
+        if entry is None or entry[1] <= now:
+            entry = self.strikes[scope_key] = [0, now + window_seconds]
+        entry[0] += 1
+        if entry[0] < limit:
+            return False
+        del self.strikes[scope_key]
+        self.locks[scope_key] = now + lockout_seconds
+        return True
+
+    async def locked_for(self, scope_keys):
+        now = time.monotonic()
+        return max([0.0, *(self.locks.get(k, now) - now for k in scope_keys)])
+
+    async def forgive(self, scope_key):
+        self.strikes.pop(scope_key, None)
 
     async def socket_opened(self, session_hex, fresh):
         self.sockets[session_hex] = self.sockets.get(session_hex, 0) + 1

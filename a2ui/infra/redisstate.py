@@ -8,6 +8,8 @@ Keys (``a2ui:`` prefix):
   created the hash: only then is ``s`` the count of every open socket (direct delivery).
 * ``live:<session hex>``: ``"agent:user"`` of a live session (owner check), 5 minutes.
 * ``rl:<scope>:<window>``: a rate-limit window.
+* ``strikes:<scope>``, ``lock:<scope>``: failed logins counted in a window, and a lockout
+  (``shared.strike``).
 
 Every command goes through one pipelined connection per event loop (``redisline``; redis-py
 for URLs it does not take, e.g. ``unix://``). redis-py also serves ``redis_client()`` (consents)
@@ -283,6 +285,24 @@ class RedisBackend:
         key = f"a2ui:rl:{scope_key}:{int(time.time() // window_seconds)}"
         count, _ = await self.execute(("INCR", key), ("EXPIRE", key, window_seconds * 2))
         return int(count) > limit
+
+    async def strike(self, scope_key, limit, window_seconds, lockout_seconds):
+        key = f"a2ui:strikes:{scope_key}"
+        count, ttl = await self.execute(("INCR", key), ("TTL", key))
+        commands = [("EXPIRE", key, window_seconds)] if int(ttl) < 0 else []
+        if int(count) >= limit:  # the one that reaches it locks; the count starts again
+            commands += [("SET", f"a2ui:lock:{scope_key}", "1", "EX", lockout_seconds),
+                         ("DEL", key)]
+        if commands:
+            await self.execute(*commands)
+        return int(count) == limit
+
+    async def locked_for(self, scope_keys):
+        ttls = await self.execute(*(("PTTL", f"a2ui:lock:{k}") for k in scope_keys))
+        return max([0.0, *(int(t) / 1000 for t in ttls)])
+
+    async def forgive(self, scope_key):
+        await self.execute(("DEL", f"a2ui:strikes:{scope_key}"))
 
     async def cache_session(self, session_hex, value):
         await self.execute(("SET", f"a2ui:live:{session_hex}", value, "EX", LIVE_TTL))

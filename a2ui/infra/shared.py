@@ -117,6 +117,23 @@ async def hit_rate_limit(scope_key, limit, window_seconds=60):
     return await backend().hit_rate_limit(scope_key, limit, window_seconds)
 
 
+async def strike(scope_key, limit, window_seconds, lockout_seconds):
+    """Count one failure of ``scope_key`` (a login's account or address) in a window of
+    ``window_seconds`` from its first; the one that reaches ``limit`` locks the key for
+    ``lockout_seconds`` (True: this call locked it) and the count starts again."""
+    return await backend().strike(scope_key, limit, window_seconds, lockout_seconds)
+
+
+async def locked_for(scope_keys):
+    """Seconds until the last lock of ``scope_keys`` ends (0.0: none is locked)."""
+    return await backend().locked_for(list(scope_keys))
+
+
+async def forgive(scope_key):
+    """Forget the failures counted for ``scope_key`` (a successful login)."""
+    await backend().forgive(scope_key)
+
+
 # Open sockets per session -----------------------------------------------------------------------
 
 

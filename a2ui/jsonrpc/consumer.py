@@ -281,6 +281,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
 
     async def on_consent(self, msg):
         consent_type, granted = consent.validate_params(msg.params)
+        await consent.count_choice(self.token.user_id, self.scope)
         change = await consent.arecord_choice(
             self.token.user, consent_type, granted, self.session_id
         )

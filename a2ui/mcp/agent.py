@@ -46,13 +46,12 @@ def text_result(value, *, is_error=False):
 
 async def call(ctx, who, name, arguments):
     agent = who.agent
-    if name == "list_sessions":
-        return text_result({"sessions": await sessions.alive_sessions(agent)})
-    if name == "list_runs":
-        session_id = arguments.get("session_id") if isinstance(arguments, dict) else None
-        return text_result({"runs": await agents.aruns(agent, session_id)})
-    if name == "pending_requests":
-        session_id = arguments.get("session_id") if isinstance(arguments, dict) else None
+    if name in tools.READ_TOOLS:
+        session_id = tools.read_arguments(name, arguments).get("session_id")
+        if name == "list_sessions":
+            return text_result({"sessions": await sessions.alive_sessions(agent)})
+        if name == "list_runs":
+            return text_result({"runs": await agents.aruns(agent, session_id)})
         return text_result({"requests": await agents.apending(agent, session_id)})
     try:
         session_id, rest = tools.split_session(tools.with_defaults(name, arguments))

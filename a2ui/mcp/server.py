@@ -175,7 +175,13 @@ async def unsubscribe(ctx, params):
 
 class InitializeCapture:
     """Middleware: keeps the raw ``initialize`` capabilities (``a2ui`` and ``extensions``)
-    on the connection: the SDK's model drops the unknown top-level ``a2ui``."""
+    on the connection: the SDK's model drops the unknown top-level ``a2ui``. And advertises the
+    server's ``extensions`` (the MCP Apps extension) in the answer on every protocol version:
+    the SDK shapes the result by the negotiated version's schema, and the 2025 schemas have no
+    ``capabilities.extensions``, so it dropped them on 2025-11-25, 2025-06-18 and before."""
+
+    def __init__(self, extensions):
+        self.extensions = extensions
 
     async def __call__(self, ctx, call_next):
         if ctx.method == "initialize" and isinstance(ctx.params, dict):
@@ -183,7 +189,12 @@ class InitializeCapture:
             connection = getattr(ctx.session, "_connection", None)
             if isinstance(capabilities, dict) and connection is not None:
                 connection.state["a2ui_capabilities"] = capabilities
-        return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict) and self.extensions:
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict) and not capabilities.get("extensions"):
+                capabilities["extensions"] = {k: dict(v) for k, v in self.extensions.items()}
+        return result
 
 
 class LastResort:
@@ -278,9 +289,9 @@ def build_server():
         on_subscriptions_listen=subscriptions_listen,
         **conformance_handlers(),
     )
-    server.middleware.append(InitializeCapture())
-    server.middleware.append(LastResort())
     # MCP Apps: the session app (ui://a2ui/session) and the ui://sessions/<id>/apps/<component>
     # resources as HTML apps, or A2UI natively (a2ui.mcp.person).
     server.extensions[uris.APPS_EXTENSION] = {"mimeTypes": [uris.APP_MIME, uris.A2UI_MIME]}
+    server.middleware.append(InitializeCapture(server.extensions))
+    server.middleware.append(LastResort())
     return server

@@ -32,9 +32,30 @@ TIMEOUT = {"type": "integer", "minimum": 1, "maximum": 3600,
            "description": "Seconds to wait for the person."}
 
 
-def _schema(properties, required=()):
+def _schema(properties, required=(), *, closed=False):
     return {"type": "object", "properties": properties, "required": list(required),
-            "additionalProperties": True}
+            "additionalProperties": not closed}
+
+
+#: The agent's read tools: their only arguments; anything else is refused (-32602).
+READ_TOOLS = {"list_sessions": (), "list_runs": ("session_id",),
+              "pending_requests": ("session_id",)}
+
+
+def read_arguments(name, arguments):
+    """A read tool's ``arguments`` (None or {}: none), or the -32602 of the first argument it
+    does not take, or of a ``session_id`` that is not a string."""
+    arguments = {} if arguments is None else arguments
+    if not isinstance(arguments, dict):
+        raise invalid("arguments", "must be an object")
+    takes = READ_TOOLS[name]
+    for key in sorted(arguments):
+        if key not in takes:
+            raise invalid(f"arguments.{key}", f"is not an argument of {name} (it takes "
+                          f"{', '.join(takes) or 'none'})")
+    if not isinstance(arguments.get("session_id", ""), str):
+        raise invalid("arguments.session_id", "must be a string")
+    return arguments
 
 
 IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 128,
@@ -55,7 +76,7 @@ def _push_tool(properties, required=()):
 AGENT_TOOLS = {
     "list_sessions": (
         "List the live sessions of people connected to this agent.",
-        _schema({}),
+        _schema({}, closed=True),
     ),
     "render": (
         "Show a UI component to the person (card, table, form, chart, markdown, code, image, "
@@ -119,7 +140,7 @@ AGENT_TOOLS = {
     "list_runs": (
         "List the AG-UI runs people started with this agent that are still running (what "
         "each run's agui.run_started said: its new messages, state, tools, run_id).",
-        _schema({"session_id": SESSION_ID}),
+        _schema({"session_id": SESSION_ID}, closed=True),
     ),
     "finish_run": (
         "End an AG-UI run (RUN_FINISHED for the person's client), with an optional result. "
@@ -139,7 +160,7 @@ AGENT_TOOLS = {
         "After a restart: the requests of this agent that wait (status 'pending': the person "
         "has not answered yet) and the outcomes no call received (status 'answered' with "
         "answer, 'timed_out', 'cancelled'), oldest first. Each outcome is handed out once.",
-        _schema({"session_id": SESSION_ID}),
+        _schema({"session_id": SESSION_ID}, closed=True),
     ),
     "request_input": (
         "Ask the person for input and wait for the answer (progress notifications while "

@@ -10,6 +10,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from a2ui.conf import a2ui_settings
 from a2ui.web.csp import csp_protected
+from a2ui.web.logins import GuardedAuthenticationForm, guarded
 
 
 def site_title():
@@ -35,9 +36,10 @@ class _LoginView(LoginView):
 
 
 #: The people's login page: Django's LoginView (any active user, not only staff), the app's
-#: template, back to the page the person asked for (``next``) or the client.
-login_view = never_cache(csp_protected(_LoginView.as_view(
+#: template, back to the page the person asked for (``next``) or the client; its sign-ins
+#: limited and their password checks bounded (a2ui.web.logins).
+login_view = guarded(never_cache(csp_protected(_LoginView.as_view(
     template_name="a2ui/login.html", redirect_authenticated_user=True,
-    next_page=reverse_lazy("a2ui_web:client"))))
+    form_class=GuardedAuthenticationForm, next_page=reverse_lazy("a2ui_web:client")))))
 #: Log out (POST), back to the login page.
 logout_view = LogoutView.as_view(next_page=reverse_lazy("a2ui_web:login"))

@@ -103,3 +103,16 @@ def test_staff_without_permissions_are_refused(staff, viewer, client_for, person
         assert client.get(P).status_code == 403
         assert client.post(P, {"user": "alice", "action": "export"}).status_code == 403
     assert not AuditEvent.objects.filter(action__in=["person.export", "audit.verify"]).exists()
+
+
+def test_exports_are_rate_limited_per_officer(officer, client_for, person, settings):
+    settings.A2UI = {**settings.A2UI, "RATE_EXPORTS_PER_MINUTE": 2}
+    client = client_for(officer)
+    for _ in range(2):
+        assert client.post(P, {"user": "alice", "action": "export"}).status_code == 200
+    exported = AuditEvent.objects.filter(action="person.export").count()
+    refused = client.post(P, {"user": "alice", "action": "export"})
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 60
+    body = json.loads(refused.content)
+    assert "Too many exports of a person's data for this account" in body["error"]["message"]
+    assert AuditEvent.objects.filter(action="person.export").count() == exported

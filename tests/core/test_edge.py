@@ -103,3 +103,62 @@ def test_the_throttle_remembers_a_bounded_number_of_keys():
     # once the interval is over, keys that held nothing back are forgotten
     assert throttle.allow("192.0.2.102", 70) == (True, 0)
     assert len(throttle) <= 3
+
+
+TRUSTED = edge.parse_networks(["127.0.0.1", "::1", "10.0.0.0/8"])
+
+
+@pytest.mark.parametrize("peer, values, client", [
+    ("127.0.0.1", ["198.51.100.7"], "198.51.100.7"),
+    # nginx's $proxy_add_x_forwarded_for after a client's own header: the right end is believed
+    ("127.0.0.1", ["127.0.0.1, 198.51.100.7"], "198.51.100.7"),
+    ("127.0.0.1", ["127.0.0.1", "198.51.100.7"], "198.51.100.7"),  # two header lines
+    ("127.0.0.1", ["203.0.113.9, 198.51.100.7, 10.2.3.4"], "198.51.100.7"),  # a trusted hop
+    ("127.0.0.1", ["10.2.3.4, ::1"], "10.2.3.4"),  # every hop trusted: the leftmost
+    ("127.0.0.1", ["127.0.0.1"], "127.0.0.1"),
+    ("127.0.0.1", ["forged, 10.2.3.4"], "10.2.3.4"),  # not an address: the hop to its right
+    ("127.0.0.1", ["[2001:db8::1]:4711"], "2001:db8::1"),
+    ("127.0.0.1", ["192.0.2.1:4711"], "192.0.2.1"),
+    ("127.0.0.1", [], "127.0.0.1"),
+    # a peer that is no trusted proxy is the client, whatever it wrote
+    ("198.51.100.1", ["127.0.0.1"], "198.51.100.1"),
+    ("/run/a2ui.sock", ["127.0.0.1"], "/run/a2ui.sock"),
+])
+def test_the_forwarded_client_is_read_from_the_right_past_trusted_proxies(peer, values, client):
+    assert edge.forwarded_client(peer, values, TRUSTED) == client
+
+
+class Headers(dict):
+    """Twisted's Headers as far as believe_forwarded uses them."""
+
+    def getRawHeaders(self, name):
+        return self.get(name.lower())
+
+    def setRawHeaders(self, name, values):
+        self[name.lower()] = values
+
+    def removeHeader(self, name):
+        self.pop(name.lower(), None)
+
+
+class Server:
+    proxy_forwarded_address_header = "X-Forwarded-For"
+    proxy_forwarded_port_header = None
+    proxy_forwarded_proto_header = "X-Forwarded-Proto"
+
+
+def test_believe_forwarded_leaves_daphne_one_entry_or_none():
+    headers = Headers({"x-forwarded-for": [b"127.0.0.1, 198.51.100.7"],
+                       "x-forwarded-proto": [b"https"]})
+    assert edge.believe_forwarded(headers, "127.0.0.1", TRUSTED, Server) == "198.51.100.7"
+    assert headers == {"x-forwarded-for": ["198.51.100.7"], "x-forwarded-proto": [b"https"]}
+    direct = Headers({"x-forwarded-for": [b"127.0.0.1"], "x-forwarded-proto": [b"https"]})
+    assert edge.believe_forwarded(direct, "198.51.100.1", TRUSTED, Server) == "198.51.100.1"
+    assert direct == {}
+    off = Headers({"x-forwarded-for": [b"203.0.113.1"]})
+
+    class NoProxy(Server):
+        proxy_forwarded_address_header = None
+
+    assert edge.believe_forwarded(off, "127.0.0.1", TRUSTED, NoProxy) is None
+    assert off == {"x-forwarded-for": [b"203.0.113.1"]}

@@ -415,3 +415,25 @@ def test_autobahn_builds_no_debug_line_nobody_logs(monkeypatch):
     protocol.dataReceived(b"")
     assert protocol.transport.value() == b"frameframe"
     assert styled == []
+
+
+@pytest.mark.parametrize("head", [
+    b"GET / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: " + b"k" * 100_000 + b"\r\n\r\n",  # one line
+    b"GET / HTTP/1.1\r\nHost: x\r\n" + (b"X-Many: " + b"v" * 1000 + b"\r\n") * 20 + b"\r\n",
+])
+def test_a_head_too_large_is_answered_431_with_a_message(head):
+    """Twisted closed a connection with a 100 KB header line without a word (and answered a
+    bare 400 to many smaller ones)."""
+    import json
+
+    factory, clock = _factory(_edge())
+    protocol, transport = _connect(factory)
+    protocol.dataReceived(head)
+    protocol.dataReceived(b"k" * 50_000 + b"\r\n\r\n")  # the rest of it: dropped
+    answer = transport.value()
+    assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), answer[:200]
+    assert answer.count(b"HTTP/1.1") == 1
+    body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+    assert body["error"]["code"] == "headers_too_large" and "16384" in body["error"]["message"]
+    clock.advance(1)
+    assert transport.disconnecting

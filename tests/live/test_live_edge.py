@@ -97,3 +97,22 @@ async def test_the_process_cap_refuses_every_address(daphne_server):
     status = await asyncio.to_thread(slowclients.answered, server.port, "127.0.0.2")
     assert status.startswith(b"HTTP/1.1 ") and not status.startswith(b"HTTP/1.1 5"), status
     assert any("the process holds 20 connections" in line for line in _edge_lines(server.log()))
+
+
+async def test_a_100_kb_header_is_answered_431_not_dropped(daphne_server):
+    import socket
+
+    server = daphne_server()
+
+    def send():
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(b"POST /api/v4/stream-token HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Idempotency-Key: " + b"k" * 100_000 + b"\r\n\r\n")
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            return answer
+
+    answer = await asyncio.to_thread(send)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert b'"headers_too_large"' in answer

@@ -142,7 +142,8 @@ class Command(BaseCommand):
                             default=[], help="raw Twisted endpoint string (repeatable)")
         parser.add_argument("--proxy-headers", action="store_true",
                             help="take the client address and scheme from X-Forwarded-For, "
-                                 "X-Forwarded-Port and X-Forwarded-Proto")
+                                 "X-Forwarded-Port and X-Forwarded-Proto of the trusted "
+                                 "proxies (A2UI['EDGE_TRUSTED_PROXIES']), read from the right")
         parser.add_argument("--root-path", default=None,
                             help="ASGI root_path (default: settings.FORCE_SCRIPT_NAME)")
         parser.add_argument("--access-log", default=None,
