@@ -250,14 +250,16 @@ class DemoAgent:
                 await c.surfaces(sid, booking_surface())
             except ProtocolError as exc:
                 log.warning("v0.9 surface refused: %s", exc)
+            # Questions with ids of their own: asked again (a reconnect, a reload's new walk)
+            # they are retries, never a second question on the person's page.
             topic = await self.ask(sid, lambda: c.request_input(
                 sid, "text", "What would you like to search for?",
-                validation={"required": True}))
+                validation={"required": True}, request_id="demo-topic"))
             await c.render(sid, "card", {"title": "You asked for", "description": str(topic)},
                            component_id="demo-topic")
             decision = await self.ask(sid, lambda: c.confirm(
                 sid, "Confirm Purchase", description="This will charge $50.00 to your account.",
-                severity="warning", timeout_seconds=30))
+                severity="warning", timeout_seconds=30, request_id="demo-purchase"))
             approved = bool(decision.get("approved"))
             await c.toast(sid, "Purchase approved" if approved else "Purchase declined",
                           level="success" if approved else "warning", duration_ms=5000)
@@ -275,29 +277,23 @@ class DemoAgent:
 
 
 async def run_agent(url, key, stop):
-    """Keep the demo agent connected until ``stop`` is set, reconnecting with backoff."""
-    delay = 0.5
-    agent = DemoAgent(None)
-    while not stop.is_set():
-        try:
-            async with AgentClient(url, key) as client:
-                agent.client = client
-                agent.attach()
-                delay = 0.5
-                for session in await client.sessions():
-                    await agent.on_session(session)
-                waits = [asyncio.ensure_future(stop.wait()),
-                         asyncio.ensure_future(client.closed.wait())]
-                try:
-                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for wait in waits:
-                        wait.cancel()
-                    await agent.stop_walkthroughs()
-        except (OSError, ConnectionError) as exc:
-            log.info("demo agent: %s; retrying", exc)
-        except Exception as exc:  # the websockets handshake errors, among others
-            log.info("demo agent: %s; retrying", exc)
+    """Keep the demo agent connected until ``stop`` is set: the SDK reconnects with backoff
+    (``reconnect=True``), sends a waiting question again as a retry, and gets its sessions back
+    as ``session.resumed``; a walkthrough cut by a lost push starts again there."""
+    client = AgentClient(url, key, reconnect=True, max_backoff=5)
+    agent = DemoAgent(client)
+    agent.attach()
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(client.connect())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not stop.is_set():
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5)
+            for session in await client.sessions():
+                await agent.on_session(session)
+            waits.append(asyncio.ensure_future(client.closed.wait()))  # a revoked key
+            await asyncio.wait(waits[::2], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+        await agent.stop_walkthroughs()
+        await client.close()
