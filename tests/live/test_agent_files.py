@@ -195,7 +195,8 @@ async def test_the_demo_agent_asks_once_across_a_restart_and_a_reload(daphne_ser
                                                                      agent, agent_key):
     """``make demo``'s agent (a2ui.demo.run_agent) on one process, the person on another: the
     process restarts while the demo's question waits, then the person reloads; the question and
-    the confirmation are each shown once."""
+    the confirmation are each shown once, the chat and every kind of AG-UI activity beside the
+    cards, the person's chat message answered."""
     from a2ui.demo import run_agent
 
     agents_server, people_server = daphne_server(), daphne_server()
@@ -216,12 +217,24 @@ async def test_the_demo_agent_asks_once_across_a_restart_and_a_reload(daphne_ser
         await eventually(lambda: p.got("ui.notify", title="Purchase approved"), "the end",
                          timeout=30)
         assert len(p.got("ui.request_input")) == 1 and len(p.got("ui.confirm")) == 1
+        # The chat and the AG-UI activity beside the cards, and the chat answered.
+        await eventually(lambda: {"message", "tool_call", "state.delta", "plan", "resources",
+                                  "roster", "artifact"} <= {a["kind"] for a in
+                                                            p.got("ui.activity")},
+                         "every kind of activity")
+        await p._send("user.message", {"content": "Hello there"})
+        await eventually(lambda: any("Hello there" in a["data"].get("content", "")
+                                     for a in p.got("ui.activity", kind="message")),
+                         "the demo's answer in the chat")
         await p.close()
         p = await Person(people_server, token).open(session_id=p.sid)  # a reload
         await eventually(lambda: p.got("ui.render", component_id="demo-topic"), "a new walk",
                          timeout=60)
         await asyncio.sleep(2)
         assert p.got("ui.request_input") == [] and p.got("ui.confirm") == []
+        chat = [a for a in p.got("ui.activity", kind="message")
+                if "Hi! The cards" in a["data"].get("content", "")]
+        assert chat == []  # the walk again: its chat line is not said twice
     finally:
         stop.set()
         await asyncio.wait_for(demo, 30)
