@@ -12,4 +12,4 @@ RenderedComponent, PendingRequest, Surface), ``audit`` (A2UIConsentRecord, Audit
 filters and actions they share are in ``common``.
 """
 
-from a2ui.admin import agents, audit, common, sessions  # noqa: F401 - importing registers the admins
+from a2ui.admin import agents, audit, common, sessions, tools  # noqa: F401 - importing registers the admins
