@@ -279,7 +279,10 @@ class _Draining(Protocol):
         if edgecaps.request_path(head) not in self.factory.liveness_paths():
             return _answer_draining(self.transport)
         protocol = self.factory.build(self.addr)  # the request as any other
-        self.transport.protocol = protocol
+        if hasattr(self.transport, "wrappedProtocol"):  # under TLS: the wrapper feeds it
+            self.transport.wrappedProtocol = protocol
+        else:
+            self.transport.protocol = protocol
         protocol.makeConnection(self.transport)
         protocol.dataReceived(head)
 
