@@ -24,7 +24,8 @@ def draining():
 
 def _answer(transport):
     head, _, body = transport.value().partition(b"\r\n\r\n")
-    return head.split(b"\r\n")[0], dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:]), body
+    lines = head.split(b"\r\n")
+    return lines[0], dict(line.split(b": ", 1) for line in lines[1:]), body
 
 
 def test_the_head_and_the_path_of_a_request():
