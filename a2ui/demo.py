@@ -190,7 +190,7 @@ class DemoAgent:
         await self.show(sid, "demo-report", report(topic))
         await self.show(sid, "demo-chat-found", {
             "type": "TEXT_MESSAGE", "sender": "Demo Agent",
-            "content": f"Found 3 results for **{topic}**: the report is open beside the cards."})
+            "content": f"Found 3 results for **{topic}**: the report is open under Artifacts."})
 
     async def on_message(self, params):
         content = str(params.get("content", ""))[:200]
@@ -288,7 +288,7 @@ class DemoAgent:
                           message="Watch the components arrive.", duration_ms=4000)
             await self.show(sid, "demo-chat-hello", {
                 "type": "TEXT_MESSAGE", "sender": "Demo Agent",
-                "content": "Hi! The cards arrive beside this chat; what I do shows here. "
+                "content": "Hi! I will show you what this page can do; what I do appears here. "
                            "Write to me any time."})
             await self.show(sid, "demo-roster-busy", roster("BUSY"))
             await self.show(sid, "demo-plan-active", plan("ACTIVE"))

@@ -233,7 +233,7 @@ async def test_the_demo_agent_asks_once_across_a_restart_and_a_reload(daphne_ser
         await asyncio.sleep(2)
         assert p.got("ui.request_input") == [] and p.got("ui.confirm") == []
         chat = [a for a in p.got("ui.activity", kind="message")
-                if "Hi! The cards" in a["data"].get("content", "")]
+                if "Hi! I will show you" in a["data"].get("content", "")]
         assert chat == []  # the walk again: its chat line is not said twice
     finally:
         stop.set()
