@@ -65,13 +65,21 @@ async def test_a_waiting_question_is_asked_again_as_a_retry_after_a_reconnect():
         await read(ws, got)
         await ws.close(1001, "server shutting down")
 
-    stand_in = await StandIn(drop_after_the_question, answer_all).start()
+    async def hand_back_the_session_then_answer(ws, got):
+        await ws.send(json.dumps({"jsonrpc": "2.0", "method": "session.resumed",
+                                  "params": {"session_id": "s"}}))
+        await answer_all(ws, got)
+
+    stand_in = await StandIn(drop_after_the_question, hand_back_the_session_then_answer).start()
     client = stand_in.client()
+    resumed = asyncio.Queue()
+    client.on("session.resumed", resumed.put)  # registered once, heard on every socket
     await client.connect()
     try:
         name = await asyncio.wait_for(
             client.request_input("s", "text", "Your name?", request_id="name"), 10)
         assert name == "Ada"
+        assert (await asyncio.wait_for(resumed.get(), 5)) == {"session_id": "s"}
         first, second = stand_in.received[0][0], stand_in.received[1][0]
         assert first["params"] == second["params"]  # the same request: a retry
         assert second["params"]["request_id"] == "name" and client.reconnects == 1
