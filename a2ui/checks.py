@@ -209,7 +209,15 @@ def check_host_project(app_configs, **kwargs):
             hint="Add 'django.contrib.staticfiles' to INSTALLED_APPS, or set "
                  "A2UI['SERVE_STATIC'] = False and serve STATIC_ROOT from your web server.",
             id="a2ui.E012"))
-    if apps.is_installed("drf_spectacular"):
+    if not apps.is_installed("drf_spectacular"):
+        errors.append(Warning(
+            "'drf_spectacular' is not in INSTALLED_APPS: /api/schema/ and /api/docs/ (the "
+            "API's OpenAPI schema and Swagger UI) answer 404, and manage.py spectacular is "
+            "unknown.",
+            hint="Add 'drf_spectacular' to INSTALLED_APPS and set REST_FRAMEWORK["
+                 '"DEFAULT_SCHEMA_CLASS"] = "drf_spectacular.openapi.AutoSchema" (README, '
+                 '"Add it to your Django project").', id="a2ui.W015"))
+    else:
         from rest_framework.settings import api_settings
 
         name = f"{api_settings.DEFAULT_SCHEMA_CLASS.__module__}."
@@ -340,21 +348,23 @@ def check_shared_state(app_configs, **kwargs):
                 f"DATABASES[{alias!r}] is SQLite: one writer at a time, on one machine. Under "
                 "several Daphne processes or machines, writes wait on each other and fail with "
                 "'database is locked'.",
-                hint="Use PostgreSQL in production (DATABASE_URL in the example project; "
-                     "docs/operations.md).", id="a2ui.W040"))
+                hint=f'Point DATABASES[{alias!r}] at PostgreSQL in your settings ("ENGINE": '
+                     '"django.db.backends.postgresql"; docs/operations.md).', id="a2ui.W040"))
     layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get("default") or {}
     if layer.get("BACKEND") == "channels.layers.InMemoryChannelLayer":
         warnings.append(Warning(
             "The channel layer is in-memory: each process has its own, so an agent on one "
             "process never reaches a person on another, and nothing survives a restart.",
-            hint="Use channels_redis (REDIS_URL in the example project; docs/operations.md).",
-            id="a2ui.W041"))
+            hint="Set A2UI['REDIS_URL'] in your settings and remove CHANNEL_LAYERS (a2ui then "
+                 "builds a channels_redis layer on it), or set a channels_redis layer yourself "
+                 "(docs/settings.md).", id="a2ui.W041"))
     from a2ui.conf import a2ui_settings
 
     if not a2ui_settings.REDIS_URL:
         warnings.append(Warning(
             "A2UI['REDIS_URL'] is not set: rate limits, caps on sessions and sockets, and what "
             "a process tells the others are kept in each process apart.",
-            hint="Set REDIS_URL (docs/settings.md, docs/operations.md).",
+            hint='Set A2UI = {"REDIS_URL": "redis://HOST:6379/0"} in your settings (or the '
+                 "REDIS_URL environment variable; docs/settings.md, docs/operations.md).",
             id="a2ui.W042"))
     return warnings

@@ -118,6 +118,32 @@ def booked_surface(name, surface_id="demo-booked"):
     ]
 
 
+#: The AG-UI activity the demo keeps beside the cards (docs/agents.md, "AG-UI activity").
+TREE = {"id": "root", "name": "research", "node_type": "folder", "children": [
+    {"id": "data", "name": "data", "node_type": "folder", "children": [
+        {"id": "calls", "name": "calls.csv", "node_type": "file"}]},
+    {"id": "report", "name": "report.md", "node_type": "file"}]}
+PLAN = "1. Show every component\n2. Ask what to search for\n3. Search, then report"
+
+
+def roster(status):
+    return {"type": "AGENT_ROSTER", "agents": [
+        {"id": "demo", "name": "Demo Agent", "status": status},
+        {"id": "reviewer", "name": "Reviewer", "status": "IDLE"}]}
+
+
+def plan(status):
+    return {"type": "PLAN_CARD", "id": "demo-plan", "title": "Walkthrough", "content": PLAN,
+            "status": status}
+
+
+def report(topic):
+    return {"type": "ARTIFACT_OPEN", "id": "demo-report", "title": "report.md",
+            "content_type": "text/markdown", "read_only": False,
+            "content": f"# Results for {topic}\n\n- WeatherBot: 5,420 calls\n"
+                       "- DataMiner: 3,180 calls\n- Summarizer: 912 calls\n"}
+
+
 #: The consent type the demo asks for (``manage.py a2ui_demo`` makes it required): the person
 #: is prompted when the session starts, the agent's questions wait until it is granted, and a
 #: revocation (``POST /api/v4/consents/revoke``, or the admin's consent list) stops them again.
@@ -138,6 +164,39 @@ class DemoAgent:
         self.client.on("user.respond", self.on_form)
         self.client.on("a2ui.v09", self.on_v09)
         self.client.on("consent.changed", self.on_consent)
+        self.client.on("user.message", self.on_message)
+
+    async def show(self, sid, key, event):
+        """One AG-UI event of the walkthrough under the key ``key``: a second walk (a reload,
+        a reconnect) shows it once; a refusal is logged, the walk goes on."""
+        try:
+            await self.client.agui_event(sid, event, idempotency_key=key)
+        except ProtocolError as exc:
+            log.info("session %s: %s refused: %s", sid, event["type"], exc)
+
+    async def search(self, sid, topic):
+        """The walkthrough's tool call, state, report artifact and chat line for ``topic``."""
+        call = "demo-search"
+        await self.show(sid, "demo-state", {"type": "STATE_DELTA", "path": "search.topic",
+                                            "new_value": topic})
+        await self.show(sid, "demo-call", {"type": "TOOL_CALL_REQUEST", "id": call,
+                                           "tool_name": "search", "parameters": {"query": topic}})
+        await self.show(sid, "demo-call-running", {"type": "TOOL_CALL_STATUS", "id": call,
+                                                   "status": "RUNNING", "progress": 50,
+                                                   "message": "Searching"})
+        await asyncio.sleep(0.5)
+        await self.show(sid, "demo-call-result", {"type": "TOOL_CALL_RESULT", "id": call,
+                                                  "result": {"hits": 3, "top": "WeatherBot"}})
+        await self.show(sid, "demo-report", report(topic))
+        await self.show(sid, "demo-chat-found", {
+            "type": "TEXT_MESSAGE", "sender": "Demo Agent",
+            "content": f"Found 3 results for **{topic}**: the report is open under Artifacts."})
+
+    async def on_message(self, params):
+        content = str(params.get("content", ""))[:200]
+        await self.client.say(params["session_id"], (
+            f"You wrote: *{content}*. I am the scripted demo agent; "
+            "`manage.py a2ui_demo --agent pydantic-ai` puts a framework agent here."))
 
     def _consent(self, sid):
         return self.consented.setdefault(sid, asyncio.Event())
@@ -227,6 +286,13 @@ class DemoAgent:
         try:
             await c.toast(sid, "Hello from the demo agent", level="info",
                           message="Watch the components arrive.", duration_ms=4000)
+            await self.show(sid, "demo-chat-hello", {
+                "type": "TEXT_MESSAGE", "sender": "Demo Agent",
+                "content": "Hi! I will show you what this page can do; what I do appears here. "
+                           "Write to me any time."})
+            await self.show(sid, "demo-roster-busy", roster("BUSY"))
+            await self.show(sid, "demo-plan-active", plan("ACTIVE"))
+            await self.show(sid, "demo-tree", {"type": "RESOURCE_TREE", "root": TREE})
             steps_id = await c.render(sid, "steps", {"steps": STEPS, "current_step": 0},
                                       component_id="demo-steps", metadata={"priority": "high"})
             for i, (kind, data, metadata) in enumerate(COMPONENTS):
@@ -250,14 +316,17 @@ class DemoAgent:
                 await c.surfaces(sid, booking_surface())
             except ProtocolError as exc:
                 log.warning("v0.9 surface refused: %s", exc)
+            # Questions with ids of their own: asked again (a reconnect, a reload's new walk)
+            # they are retries, never a second question on the person's page.
             topic = await self.ask(sid, lambda: c.request_input(
                 sid, "text", "What would you like to search for?",
-                validation={"required": True}))
+                validation={"required": True}, request_id="demo-topic"))
             await c.render(sid, "card", {"title": "You asked for", "description": str(topic)},
                            component_id="demo-topic")
+            await self.search(sid, str(topic))
             decision = await self.ask(sid, lambda: c.confirm(
                 sid, "Confirm Purchase", description="This will charge $50.00 to your account.",
-                severity="warning", timeout_seconds=30))
+                severity="warning", timeout_seconds=30, request_id="demo-purchase"))
             approved = bool(decision.get("approved"))
             await c.toast(sid, "Purchase approved" if approved else "Purchase declined",
                           level="success" if approved else "warning", duration_ms=5000)
@@ -268,6 +337,8 @@ class DemoAgent:
             await c.update(sid, steps_id, {"steps": [
                 {"label": "Data Collection", "status": "completed"},
                 {"label": "Analysis", "status": "completed"}, report], "current_step": 2})
+            await self.show(sid, "demo-plan-done", plan("COMPLETED" if approved else "CANCELLED"))
+            await self.show(sid, "demo-roster-idle", roster("IDLE"))
         except ProtocolError as exc:
             log.info("session %s: %s", sid, exc)
         except (ConnectionError, asyncio.CancelledError):
@@ -275,29 +346,23 @@ class DemoAgent:
 
 
 async def run_agent(url, key, stop):
-    """Keep the demo agent connected until ``stop`` is set, reconnecting with backoff."""
-    delay = 0.5
-    agent = DemoAgent(None)
-    while not stop.is_set():
-        try:
-            async with AgentClient(url, key) as client:
-                agent.client = client
-                agent.attach()
-                delay = 0.5
-                for session in await client.sessions():
-                    await agent.on_session(session)
-                waits = [asyncio.ensure_future(stop.wait()),
-                         asyncio.ensure_future(client.closed.wait())]
-                try:
-                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for wait in waits:
-                        wait.cancel()
-                    await agent.stop_walkthroughs()
-        except (OSError, ConnectionError) as exc:
-            log.info("demo agent: %s; retrying", exc)
-        except Exception as exc:  # the websockets handshake errors, among others
-            log.info("demo agent: %s; retrying", exc)
+    """Keep the demo agent connected until ``stop`` is set: the SDK reconnects with backoff
+    (``reconnect=True``), sends a waiting question again as a retry, and gets its sessions back
+    as ``session.resumed``; a walkthrough cut by a lost push starts again there."""
+    client = AgentClient(url, key, reconnect=True, max_backoff=5)
+    agent = DemoAgent(client)
+    agent.attach()
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(client.connect())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         if not stop.is_set():
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5)
+            for session in await client.sessions():
+                await agent.on_session(session)
+            waits.append(asyncio.ensure_future(client.closed.wait()))  # a revoked key
+            await asyncio.wait(waits[::2], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+        await agent.stop_walkthroughs()
+        await client.close()

@@ -265,3 +265,28 @@ class LogThrottle:
         for key, (last, held) in list(self._keys.items()):
             if now - last >= self.interval and not held:
                 del self._keys[key]
+
+
+#: The answer to a request (or WebSocket handshake) that arrives while the process shuts down
+#: (SIGTERM, until it exits), readiness's own answer then: the client retries elsewhere.
+DRAINING_BODY = (b'{"status": "fail", "checks": {"serving": {"status": "fail", '
+                 b'"error": "draining"}}}')
+DRAINING_RESPONSE = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     b"Cache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(DRAINING_BODY), DRAINING_BODY))
+#: A request head longer than this is answered without waiting for its end.
+HEAD_LIMIT = 16384
+
+
+def head_complete(received):
+    """Whether ``received`` (the bytes of a connection so far) holds a whole request head."""
+    return b"\r\n\r\n" in received or len(received) > HEAD_LIMIT
+
+
+def request_path(head):
+    """The path of the request whose head is ``head`` (bytes), without its query; "" if the
+    request line is not one."""
+    parts = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(parts) != 3:
+        return ""
+    return parts[1].split(b"?", 1)[0].decode("latin-1")

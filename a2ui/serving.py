@@ -181,6 +181,7 @@ class EdgeChannel(http.HTTPChannel):
     """
 
     _phase = None  # "head", "body", or None (between requests, or handling one)
+    _draining = b""  # a request's head so far, on a kept-alive connection while draining
 
     def connectionMade(self):
         self.edge = self.factory.edge
@@ -195,6 +196,14 @@ class EdgeChannel(http.HTTPChannel):
         # HTTPChannel.dataReceived minus its resetTimeout(): the first byte of a request
         # starts its deadline; later bytes do not move it.
         if self._phase is None and not self._handlingRequest:
+            if health.draining():  # a new request on a kept-alive connection: as _Draining
+                self._draining = self._draining + data
+                if not edgecaps.head_complete(self._draining):
+                    return None
+                data, self._draining = self._draining, b""
+                if edgecaps.request_path(data) not in self.factory.liveness_paths():
+                    self.setTimeout(None)
+                    return _answer_draining(self.transport)
             self._expect("head", self.edge.header_timeout)
         basic.LineReceiver.dataReceived(self, data)
 
@@ -278,6 +287,40 @@ class EdgeRequest(WebRequest):
         return super().process()
 
 
+class _Draining(Protocol):
+    """A connection made while the process shuts down (SIGTERM): once its request's head is
+    in, a liveness probe goes on to the application (a draining process is alive); any other
+    request, WebSocket handshakes included, is answered 503 ``draining``
+    (:data:`a2ui.edge.DRAINING_RESPONSE`) and the connection closed."""
+
+    head = b""
+
+    def __init__(self, factory, addr):
+        self.factory, self.addr = factory, addr
+
+    def dataReceived(self, data):
+        if self.head is None:
+            return
+        self.head += data
+        if not edgecaps.head_complete(self.head):
+            return
+        head, self.head = self.head, None
+        if edgecaps.request_path(head) not in self.factory.liveness_paths():
+            return _answer_draining(self.transport)
+        protocol = self.factory.build(self.addr)  # the request as any other
+        if hasattr(self.transport, "wrappedProtocol"):  # under TLS: the wrapper feeds it
+            self.transport.wrappedProtocol = protocol
+        else:
+            self.transport.protocol = protocol
+        protocol.makeConnection(self.transport)
+        protocol.dataReceived(head)
+
+
+def _answer_draining(transport):
+    transport.write(edgecaps.DRAINING_RESPONSE)
+    transport.loseConnection()
+
+
 class EdgeHTTPFactory(HTTPFactory):
     """Daphne's ``HTTPFactory`` with the edge: caps checked in ``buildProtocol`` (when the
     connection is accepted, before any parsing), :class:`EdgeChannel` for HTTP/1.1, and the
@@ -287,11 +330,23 @@ class EdgeHTTPFactory(HTTPFactory):
         super().__init__(server)
         self.edge = server.edge
         self.timeOut = self.edge.keepalive_timeout
+        self._liveness = None  # the liveness probe's paths, answered while draining too
 
     def protocol(self):
         return EdgeProtocol(EdgeChannel())
 
     def buildProtocol(self, addr):
+        return _Draining(self, addr) if health.draining() else self.build(addr)
+
+    def liveness_paths(self):
+        if self._liveness is None:
+            from a2ui import probes
+
+            self._liveness = {path for path, name in probes.probe_paths().items()
+                              if name == probes.LIVENESS}
+        return self._liveness
+
+    def build(self, addr):
         slot = self.edge.admit(addr)
         if slot is None:
             return _Refused()

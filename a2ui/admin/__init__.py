@@ -12,4 +12,5 @@ RenderedComponent, PendingRequest, Surface), ``audit`` (A2UIConsentRecord, Audit
 filters and actions they share are in ``common``.
 """
 
-from a2ui.admin import agents, audit, common, sessions  # noqa: F401 - importing registers the admins
+# Importing registers the admins (and the index with the compliance tools).
+from a2ui.admin import agents, audit, common, sessions, tools  # noqa: F401

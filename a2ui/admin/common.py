@@ -11,6 +11,7 @@ from django.http import HttpResponseBadRequest
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.html import format_html
 
 from a2ui.push import revocation
 
@@ -224,14 +225,35 @@ class NoDeleteMixin:
 TIME_FORMAT = "Y-m-d H:i:s"
 
 
+def when_html(value):
+    """A date-time with seconds for a change list: its date and its time each kept whole (a
+    narrow column breaks between them, never inside "2026-12-06")."""
+    text = date_format(timezone.localtime(value) if timezone.is_aware(value) else value,
+                       TIME_FORMAT)
+    day, _, clock = text.partition(" ")
+    if not clock:
+        return text
+    return format_html('<span class="a2ui-nowrap">{}</span> <span class="a2ui-nowrap">{}</span>',
+                       day, clock)
+
+
+@admin.display(description="revoked", ordering="revoked_at")
+def revoked(obj):
+    """When and by whom a row was revoked, in one column (two did not fit a 1280 px list)."""
+    if obj.revoked_at is None:
+        return None
+    who = obj.revoked_by.get_username() if obj.revoked_by_id else "system"
+    return format_html('{} <span class="a2ui-nowrap">by {}</span>', when_html(obj.revoked_at),
+                       who)
+
+
 def _time_column(name, field):
     @admin.display(description=field.verbose_name, ordering=name)
     def column(obj):
         value = getattr(obj, name)
         if value is None:
             return None  # the list's empty value
-        return date_format(timezone.localtime(value) if timezone.is_aware(value) else value,
-                           TIME_FORMAT)
+        return when_html(value)
 
     column.__name__ = name  # keeps the column's CSS class (column-<name>, field-<name>)
     return column

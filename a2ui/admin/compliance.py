@@ -8,12 +8,14 @@ import json
 
 from asgiref.sync import async_to_sync
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
 
+from a2ui.compliance import access, person
 from a2ui.compliance import chain as auditchain
 from a2ui.compliance import person
 from a2ui.infra import caps
@@ -47,6 +49,7 @@ class ComplianceViewsMixin:
             path("checkpoint.json", wrap(self.checkpoint_view),
                  name="a2ui_auditevent_checkpoint"),
             path("person/", wrap(self.person_view), name="a2ui_auditevent_person"),
+            path("erasers/", wrap(self.erasers_view), name="a2ui_auditevent_erasers"),
         ]
 
     def _context(self, request, title, **extra):
@@ -119,3 +122,26 @@ class ComplianceViewsMixin:
                                     status=400)
         context["report"] = person.erase(target, actor=user, dry_run=action == "dry_run")
         return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context)
+
+    def erasers_view(self, request):
+        """Superusers give or take back the erase permission (audited)."""
+        if not request.user.is_superuser:
+            raise PermissionDenied
+        status = 200
+        if request.method == "POST":
+            action, username = request.POST.get("action"), request.POST.get("user", "")[:150]
+            User = get_user_model()
+            target = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+            if action not in ("grant", "withdraw") or target is None:
+                messages.error(request, f"No user named {username!r}." if target is None
+                               else "Choose grant or withdraw.")
+                status = 400
+            elif access.set_erase(target, action == "grant", actor=request.user):
+                may = "now" if action == "grant" else "no longer"
+                messages.success(request, f"{username} may {may} erase a person's data.")
+            else:
+                messages.info(request, f"{username}: nothing to change.")
+        elif request.method != "GET":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        return TemplateResponse(request, "admin/a2ui/auditevent/erasers.html", self._context(
+            request, "Who may erase a person's data", erasers=access.erasers()), status=status)

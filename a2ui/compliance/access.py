@@ -61,3 +61,46 @@ def ensure_compliance_group():
         group, created = Group.objects.get_or_create(name=COMPLIANCE_GROUP)
         group.permissions.set(perms)
     return group, created
+
+
+def erasers():
+    """The active users who may erase a person's data: the permission given to them or to a
+    group of theirs, and the superusers."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
+
+    codename = ERASE_PERMISSION[0]
+    perm = Q(user_permissions__codename=codename, user_permissions__content_type__app_label="a2ui")
+    group = Q(groups__permissions__codename=codename,
+              groups__permissions__content_type__app_label="a2ui")
+    return (get_user_model().objects.filter(is_active=True)
+            .filter(perm | group | Q(is_superuser=True)).distinct().order_by("username"))
+
+
+def set_erase(user, granted, *, actor=None):
+    """Give ``user`` the erase permission (``a2ui.erase_person``), made staff so the admin
+    shows them the page, or take it back; audited as ``person.erase_permission``
+    (``details.granted``). Returns whether anything changed (nothing changed: no event)."""
+    from django.contrib.auth.models import Permission
+    from django.contrib.contenttypes.models import ContentType
+
+    from a2ui.compliance import audit
+
+    codename, model, name = ERASE_PERMISSION
+    with transaction.atomic():
+        perm, _ = Permission.objects.get_or_create(
+            content_type=ContentType.objects.get_for_model(model), codename=codename,
+            defaults={"name": name})
+        held = user.user_permissions.filter(pk=perm.pk).exists()
+        if held == granted:
+            return False
+        if granted:
+            user.user_permissions.add(perm)
+            if not user.is_staff:
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
+        else:
+            user.user_permissions.remove(perm)
+        audit.record("person.erase_permission", actor=actor, target=("user", user.pk),
+                     details={"granted": granted, "user": user.get_username()})
+    return True

@@ -177,13 +177,17 @@ class ErasureReport:
         verb = "would be" if self.dry_run else "were"
         out = [f"Erasure of user #{self.user_id}"
                f"{' (dry run: nothing changed)' if self.dry_run else ''}"]
-        for name, count in self.counts.items():
-            out.append(f"  {name}: {count} {verb} {_verbs.get(name, 'deleted')}")
+        for name, count, what in self.rows():
+            out.append(f"  {name}: {count} {verb} {what}")
         if self.left is not None:
             out.append("  verified after: nothing of theirs left" if not self.left else
                        "  verified after: still held: " + ", ".join(
                            f"{name} {count}" for name, count in self.left.items()))
         return out
+
+    def rows(self):
+        """``(what, how many, what happens to them)`` for each kind of data."""
+        return [(name, count, _verbs.get(name, "deleted")) for name, count in self.counts.items()]
 
 
 _verbs = {"sessions": "anonymized", "audit events": "redacted",

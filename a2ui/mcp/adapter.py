@@ -35,9 +35,13 @@ def build_app():
 
 
 async def stop():
-    from a2ui.mcp import listen
+    import sys
 
-    listen.close_all()  # graceful: each stream ends with its SubscriptionsListenResult
+    # Only what ran needs stopping: importing the MCP SDK here (never used by this process)
+    # held the event loop for a second or more of the shutdown grace.
+    listen = sys.modules.get("a2ui.mcp.listen")
+    if listen is not None:
+        listen.close_all()  # graceful: each stream ends with its SubscriptionsListenResult
     if _app is not None:
         await _app.runner.stop()
 

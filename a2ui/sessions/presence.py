@@ -32,7 +32,8 @@ from a2ui.infra import groups, jobs, outages, shared
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ONLINE", "OFFLINE", "ajoin", "aleave", "astatus", "ensure_started", "asweep"]
+__all__ = ["ONLINE", "OFFLINE", "ajoin", "aleave", "astatus", "astatuses", "ensure_started",
+           "asweep"]
 
 HEARTBEAT_SECONDS = 5  # also the agent sockets' liveness for a2ui.sessions.agentroute
 LIVE_TTL = 15
@@ -196,6 +197,15 @@ async def astatus(agent_id):
                         agent_id)
         return OFFLINE
     return ONLINE if count else OFFLINE
+
+
+async def astatuses(agent_ids):
+    """``{agent id (str): ONLINE | OFFLINE}`` of several agents at once (the admin's list)."""
+    import asyncio
+
+    ids = [str(agent_id) for agent_id in agent_ids]
+    return dict(zip(ids, await asyncio.gather(*(astatus(agent_id) for agent_id in ids)),
+                    strict=True))
 
 
 async def asweep():

@@ -129,6 +129,9 @@ def host(tmp_path_factory):
     where = _run(["python", "-c", "import a2ui; print(a2ui.__file__)"], cwd=project, env=env)
     assert str(tmp / "venv") in where
     assert "no issues" in _run(["python", "manage.py", "check"], cwd=project, env=env)
+    # The README's endpoint table: the OpenAPI schema, written by drf-spectacular's command.
+    _run(["python", "manage.py", "spectacular", "--file", "schema.yml"], cwd=project, env=env)
+    assert "/api/v4/stream-token" in (project / "schema.yml").read_text()
     shell = _run(["python", "manage.py", "shell", "-c", "from django.contrib.auth.models import "
                   f"User; u = User.objects.get(username={PERSON[0]!r}); print(u.is_staff)"],
                  cwd=project, env=env)
@@ -168,6 +171,10 @@ def test_readme_steps_give_a_working_site(host, browser):
         failed, requested = [], []
         page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
         page.on("request", lambda r: requested.append(r.url))
+        # The README's endpoint table: the schema and its Swagger UI, served by the app.
+        schema = page.request.get(f"{host.url}/api/schema/?format=json")
+        assert schema.status == 200 and "/api/v4/stream-token" in schema.json()["paths"]
+        assert page.request.get(f"{host.url}/api/docs/").status == 200
         page.goto("/a2ui/")  # signed out: LOGIN_URL is the app's login page for people
         assert "/a2ui/login/" in page.url, page.url
         person, password = PERSON

@@ -184,7 +184,27 @@ def test_the_replay_shows_what_the_person_saw(page, agent, browser, server):
             replayed = shape(frame)
             assert text_of(replayed[0]) == text_of(steps[name][0]), name
             assert replayed == steps[name], diff(name, steps[name], replayed)
+            status = frame.locator("[data-a2ui-status]")
+            expect(status).to_have_attribute("data-state", "replay")  # not a connection's
+            expect(status.locator("[data-a2ui-status-text]")).to_have_text(
+                f"Replay · moment {at}")
+            expect(frame.locator("[data-a2ui-reconnect]")).to_be_hidden()
+            dot = status.locator(".a2ui-status-dot").evaluate(
+                "el => getComputedStyle(el).backgroundColor")
+            error = status.evaluate("""el => {
+                const probe = document.createElement('span');
+                probe.style.backgroundColor = 'var(--a2ui-error)';
+                el.append(probe);
+                const colour = getComputedStyle(probe).backgroundColor;
+                probe.remove();
+                return colour;
+            }""")
+            assert dot != error, "the replay is not shown as an error"
             if name == "confirm open":
+                countdown = frame.locator(".a2ui-countdown-text")
+                before = countdown.text_content()
+                time.sleep(1.5)
+                assert countdown.text_content() == before  # frozen at that moment
                 screenshot(admin, "replay-admin")
 
         # The timeline's links: the answer and the consent, each to its moment.

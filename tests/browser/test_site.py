@@ -72,6 +72,26 @@ def test_login_page_is_the_sites_and_leads_to_the_client(anonymous, person, agen
     expect(page).to_have_url(f"{page.watch.origin}/accounts/login/")
 
 
+#: The column headers of a change list that are clipped or break inside a word (their words
+#: each on one line; the header not wider than its cell).
+HEADERS_WHOLE = """() => [...document.querySelectorAll('#result_list thead th')].flatMap(th => {
+  const found = [];
+  const label = th.querySelector('.text') || th;
+  if (label.scrollWidth > label.clientWidth + 1) found.push(`${th.innerText.trim()}: clipped`);
+  const walker = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      if (lines.size > 1) found.push(`${match[0]}: broken across lines`);
+    }
+  }
+  return found;
+})"""
+
+
 def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
     from django.contrib.auth import get_user_model
 
@@ -105,6 +125,16 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
                                catalog_id="https://a2ui.org/specification/v0_9/"
                                           "basic_catalog.json")
 
+    from a2ui.models import A2UIConsentRecord
+
+    for _ in range(3):  # revoked consents and tokens: the "revoked by" columns filled
+        A2UIConsentRecord.objects.create(
+            user=admin_user, session=log, consent_type="data_collection", granted=True,
+            revoked_at=timezone.now(), revoked_by=admin_user)
+        issued = tokens.issue_stream_token(admin_user, agent)
+        type(issued.record).objects.filter(pk=issued.record.pk).update(
+            revoked_at=timezone.now(), revoked_by=admin_user)
+
     page = anonymous(1280)
     page.goto("/admin/login/?next=/admin/")
     page.locator("#id_username").fill("site-admin")
@@ -112,7 +142,7 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{page.watch.origin}/admin/")
     for model in ("a2uisessionlog", "auditevent", "agent", "renderedcomponent",
-                  "pendingrequest", "surface"):
+                  "pendingrequest", "surface", "a2uiconsentrecord", "streamtoken"):
         page.goto(f"/admin/a2ui/{model}/")
         expect(page.locator("#result_list tbody tr").first).to_be_visible()
         widths = page.evaluate("""() => ({
@@ -123,6 +153,7 @@ def test_admin_session_and_audit_lists_fit_1280px(anonymous, transactional_db):
         screenshot(page, f"admin-{model}-1280")
         assert widths["page"] <= 1280, (model, widths)
         assert widths["results"] <= widths["shown"], (model, widths)  # no scrolling table
+        assert page.evaluate(HEADERS_WHOLE) == [], model  # "REVOKED BY", not "REVOKE / D BY"
         # Times with seconds (ten events in one minute read apart).
         times = page.locator("#result_list tbody tr").first.inner_text()
         assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", times), (model, times)

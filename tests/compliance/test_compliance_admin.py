@@ -17,6 +17,8 @@ pytestmark = pytest.mark.django_db
 V = "/admin/a2ui/auditevent/verify/"
 C = "/admin/a2ui/auditevent/checkpoint.json"
 P = "/admin/a2ui/auditevent/person/"
+#: A row of the erasure report's table: what, how many, what happens to them.
+ROW = '<tr><th scope="row">{what}</th><td class="a2ui-count">{n}</td><td>{done}</td></tr>'
 
 
 @pytest.fixture
@@ -61,7 +63,9 @@ def test_officer_exports_and_dry_runs_but_cannot_erase(officer, client_for, pers
     doc = json.loads(response.content)
     assert doc["user"]["username"] == "alice" and len(doc["consents"]) == 1
     response = client.post(P, {"user": "alice", "action": "dry_run"})
-    assert b"consent records: 1 would be deleted" in response.content
+    assert b"(dry run: nothing changed)</caption>" in response.content
+    assert ROW.format(what="Consent records", n=1, done="deleted").encode() in response.content
+    assert b'<th scope="col">Would be</th>' in response.content
     assert client.post(P, {"user": "alice", "action": "erase", "confirm": "yes"}
                        ).status_code == 403
     assert A2UIConsentRecord.objects.filter(user=person).exists()
@@ -79,7 +83,8 @@ def test_erase_needs_the_second_permission_and_a_confirmation(officer, client_fo
     response = client.post(P, {"user": "alice", "action": "erase"})
     assert response.status_code == 400 and A2UIConsentRecord.objects.filter(user=person).exists()
     response = client.post(P, {"user": "alice", "action": "erase", "confirm": "yes"})
-    assert response.status_code == 200 and b"consent records: 1 were deleted" in response.content
+    assert response.status_code == 200 and b'<th scope="col">Were</th>' in response.content
+    assert ROW.format(what="Consent records", n=1, done="deleted").encode() in response.content
     assert not A2UIConsentRecord.objects.filter(user=person).exists()
     assert AuditEvent.objects.filter(action="person.erase", actor=officer,
                                      details__dry_run=False).exists()

@@ -35,6 +35,8 @@ class WalkClient:
         self.approved = approved
         self.updates = []
         self.rendered = []
+        self.asked = []  # the request ids of its questions
+        self.activity = []  # (idempotency key, AG-UI event)
 
     async def render(self, session_id, kind, data, **kwargs):
         self.rendered.append(kwargs.get("component_id"))
@@ -44,9 +46,11 @@ class WalkClient:
         self.updates.append((component_id, data))
 
     async def request_input(self, *args, **kwargs):
+        self.asked.append(kwargs.get("request_id"))
         return "solar panels"
 
     async def confirm(self, *args, **kwargs):
+        self.asked.append(kwargs.get("request_id"))
         return {"approved": self.approved}
 
     async def toast(self, *args, **kwargs):
@@ -57,6 +61,9 @@ class WalkClient:
 
     async def surfaces(self, *args, **kwargs):
         pass
+
+    async def agui_event(self, session_id, event, *, idempotency_key=None):
+        self.activity.append((idempotency_key, event))
 
 
 async def test_a_declined_purchase_does_not_complete_the_report_step():
@@ -82,3 +89,16 @@ async def test_a_person_who_comes_back_is_walked_through_again_in_place():
     assert client.rendered == first + first  # the same components, replaced in place
     await agent.on_session({"session_id": "s1"})  # listed when the agent reconnects: not again
     assert agent.running["s1"].done() and client.rendered == first + first
+
+
+async def test_the_walk_keeps_the_chat_and_activity_beside_the_cards_each_event_keyed():
+    """Every kind of AG-UI activity, each under a key of its own (a second walk shows nothing
+    twice), and questions under ids of their own (asked again, never a second question)."""
+    client = WalkClient(True)
+    await DemoAgent(client).walkthrough("s1")
+    keys = [key for key, _ in client.activity]
+    assert None not in keys and len(keys) == len(set(keys))
+    kinds = {event["type"] for _, event in client.activity}
+    assert kinds == {"TEXT_MESSAGE", "AGENT_ROSTER", "PLAN_CARD", "RESOURCE_TREE", "STATE_DELTA",
+                     "TOOL_CALL_REQUEST", "TOOL_CALL_STATUS", "TOOL_CALL_RESULT", "ARTIFACT_OPEN"}
+    assert client.asked == ["demo-topic", "demo-purchase"]

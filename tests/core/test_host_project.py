@@ -12,7 +12,7 @@ from a2ui.tokens import create_agent
 
 APPS = [
     "django.contrib.auth", "django.contrib.contenttypes", "django.contrib.sessions",
-    "django.contrib.staticfiles", "rest_framework", "channels", "a2ui",
+    "django.contrib.staticfiles", "rest_framework", "channels", "drf_spectacular", "a2ui",
 ]
 
 
@@ -81,6 +81,30 @@ def test_agent_key_works_whatever_rest_framework_says(agent_and_key):
 def test_schema_class_must_be_spectacular_s():
     with override_settings(REST_FRAMEWORK={}):
         assert [e.id for e in check_host_project(None)] == ["a2ui.W014"]
+
+
+def test_a_project_without_drf_spectacular_is_told_where_the_api_docs_went():
+    """The README's endpoint table promises /api/schema/ and /api/docs/: a project that left
+    drf_spectacular out is told so, with the two lines that serve them."""
+    with override_settings(INSTALLED_APPS=[a for a in APPS if a != "drf_spectacular"]):
+        (warning,) = check_host_project(None)
+    assert warning.id == "a2ui.W015"
+    assert "/api/schema/" in warning.msg and "/api/docs/" in warning.msg
+    assert "'drf_spectacular'" in warning.hint and "DEFAULT_SCHEMA_CLASS" in warning.hint
+
+
+def test_deploy_hints_speak_of_the_host_projects_settings(settings):
+    from a2ui.checks import check_shared_state
+
+    settings.DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.A2UI = {**getattr(settings, "A2UI", {}), "REDIS_URL": None}
+    hints = {w.id: w.hint for w in check_shared_state(None)}
+    assert "DATABASES['default']" in hints["a2ui.W040"]
+    assert "A2UI['REDIS_URL']" in hints["a2ui.W041"] and "CHANNEL_LAYERS" in hints["a2ui.W041"]
+    assert 'A2UI = {"REDIS_URL"' in hints["a2ui.W042"]
+    for hint in hints.values():  # not the example project's environment
+        assert "example project" not in hint and "DATABASE_URL" not in hint
 
 
 @pytest.mark.django_db

@@ -247,11 +247,20 @@ class DaphneServer:
             prefix=f"a2ui-live-{name}-", suffix=".log", delete=False
         )
         self.log_path = self._log.name
-        self.proc = subprocess.Popen(
-            serve_command("-b", "127.0.0.1", "-p", str(self.port), *args),
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        self._command, self._env = serve_command("-b", "127.0.0.1", "-p", str(self.port),
+                                                 *args), env
+        self._launch()
+
+    def _launch(self):
+        self.proc = subprocess.Popen(self._command, cwd=ROOT, env=self._env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def restart(self):
+        """SIGTERM, then the same process again on the same port (a deploy's restart)."""
+        self.stop()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
+        self._launch()
+        return self.wait_ready()
 
     def wait_ready(self, timeout=READY_TIMEOUT):
         deadline = time.monotonic() + timeout

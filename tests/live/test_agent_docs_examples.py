@@ -50,11 +50,13 @@ class Person:
         self.replies = {}
         self.ids = iter(range(1000, 10**6))
 
-    async def open(self):
+    async def open(self, **params):
+        """``session_id=``: resume that session (a reload)."""
         self.client = await open_user(self.server, self.token)
         reply = await init(self.client, client_info={"name": "docs-person", "version": "1.0"},
                            capabilities={"supported_components": ["card", "form"],
-                                         "v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}})
+                                         "v0.9": {"supportedCatalogIds": [BASIC_CATALOG_ID]}},
+                           **params)
         self.sid = reply["result"]["session_id"]
         self.reader = asyncio.get_running_loop().create_task(self._read())
         return self
