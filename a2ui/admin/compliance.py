@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from a2ui.compliance import access, person
 from a2ui.compliance import chain as auditchain
-from a2ui.compliance import person
 from a2ui.infra import caps
 
 VERIFY = "a2ui.verify_auditevent"
