@@ -18,6 +18,7 @@ from django.utils import timezone
 from a2ui.compliance import access, person
 from a2ui.compliance import chain as auditchain
 from a2ui.infra import caps
+from a2ui.push import revocation
 
 VERIFY = "a2ui.verify_auditevent"
 EXPORT = "a2ui.export_person"
@@ -119,7 +120,8 @@ class ComplianceViewsMixin:
             messages.error(request, "Tick the confirmation to erase (or run a dry run first).")
             return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context,
                                     status=400)
-        context["report"] = person.erase(target, actor=user, dry_run=action == "dry_run")
+        context["report"] = revocation.erase_person(target, actor=user,
+                                                        dry_run=action == "dry_run")
         return TemplateResponse(request, "admin/a2ui/auditevent/person.html", context)
 
     def erasers_view(self, request):

@@ -233,25 +233,20 @@ def _left(user, session_ids):
     return {name: count for name, count in left.items() if count}
 
 
-def erase(user, *, actor=None, dry_run=False):
+def erase(user, *, actor=None, dry_run=False, closed=None):
     """Erase what is held about ``user`` (or, with ``dry_run``, count it). Audited as
     ``person.erase``. Returns an ErasureReport whose counts are what was removed, and whose
-    ``left`` is what a second count after it found (nothing, unless it failed)."""
+    ``left`` is what a second count after it found (nothing, unless it failed).
+
+    Her live sessions and stream tokens are the caller's to close and revoke first, so that
+    every process's sockets are told (``a2ui.push.revocation.erase_person``, what the admin
+    and ``manage.py a2ui_person erase`` run); ``closed`` counts them for the report."""
     if dry_run:
         report = ErasureReport(user_id=user.pk, dry_run=True, counts=_counts(user))
         audit.record(DRY_RUN, actor=actor, target=("user", user.pk),
                      details={"user_id": user.pk, "dry_run": True, "counts": report.counts})
         return report
-    from a2ui.push import revocation
-
-    counts = {}
-    live_tokens = StreamToken.objects.filter(
-        user=user, revoked_at__isnull=True, expires_at__gt=timezone.now())
-    revoked, closed = revocation.revoke_tokens(
-        list(live_tokens.values_list("pk", flat=True)), actor)
-    closed += revocation.terminate_sessions(
-        list(_sessions(user).values_list("pk", flat=True)), actor)
-    counts["live sessions"], counts["stream tokens in force"] = closed, revoked
+    counts = dict(closed or {})
     # what the closes above recorded is about the person too: counted with the rest
     replaylog.buffer.flush_sync()  # this process's kept events are in the tables first
     for attempt in range(1, TRIES + 1):

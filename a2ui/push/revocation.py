@@ -19,7 +19,7 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
-from a2ui.compliance import audit
+from a2ui.compliance import audit, person
 from a2ui.consent import choices as consent
 from a2ui.core.closes import CLOSE_REASONS, CloseCode
 from a2ui.infra import groups
@@ -107,3 +107,19 @@ def record_export(actor, count, filters):
         "audit.export", actor=actor, target=("auditevent", ""),
         details={"rows": count, "filters": filters},
     )
+
+
+def erase_person(user, *, actor=None, dry_run=False):
+    """A person's erasure as an operator runs it (the admin, ``manage.py a2ui_person erase``):
+    her stream tokens revoked and her live sessions terminated, each socket told in whichever
+    process holds it, then what is held about her erased (``a2ui.compliance.person.erase``).
+    A dry run only counts."""
+    if dry_run:
+        return person.erase(user, actor=actor, dry_run=True)
+    live_tokens = StreamToken.objects.filter(
+        user=user, revoked_at__isnull=True, expires_at__gt=timezone.now())
+    revoked, closed = revoke_tokens(list(live_tokens.values_list("pk", flat=True)), actor)
+    closed += terminate_sessions(
+        list(A2UISessionLog.objects.filter(user=user).values_list("pk", flat=True)), actor)
+    return person.erase(user, actor=actor, closed={
+        "live sessions": closed, "stream tokens in force": revoked})

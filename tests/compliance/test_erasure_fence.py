@@ -10,7 +10,7 @@ from a2ui.compliance import person
 from a2ui.compliance import replay as replaylog
 from a2ui.core.errors import DomainError, Fault
 from a2ui.models import A2UISessionLog, AgentRun, RenderedComponent, SessionEvent
-from a2ui.push import store
+from a2ui.push import revocation, store
 from a2ui.runs import records
 from a2ui.sessions import fence
 from a2ui.surfaces import components
@@ -30,7 +30,7 @@ def test_nothing_is_written_to_an_erased_session(user, other_user, agent):
     replaylog.buffer.add(hers.pk, 1, "component.rendered", CARD)  # held by "another process"
     pending = replaylog.buffer._rows[:]
     replaylog.buffer.clear()
-    person.erase(user)
+    revocation.erase_person(user)
     assert A2UISessionLog.objects.get(pk=hers.pk).erased_at is not None
 
     with pytest.raises(DomainError) as info:
@@ -71,5 +71,5 @@ def test_a_deadlock_named_by_the_database_is_taken_again(user, agent, monkeypatc
         return real(*args)
 
     monkeypatch.setattr(person, "_erase_held", once_deadlocked)
-    report = person.erase(user)
+    report = revocation.erase_person(user)
     assert len(calls) == 2 and report.left == {} and report.counts["sessions"] == 1

@@ -10,9 +10,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from a2ui.compliance import audit, person
+from a2ui.compliance import audit
 from a2ui.compliance import chain as auditchain
 from a2ui.models import AuditChainHead, AuditEvent
+from a2ui.push import revocation
 from tests.compliance.test_person import SECRET, make_person
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +54,7 @@ def zoe(agent, officer):
 
 def test_operators_events_keep_their_operator_after_an_erasure(zoe, officer):
     user, session = zoe
-    person.erase(user, actor=officer)
+    revocation.erase_person(user, actor=officer)
     for action in ("session.replay", "session.terminate", "token.revoke"):
         # the officer's, and the token revocation the erasure itself did in her name
         for event in AuditEvent.objects.filter(action=action):
@@ -76,7 +77,7 @@ def test_operators_events_keep_their_operator_after_an_erasure(zoe, officer):
 
 def test_a_dry_run_is_audited_as_such(zoe):
     user, _ = zoe
-    person.erase(user, dry_run=True)
+    revocation.erase_person(user, dry_run=True)
     event = AuditEvent.objects.get(target_type="user", target_id=str(user.pk))
     assert event.action == "person.erase.dry_run" and event.details["dry_run"] is True
     assert not AuditEvent.objects.filter(action="person.erase").exists()
@@ -85,7 +86,7 @@ def test_a_dry_run_is_audited_as_such(zoe):
 @pytest.mark.parametrize("actor", ["erased", "user:officer"])
 def test_a_forged_redaction_fails_verify_with_or_without_a_checkpoint(zoe, tmp_path, actor):
     user, _ = zoe
-    person.erase(user)
+    revocation.erase_person(user)
     other = audit.record("agent.create", details={"name": "kept"})
     cp = tmp_path / "cp.json"
     call_command("a2ui_audit", "checkpoint", "--out", str(cp), stdout=StringIO())
@@ -101,7 +102,7 @@ def test_a_forged_redaction_fails_verify_with_or_without_a_checkpoint(zoe, tmp_p
 
 def test_an_erased_events_kept_actor_cannot_be_changed(zoe, officer):
     user, _ = zoe
-    person.erase(user, actor=officer)
+    revocation.erase_person(user, actor=officer)
     event = AuditEvent.objects.get(action="session.replay")
     sql(f"UPDATE {T} SET actor_label = 'user:someone-else' WHERE id = %s", [event.pk])
     assert "but its erasure kept 'user:officer'" in broken()

@@ -23,6 +23,7 @@ from a2ui.models import (
     StreamToken,
     Surface,
 )
+from a2ui.push import revocation
 
 pytestmark = pytest.mark.django_db
 SECRET = "ZOE-SECRET-7731"
@@ -131,7 +132,7 @@ def test_export_then_erase_leaves_no_trace(zoe, bob, tmp_path):
 def test_erase_closes_live_sessions_and_revokes_tokens(zoe):
     user, session = zoe
     A2UISessionLog.objects.filter(pk=session.pk).update(state="active")
-    report = person.erase(user)
+    report = revocation.erase_person(user)
     assert report.counts["live sessions"] == 1 and report.counts["stream tokens in force"] == 1
     session.refresh_from_db()
     assert session.state == "closed" and session.user is None

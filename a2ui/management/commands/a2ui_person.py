@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from a2ui.compliance import person
 from a2ui.management.output import write_document
+from a2ui.push import revocation
 
 
 class Command(BaseCommand):
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             write_document(self, person.dumps(person.export(target)) + "\n", options["out"],
                            f"Exported user #{target.pk} to {options['out']}.")
             return
-        report = person.erase(target, dry_run=options["dry_run"])
+        report = revocation.erase_person(target, dry_run=options["dry_run"])
         for line in report.lines():
             self.stdout.write(line)
         if report.left:
