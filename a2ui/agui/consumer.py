@@ -22,7 +22,7 @@ from a2ui.agui import actions as agui_actions
 from a2ui.agui import protocol as p
 from a2ui.consent import choices as consent
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin, transportable
-from a2ui.consumers.session import SessionSocket
+from a2ui.consumers.socket import SessionSocket
 from a2ui.core.errors import DomainError
 from a2ui.infra import groups, outages, prom, shared
 from a2ui.push import person, sweep

@@ -75,7 +75,7 @@ def require(missing):
     missing types) while ``missing`` is not empty.
 
     Where ``missing`` comes from depends only on the caller: a person's socket keeps it in
-    memory (``consumers.session.SessionSocket.check_consent``), the agent side and the
+    memory (``consumers.socket.SessionSocket.check_consent``), the agent side and the
     socketless paths read it per session or per person (``a2ui.push.admit.consent_gate``,
     ``arequire_person``).
     """

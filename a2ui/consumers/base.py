@@ -288,7 +288,7 @@ class DirectDeliveryMixin:
     holding none received from the channel layer but not yet dispatched (the receive task is
     done before ``dispatch`` runs). Otherwise it waits in ``_deferred`` and is handled right
     after the current message, by whoever holds ``_turn``. The subclass handles events in
-    ``a2ui_event`` and keeps ``last_seq`` (``consumers.session.SessionSocket``).
+    ``a2ui_event`` and keeps ``last_seq`` (``consumers.socket.SessionSocket``).
     """
 
     last_seq = 0

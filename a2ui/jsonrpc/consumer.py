@@ -15,7 +15,7 @@ from a2ui.compliance import replay as replaylog
 from a2ui.conf import a2ui_settings
 from a2ui.consent import choices as consent
 from a2ui.consumers.base import NO_RESPONSE, DirectDeliveryMixin, JsonRpcConsumer, log
-from a2ui.consumers.session import SessionSocket
+from a2ui.consumers.socket import SessionSocket
 from a2ui.core.content import methods
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.events import Kind
@@ -329,7 +329,7 @@ class A2UIUserConsumer(SessionSocket, DirectDeliveryMixin, JsonRpcConsumer):
         "user.action": on_action,
     }
 
-    # The session's events (consumers.session.SessionSocket) ----------------------------------
+    # The session's events (consumers.socket.SessionSocket) ----------------------------------
 
     async def show(self, kind, message):
         if kind is Kind.SURFACE_BATCH:

@@ -23,7 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui import surfaces as surface_service
 from a2ui.consumers.base import DirectDeliveryMixin, SafeSocketMixin
-from a2ui.consumers.session import SessionSocket
+from a2ui.consumers.socket import SessionSocket
 from a2ui.core.content import jsonvalue
 from a2ui.core.errors import DomainError
 from a2ui.core.events import Kind

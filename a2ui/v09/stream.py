@@ -3,7 +3,7 @@
 The one HTTP endpoint that takes a stream token (an A2UI stream, like the sockets), and the
 only credential it takes: an async Django view outside DRF (whose authentication refuses
 stream tokens everywhere else, seed 000 section 8.3), whose response runs a ``SurfaceStream``:
-the connection base every person socket has (``a2ui.consumers.session.SessionSocket``). The token comes from ``?token=``
+the connection base every person socket has (``a2ui.consumers.socket.SessionSocket``). The token comes from ``?token=``
 (``EventSource`` cannot set headers) or ``Authorization: Bearer``.
 
 Each SSE event is one A2UI v0.9 server message (``data:`` is its JSON) whose ``id:`` is its

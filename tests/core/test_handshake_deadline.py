@@ -9,7 +9,7 @@ import json
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from a2ui.consumers.session import SessionSocket
+from a2ui.consumers.socket import SessionSocket
 from a2ui.push import sessions as session_actions
 from a2ui_project.asgi import application
 from tests.wsutil import connect_user, init_session
