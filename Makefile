@@ -54,7 +54,7 @@ install: $(VENV)/.installed node_modules/.installed $(MCP_HOST)/node_modules/.in
 
 # Rebuild the web client's vendored bundle (a2ui/static/a2ui/vendor/, committed, shipped in the
 # wheel) with esbuild after changing package.json/package-lock.json. Development only: a host
-# project needs no npm. tests/core/test_web_client_assets.py fails while the bundle is stale.
+# project needs no npm. tests/web/test_web_client_assets.py fails while the bundle is stale.
 vendor: node_modules/.installed
 	npm run build --silent
 

@@ -10,7 +10,7 @@ It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscr
 and ``.channels``, ``RedisPubSubChannelLayer._get_layer`` and ``._layers``,
 ``RedisSingleShardConnection._do_receiving`` and ``._pubsub``,
 ``channels_redis.utils._wrap_close``). Should an upgrade remove any of them, the stock loop
-layer is used (plain ``asyncio.Queue`` per channel), with one WARNING; tests/core/test_leanqueue.py
+layer is used (plain ``asyncio.Queue`` per channel), with one WARNING; tests/consumers/test_leanqueue.py
 names what is missing.
 """
 

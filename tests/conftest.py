@@ -38,7 +38,7 @@ def get_user_model():
 def _no_agent_pings(settings):
     """The in-process tests' agent sockets are Channels communicators, which answer nothing
     by themselves: the server's pings (``a2ui.jsonrpc.liveness``) are off unless a test turns
-    them on (tests/core/test_agent_liveness.py); the live tests' agents answer them."""
+    them on (tests/sessions/test_agent_liveness.py); the live tests' agents answer them."""
     settings.A2UI = {**getattr(settings, "A2UI", {}), "AGENT_PING_SECONDS": 0}
 
 

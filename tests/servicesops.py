@@ -1,6 +1,6 @@
 """Random sequences of every kind of session event, run through the services (the
-"stale snapshot + events == fresh snapshot" tests of each adapter: tests/core/
-test_adapter_invariants_jsonrpc.py, tests/mcp/test_mcp_invariant.py).
+"stale snapshot + events == fresh snapshot" tests of each adapter:
+tests/consumers/test_adapter_invariants_jsonrpc.py, tests/mcp/test_mcp_invariant.py).
 
 ``AllOps`` is ``tests.sessionops.Ops`` plus activity events (``tests.activityops``), message
 batches and components whose time runs out (``("ttl", component_id)``); ``run`` performs one

@@ -4,7 +4,7 @@
 :class:`SessionState` and returns a new state (the one given is left as it was);
 ``snapshot(state)`` gives what ``a2ui.sessions.lifecycle.snapshot()`` returns for the same
 session: the components in render order, the open requests, the v0.9 surfaces. The invariant
-the tests hold the services to (tests/core/test_snapshot_invariant.py)::
+the tests hold the services to (tests/push/test_snapshot_invariant.py)::
 
     comparable(snapshot(fold(from_snapshot(snap_before), events_after))) ==
     comparable(fresh snapshot)

@@ -146,7 +146,7 @@ def test_an_agent_update_during_an_edit_shows_a_notice_and_does_not_overwrite(pa
     clean(page)
 
 
-# The client page as ``{% a2ui_client chat=True %}`` renders it: tests/core/test_client_tag.py
+# The client page as ``{% a2ui_client chat=True %}`` renders it: tests/web/test_client_tag.py
 # checks the tag writes ``data-chat="1"``; here the attribute is set as the parser inserts the
 # container, before the client's module runs (the page as served, its CSP included, otherwise).
 # (Fulfilling the page from a Playwright route instead makes Chromium's local network access

@@ -4,7 +4,7 @@ v0.9 catalog with a component of its own (A2UI['CATALOGS']), both drawn in Chrom
 renderers a module of the project registers (A2UI['CLIENT_MODULES'], `a2ui/client`).
 
 The module's Daphne runs tests/browser/extend/settings.py. The server's validation in process:
-tests/core/test_custom_component_types.py.
+tests/web/test_custom_component_types.py.
 """
 
 import pytest

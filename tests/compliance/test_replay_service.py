@@ -1,7 +1,7 @@
 """Replay's kept events (a2ui.compliance.replay) against the services and the database.
 
 A session is driven through the services (the scenarios and random operations of
-tests/core/test_snapshot_invariant.py); the events kept for it, folded by a2ui.core.replay,
+tests/push/test_snapshot_invariant.py); the events kept for it, folded by a2ui.core.replay,
 give the database's snapshot at the end, and every moment before it. The rows go with the
 session when retention purges it.
 """
@@ -21,7 +21,7 @@ from a2ui.core import state as S
 from a2ui.core.events import Kind
 from a2ui.models import A2UISessionLog, SessionEvent
 from a2ui.sessions import lifecycle as sessions
-from tests.core.test_snapshot_invariant import ASK, CONFIRM, SCENARIOS, render, run
+from tests.push.test_snapshot_invariant import ASK, CONFIRM, SCENARIOS, render, run
 from tests.sessionops import Ops
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,7 +3,7 @@
 Daphne cancels an application still running ``application_close_timeout`` seconds after its
 client left. A socket's clean-up (its client remembered for a resume, the session's socket
 count taken back and the session detached, its lease released) runs in a task that cancel does
-not reach (``a2ui.consumers.base.SafeSocketMixin``); tests/core/test_cancelled_close.py shows
+not reach (``a2ui.consumers.base.SafeSocketMixin``); tests/push/test_cancelled_close.py shows
 it in-process with the cancel made by hand. Here a real Daphne does the cancelling: the test
 holds the sessions' rows locked in PostgreSQL, so every close's database step waits well past
 a one-second close timeout, then lets them go.

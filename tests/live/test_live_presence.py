@@ -2,7 +2,7 @@
 
 The agent's socket is on process A, the person's on process B: the presence record is in
 Redis and the change travels through the agent's presence group. (A killed process's liveness
-lapsing is tested in process with a short TTL: tests/core/test_agent_presence.py.)
+lapsing is tested in process with a short TTL: tests/sessions/test_agent_presence.py.)
 """
 
 import pytest

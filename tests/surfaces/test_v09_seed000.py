@@ -15,7 +15,7 @@ from django.test import AsyncClient
 
 from a2ui import agents
 from a2ui.push import sessions as session_actions
-from tests.core.test_snapshot_invariant import run as run_op
+from tests.push.test_snapshot_invariant import run as run_op
 from tests.sessionops import Ops
 from tests.surfaces.helpers import V, v09_socket
 from tests.surfaces.test_sse import SSE, url

@@ -17,7 +17,7 @@ from a2ui.push import person
 from a2ui.sessions import lifecycle as sessions
 from a2ui.surfaces import activity
 from tests.activityops import ACTIVITY_EXAMPLES, TREE, ActivityOps
-from tests.core.test_snapshot_invariant import Recorder
+from tests.push.test_snapshot_invariant import Recorder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

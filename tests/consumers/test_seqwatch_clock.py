@@ -10,7 +10,7 @@ import pytest
 from a2ui.consumers import seqwatch
 from a2ui.infra import redisstate, shared
 from a2ui.push import direct
-from tests.core.test_seqwatch_grace import FakeSocket
+from tests.consumers.test_seqwatch_grace import FakeSocket
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 #: Three sessions in three different buckets of the clock.

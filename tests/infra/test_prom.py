@@ -9,7 +9,7 @@ import pytest
 from a2ui import probes
 from a2ui.asgi import socket_protocol
 from a2ui.infra import dbthreads, outages, prom
-from tests.core.test_probes import call
+from tests.serving.test_probes import call
 from tests.promutil import samples
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from a2ui import edge, serving
 from a2ui.infra import health
-from tests.core.test_serving import _connect, _edge, _factory
+from tests.serving.test_serving import _connect, _edge, _factory
 
 DRAINING = {"status": "fail", "checks": {"serving": {"status": "fail", "error": "draining"}}}
 

@@ -5,7 +5,7 @@ import pytest
 
 from a2ui.apps import default_channel_layers, pubsub_prefix
 from a2ui.infra import redisline, redisurl
-from tests.core.test_redisline import ScriptedRedis, counter
+from tests.infra.test_redisline import ScriptedRedis, counter
 from tests.redisserver import own_redis  # noqa: F401  (fixture)
 
 

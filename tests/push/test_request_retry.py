@@ -20,7 +20,7 @@ from a2ui import agents
 from a2ui.models import PendingRequest
 from a2ui.requests import pending
 from a2ui.sessions import admission
-from tests.core.test_answer_delivery import answer, ask, call, row, rpc, setup
+from tests.push.test_answer_delivery import answer, ask, call, row, rpc, setup
 from tests.wsutil import connect_agent, recv_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
