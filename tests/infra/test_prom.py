@@ -9,8 +9,8 @@ import pytest
 from a2ui import probes
 from a2ui.asgi import socket_protocol
 from a2ui.infra import dbthreads, outages, prom
-from tests.serving.test_probes import call
 from tests.promutil import samples
+from tests.serving.test_probes import call
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from channels.db import database_sync_to_async
 from a2ui.models import PendingRequest
 from a2ui.push import answers
 from a2ui.push import sessions as session_actions
-from tests.push.test_answer_delivery import answer
 from tests.fuzz.mcp import INIT_BODY, MCP_HEADERS, PROTOCOL_VERSION, AsgiHttp, messages
+from tests.push.test_answer_delivery import answer
 from tests.wsutil import connect_user, init_session, recv_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
