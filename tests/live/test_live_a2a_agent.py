@@ -93,8 +93,11 @@ def test_live_a2a_run_of_a_killed_process_is_resumed_by_the_other(daphne_server,
 
         async def scenario():
             writer, sid = await open_session(a, token)
-            watcher, _ = await open_session(b, token_b, sid)
             await writer.call("user.message", {"content": "slow 120"}, "m1")
+            # B joins once A holds the run (else B's sweep may take a queue A is slow to
+            # drain, and there is no run on A to lose)
+            await writer.recv_until(lambda m: "tick 1" in json.dumps(m), timeout=30)
+            watcher, _ = await open_session(b, token_b, sid)
             await watcher.recv_until(lambda m: "tick 3" in json.dumps(m), timeout=30)
             a.kill()
             done = await watcher.recv_until(
