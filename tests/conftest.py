@@ -35,6 +35,30 @@ def get_user_model():
 
 
 @pytest.fixture(autouse=True)
+def _to_thread_gives_database_connections_back(monkeypatch):
+    """``asyncio.to_thread``'s threads belong to the event loop's executor, one per test, and
+    end with it: a connection of the database pool (``DB_POOL_MAX``, 10) one of them took would
+    never go back, and after a few tests of a worker the pool is empty (PoolTimeout). Each
+    call gives its thread's connections back when it returns."""
+    import asyncio
+
+    from django.db import connections
+
+    original = asyncio.to_thread
+
+    async def to_thread(func, /, *args, **kwargs):
+        def call():
+            try:
+                return func(*args, **kwargs)
+            finally:
+                connections.close_all()
+
+        return await original(call)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+
+
+@pytest.fixture(autouse=True)
 def _no_agent_pings(settings):
     """The in-process tests' agent sockets are Channels communicators, which answer nothing
     by themselves: the server's pings (``a2ui.jsonrpc.liveness``) are off unless a test turns
