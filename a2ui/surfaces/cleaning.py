@@ -64,17 +64,3 @@ def clean_json(value, path=(), text=clean_display_string):
     if problem is not None:
         raise TooDeep(problem, path)
     return value
-
-
-def _depth_ok(value, limit):
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return False
-        if type(item) is dict:
-            stack.extend((v, depth + 1) for v in item.values())
-        elif type(item) is list:
-            stack.extend((v, depth + 1) for v in item)
-    return True
-

@@ -2,6 +2,7 @@
 
 from channels.db import database_sync_to_async
 
+from a2ui.core.content import jsonvalue
 from a2ui.core.content.sanitize import clean_string
 from a2ui.core.errors import DomainError, Fault
 from a2ui.core.surfaces import ValidationFailed, validate_client_message
@@ -11,7 +12,6 @@ from a2ui.sessions import lifecycle as sessions
 from a2ui.surfaces.cleaning import (
     SurfaceValidationError,
     TooDeep,
-    _depth_ok,
     _failed,
     clean_json,
 )
@@ -35,7 +35,7 @@ def _check_data_model(data_model):
     for sid, model in data_model["surfaces"].items():
         if not isinstance(model, dict):
             raise _failed("Expected an object.", f"/dataModel/surfaces/{sid}", sid)
-        if not _depth_ok(model, MAX_DATA_MODEL_DEPTH):
+        if not jsonvalue.depth_ok(model, MAX_DATA_MODEL_DEPTH):
             raise _failed(f"Nested deeper than {MAX_DATA_MODEL_DEPTH} levels.",
                           f"/dataModel/surfaces/{sid}", sid)
     return data_model["surfaces"]

@@ -145,6 +145,22 @@ class _Hooks:
         return _Bad(problem)
 
 
+def depth_ok(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests at most ``limit`` levels of objects and arrays:
+    a walk with a stack of its own, so a value nested far deeper than Python's recursion limit
+    is answered, not a RecursionError."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if type(item) is dict:
+            stack.extend((v, depth + 1) for v in item.values())
+        elif type(item) is list:
+            stack.extend((v, depth + 1) for v in item)
+    return True
+
+
 def _parse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 

@@ -171,22 +171,9 @@ def message_problem(message: Any) -> tuple[str, str] | None:
     if found is not None:
         reason, path = found
         return reason, jsonvalue.pointer(path)
-    if not _depth_ok(message, 2 * jsonvalue.MAX_DEPTH):
+    if not jsonvalue.depth_ok(message, 2 * jsonvalue.MAX_DEPTH):
         return f"Nested deeper than {2 * jsonvalue.MAX_DEPTH} levels.", ""
     return None
-
-
-def _depth_ok(value: Any, limit: int) -> bool:
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return False
-        if type(item) is dict:
-            stack.extend((v, depth + 1) for v in item.values())
-        elif type(item) is list:
-            stack.extend((v, depth + 1) for v in item)
-    return True
 
 
 def _surface_of(message: Any) -> str:
