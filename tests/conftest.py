@@ -5,6 +5,8 @@ layer the settings name: SQLite and the in-memory layer by default, PostgreSQL a
 DATABASE_URL and REDIS_URL are set (as CI does). Tier 2 (tests/live) runs real Daphne processes.
 """
 
+import contextlib
+
 import pytest
 
 # Progress per tier (in-process, live, browser) printed during the run: tests/tierprogress.py;
@@ -138,7 +140,7 @@ def _db_work_ended_before_flush():
     from asgiref.sync import SyncToAsync
     from django.test import TransactionTestCase
 
-    from a2ui.infra import dbthreads
+    from a2ui.infra import dbthreads, jobs
 
     flush = TransactionTestCase._fixture_teardown
 
@@ -149,7 +151,11 @@ def _db_work_ended_before_flush():
         except TimeoutError:
             ended = False
         assert ended, f"the test's database work was still running {DRAIN_TIMEOUT} s after it"
-        return flush(self)
+        with contextlib.ExitStack() as paused:  # no flusher writes beside the TRUNCATE
+            for job in list(jobs._registry.values()):
+                if isinstance(job, jobs.Flusher):
+                    paused.enter_context(job.paused())
+            return flush(self)
 
     TransactionTestCase._fixture_teardown = _fixture_teardown
     yield

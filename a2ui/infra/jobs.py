@@ -144,6 +144,7 @@ class Flusher:
         self.retry_seconds = retry_seconds
         self._wake = threading.Event()
         self._lock = threading.Lock()
+        self._round = threading.Lock()  # held while a round writes
         self._thread = None
         if register_now:
             register(self)
@@ -158,6 +159,11 @@ class Flusher:
 
     def running(self):
         return self._thread is not None and self._thread.is_alive()
+
+    def paused(self):
+        """A context in which no round of this flusher writes (one writing is waited for):
+        what must not run beside its writes, as a test database's TRUNCATE."""
+        return self._round
 
     async def stop(self):
         try:
@@ -182,7 +188,8 @@ class Flusher:
             time.sleep(self.interval())
             self._wake.clear()
             try:
-                self.flush()
+                with self._round:
+                    self.flush()
                 failures = 0
             except Exception as exc:  # what was not written stays: retried next round
                 failures += 1
