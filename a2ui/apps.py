@@ -33,7 +33,8 @@ def default_channel_layers(redis_url):
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     return {"default": {"BACKEND": "a2ui.layer.PubSubChannelLayer",
                         "CONFIG": {"hosts": [redis_layer_host(redis_url)],
-                                   "prefix": pubsub_prefix(redis_url)}}}
+                                   "prefix": pubsub_prefix(redis_url),
+                                   "line_url": redis_url}}}
 
 
 def pubsub_prefix(redis_url):

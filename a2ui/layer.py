@@ -22,8 +22,10 @@ import time
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
-from a2ui.infra import memory
+from a2ui.core import events
+from a2ui.infra import eager, groups, memory, redisline, shared
 from a2ui.leanqueue import LeanQueue
+from a2ui.push import direct
 
 log = logging.getLogger("a2ui.layer")
 #: channels-redis's own logger: ``a2ui.apps`` filters its outage tracebacks to one line.
@@ -103,6 +105,16 @@ class Shard(pubsub.RedisSingleShardConnection):
         await super().flush()
         self._watched = None
 
+    def _receive_message(self, message):
+        if message is None:
+            return
+        name = message["channel"]
+        if isinstance(name, bytes):
+            name = name.decode()
+        layer = self.channel_layer
+        if not (name.startswith(layer.session_groups) and layer.hand_over(name, message["data"])):
+            super()._receive_message(message)
+
     async def _do_receiving(self):
         delay, logged = 0, -LOG_EVERY_SECONDS
         while True:
@@ -141,11 +153,103 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
     channels handed to it, in order (``a2ui.infra.memory`` waits for it before collecting).
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, line_url=None, **kwargs):
         super().__init__(*args, **kwargs)
         self._shards = [Shard(shard.host, self) for shard in self._shards]
         self._leaving = collections.deque()
         self._leaver = None
+        #: Publishes go through the loop's pipelined connection to this URL (one shard only).
+        self._line_url = line_url if len(self._shards) == 1 else None
+        self._line = None  # the Line, once asked for; False: none (redis-py publishes)
+        self._own_line = False  # the Line is this layer's (not the push path's): it closes it
+
+    # Publishing ------------------------------------------------------------------------------
+
+    def publisher(self):
+        """The ``redisline.Line`` this loop publishes through, or None (the shard's redis-py
+        client). With the default layer it is the connection the push path's sequence numbers
+        use (``shared.line``), so a push's PUBLISH goes out in the same write as the commands
+        of the pushes beside it: no lock, no second connection, one system call per turn."""
+        if self._line is None:
+            line = shared.hot_line(self._line_url) if self._line_url else None
+            if line is None and self._line_url:
+                try:
+                    line = redisline.Line(self._line_url, shared.REDIS_TIMEOUT_SECONDS)
+                    self._own_line = True
+                except ValueError:  # a URL only redis-py takes (unix://)
+                    line = None
+            self._line = line or False
+        return self._line or None
+
+    async def publish(self, channel, data):
+        """PUBLISH ``data`` (serialized) to ``channel``, in the order of this loop's publishes."""
+        line = self.publisher()
+        if line is None:
+            await self._get_shard(channel).publish(channel, data)
+        else:
+            await line.execute(("PUBLISH", channel, data))
+
+    async def send(self, channel, message):
+        await self.publish(channel, self.channel_layer.serialize(message))
+
+    async def group_send(self, group, message):
+        await self.publish(self._get_group_channel_name(group),
+                           self.channel_layer.serialize(message))
+
+    async def flush(self):
+        await super().flush()
+        line, self._line = self._line, None
+        if line and self._own_line:
+            line.close()
+        self._own_line = False
+
+    # Receiving -------------------------------------------------------------------------------
+
+    def hand_over(self, name, data):
+        """Deliver a message published to a session's group (``name``, its Redis channel) to
+        the consumers here registered for direct pushes (``a2ui.push.direct``) the way a push
+        from this process reaches them: deserialized once, handed to each consumer's
+        ``take_direct`` at once (``a2ui.infra.eager``), without its channel's queue and
+        dispatch loop (a task, a wait and a deserialization per socket per push).
+
+        A consumer whose queue holds anything gets it queued behind that, as do consumers not
+        registered (still reading the snapshot) and any message that is not a session event
+        (closes, consent changes). Returns False when nothing was handed over (the caller
+        queues the message for every member as channels-redis does)."""
+        members = self.groups.get(name)
+        if not members:
+            return False
+        consumers = direct.consumers_of(name[len(self.session_groups):])
+        if not consumers:
+            return False
+        message = self.channel_layer.deserialize(data)
+        if message.get("type") != events.MESSAGE_TYPE:
+            return False
+        by_channel = {getattr(c, "channel_name", None): c for c in consumers}
+        for channel in list(members):
+            queue = self.channels.get(channel)
+            if queue is None:
+                continue
+            consumer = by_channel.get(channel)
+            if consumer is None or queue.qsize():
+                queue.put_nowait(data)
+            else:
+                try:
+                    eager.start(consumer.take_direct(message))
+                except Exception:  # the consumer's own failure: the other members still get it
+                    log.exception("a2ui: handing a push to %s failed", channel)
+        return True
+
+    @property
+    def session_groups(self):
+        """The Redis channel name of every session group starts so."""
+        prefix = self.__dict__.get("_session_groups")
+        if prefix is None:
+            prefix = self._session_groups = self._get_group_channel_name(
+                groups.SESSION_GROUP_PREFIX)
+        return prefix
+
+    # Subscribing -----------------------------------------------------------------------------
 
     async def _subscribe_to_channel(self, channel):
         self.channels[channel] = LeanQueue()

@@ -9,11 +9,14 @@ import uuid
 
 from channels.layers import get_channel_layer
 
+#: A session's group is this and the session's hex.
+SESSION_GROUP_PREFIX = "a2ui.s."
+
 
 def session_group(session_id):
     if not isinstance(session_id, uuid.UUID):  # the hot path passes a UUID already
         session_id = uuid.UUID(str(session_id))
-    return f"a2ui.s.{session_id.hex}"
+    return f"{SESSION_GROUP_PREFIX}{session_id.hex}"
 
 
 def agent_group(agent_id):

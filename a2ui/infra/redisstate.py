@@ -209,6 +209,10 @@ class RedisBackend:
     def redis_client(self):
         return self._connections().client()
 
+    def line(self):
+        """The running loop's ``redisline.Line`` (None for a URL only redis-py takes)."""
+        return self._connections().line
+
     # Sequence numbers and socket counts ------------------------------------------------------
 
     @staticmethod

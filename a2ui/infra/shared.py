@@ -53,6 +53,20 @@ def _settings_changed(*, setting, **kwargs):
 
 setting_changed.connect(_settings_changed)
 
+#: A command (or a wait for a pooled connection) that takes longer fails.
+REDIS_TIMEOUT_SECONDS = redisstate.REDIS_TIMEOUT_SECONDS
+
+
+def hot_line(url):
+    """The running loop's pipelined connection of the push path (``redisline.Line``) when
+    ``url`` is ``A2UI['REDIS_URL']`` and it takes one, else None: the channel layer publishes
+    through it (``a2ui.layer``), so a push's PUBLISH shares the write of its sequence number."""
+    chosen = backend()
+    if isinstance(chosen, redisstate.RedisBackend) and chosen.url == url:
+        return chosen.line()
+    return None
+
+
 def redis_client():
     """The redis-py client of the running event loop, or None when Redis is not configured."""
     return backend().redis_client()

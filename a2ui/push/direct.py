@@ -64,6 +64,15 @@ def unregister(session_hex, consumer):
         del _sessions[session_hex]
 
 
+def consumers_of(session_hex):
+    """The consumers registered here for the session (a list; empty when none or when
+    ``A2UI['DIRECT_DELIVERY']`` is off): a published push arriving at this process is handed
+    to them the same way (``a2ui.layer``)."""
+    if not a2ui_settings.DIRECT_DELIVERY:
+        return ()
+    return _sessions.get(session_hex, ())
+
+
 def registered():
     """``[(session hex, [consumers])]`` of every session with a consumer registered here."""
     return [(key, list(consumers)) for key, consumers in _sessions.items()]
