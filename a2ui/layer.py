@@ -196,6 +196,19 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         await self.publish(self._get_group_channel_name(group),
                            self.channel_layer.serialize(message))
 
+    async def group_send_soon(self, group, message):
+        """``group_send`` without waiting for Redis' reply: the future of the reply, or None
+        when the publish went out the waiting way (no pipelined connection open yet, or none
+        at all). The publish keeps its place among this loop's publishes; a failure shows in
+        the future only (the caller tells the group's sockets to resync: ``push.fanout``)."""
+        channel = self._get_group_channel_name(group)
+        data = self.channel_layer.serialize(message)
+        line = self.publisher()
+        future = None if line is None else line.send_soon(("PUBLISH", channel, data))
+        if future is None:
+            await self.publish(channel, data)
+        return future
+
     async def flush(self):
         await super().flush()
         line, self._line = self._line, None

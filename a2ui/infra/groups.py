@@ -66,6 +66,28 @@ async def send_group(group, event):
     await get_channel_layer().group_send(group, event)
 
 
+async def send_group_soon(group, event, lost):
+    """``send_group`` for the push path: where the layer can (``a2ui.layer``), the publish is
+    queued on its connection and not waited for, so the sender goes on to its next message and
+    the publish shares a write with what comes next; ``lost(exc)`` is called should Redis not
+    take it. (A PUBLISH's reply only says Redis took it, never that a socket got it.)"""
+    layer = get_channel_layer()
+    soon = getattr(layer, "group_send_soon", None)
+    if soon is None:
+        await send_group(group, event)
+        return
+    future = await soon(group, event)
+    if future is not None:
+        future.add_done_callback(lambda done: _check_sent(done, lost))
+
+
+def _check_sent(future, lost):
+    if future.cancelled():
+        lost(ConnectionError("the publish was cancelled"))
+    elif future.exception() is not None:
+        lost(future.exception())
+
+
 async def send_channel(channel, event):
     if divert is not None and channel.startswith(DIVERTED_CHANNEL_PREFIX) and await divert(
             channel, event):

@@ -240,6 +240,15 @@ class Line:
             protocol = await self._connect()
             return await protocol.send(data, len(commands))
 
+    def send_soon(self, *commands):
+        """Queue ``commands`` on the open connection without waiting: the future of their
+        replies, or None when no connection is open (then :meth:`execute` connects). Not sent
+        again on a new connection: a caller that needs that awaits :meth:`execute`."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            return None
+        return protocol.send(pack(*commands), len(commands))
+
     async def _connect(self):
         if self._connecting is None:
             self._connecting = asyncio.ensure_future(self._open())

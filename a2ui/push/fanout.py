@@ -18,7 +18,7 @@ import logging
 
 from a2ui.compliance import replay as replaylog
 from a2ui.core import events, replay
-from a2ui.infra import groups, prom, tracing
+from a2ui.infra import groups, outages, prom, tracing
 from a2ui.push import direct, sequence
 from a2ui.push.outcome import Sent, reached
 from a2ui.sessions import clients as registry
@@ -52,7 +52,16 @@ async def send(sid, seq, sockets, message):
     if sockets is not None and await direct.deliver(sid.hex, sockets, message):
         return
     direct.published(sid.hex, seq)  # before the publish: a direct push must not overtake it
-    await groups.send_group(groups.session_group(sid), message)
+    await groups.send_group_soon(groups.session_group(sid), message,
+                                 lambda exc: _not_published(sid, exc))
+
+
+def _not_published(sid, exc):
+    """A publish Redis did not take (its connection died under it): the sockets resync."""
+    outages.tally(exc)
+    log.warning("a2ui: a push to session %s was not published (%s: %s): its clients resync",
+                sid, type(exc).__name__, exc)
+    repair(sid)
 
 
 def resync_message():

@@ -164,3 +164,29 @@ async def test_without_a_url_redis_py_publishes(own_redis):  # noqa: F811
 
 
 pytestmark = pytest.mark.django_db(transaction=False)
+
+
+async def test_a_publish_not_waited_for_keeps_its_order_and_a_lost_one_resyncs(
+        own_redis, monkeypatch):  # noqa: F811
+    """The push path queues its PUBLISH and goes on (``groups.send_group_soon``); the
+    publishes keep their order, and one Redis never took makes the session's sockets resync
+    (``fanout.repair``)."""
+    from a2ui.push import fanout
+
+    sid = uuid.uuid4()
+    async with two_processes(own_redis) as (sender, receiver):
+        consumer = await joined(own_redis, receiver, sid)
+        monkeypatch.setattr(groups, "get_channel_layer", lambda: sender)
+        lost = []
+        for seq in range(1, 51):
+            await groups.send_group_soon(groups.session_group(sid), push(seq), lost.append)
+        await eventually(lambda: len(consumer.taken) == 50)
+        assert [e["seq"] for e in consumer.taken] == list(range(1, 51)) and lost == []
+
+        repaired = []
+        monkeypatch.setattr(fanout, "repair", repaired.append)
+        loop_layer = sender._get_layer()
+        line = loop_layer.publisher()
+        line._protocol.transport.abort()  # the connection dies with the publish written to it
+        await fanout.send(sid, 51, None, push(51))
+        await eventually(lambda: repaired == [sid])
