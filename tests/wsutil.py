@@ -17,6 +17,18 @@ INIT = {
 }
 
 
+def publishes_through_send_group(monkeypatch):
+    """Have the push path's publishes (``groups.send_group_soon``, not waited for with Redis)
+    go through ``groups.send_group``, awaited, so a spy on it or on the layer's
+    ``group_send`` sees every session event with either channel layer."""
+    from a2ui.infra import groups
+
+    async def soon(group, event, lost):
+        await groups.send_group(group, event)
+
+    monkeypatch.setattr(groups, "send_group_soon", soon)
+
+
 async def connect_user(token, path="/ws/v4/a2ui"):
     comm = WebsocketCommunicator(application, f"{path}?token={token}")
     connected, _ = await comm.connect()

@@ -36,7 +36,7 @@ is resynced only when a number stays missing for ``GRACE_CHECKS`` checks in a ro
 holds no pushes still to handle.
 
 A loss that is known is not waited for: when this process's channel-layer subscription
-reconnects (``a2ui.layer.Shard`` calls :func:`subscription_restored`), whatever was published
+reconnects (``a2ui.layer.shards`` calls :func:`subscription_restored`), whatever was published
 while it was away will never arrive. The next round runs at once (``SETTLE_SECONDS`` later, so
 Redis has taken the new SUBSCRIBE before the numbers are read), reads every session, and resyncs
 each socket that misses a number issued by then, without the grace (a busy one in the round

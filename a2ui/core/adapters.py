@@ -60,19 +60,25 @@ class Adapter:
 
 _cache = {}
 _source = []  # [the function returning the adapters' dotted paths], set by ``use_source``
+_last = []  # [what the source returned last, its adapters]
 
 
 def use_source(paths):
     """Read the adapters' dotted paths from ``paths()`` (``a2ui.conf`` sets it to
     ``A2UI['ADAPTERS']`` when it is imported: the core imports no settings)."""
     _source[:] = [paths]
+    _last.clear()
 
 
 def registered():
     """The adapters named by ``A2UI['ADAPTERS']``, in order (imported once)."""
     if not _source:
         raise RuntimeError("a2ui.conf is not loaded: no adapters are configured")
-    paths = tuple(_source[0]())
+    given = _source[0]()
+    last = _last
+    if last and last[0] is given:  # the same setting object: asked per message
+        return last[1]
+    paths = tuple(given)
     found = _cache.get(paths)
     if found is None:
         found = []
@@ -86,6 +92,7 @@ def registered():
         found = tuple(found)
         _cache.clear()
         _cache[paths] = found
+    _last[:] = [given, found]
     return found
 
 

@@ -113,6 +113,7 @@ def _with_adapter(entry, name):
 
 
 _cache = {}
+_last = []  # [the registered adapters' tuple, its table]
 
 
 def table():
@@ -120,12 +121,16 @@ def table():
     from a2ui.core.adapters import registered
 
     adapters = registered()
+    last = _last
+    if last and last[0] is adapters:  # the same registered tuple: asked per message
+        return last[1]
     ident = tuple(id(a) for a in adapters)
     found = _cache.get(ident)
     if found is None:
         found = merge(adapters)
         _cache.clear()
         _cache[ident] = found
+    _last[:] = [adapters, found]
     return found
 
 

@@ -146,24 +146,28 @@ class _Protocol(asyncio.Protocol):
 
     def data_received(self, data):
         self.reader.feed(data)
-        waiting = self.waiting
-        while waiting:
+        while self.waiting:
             reply = self.reader.gets()
             if reply is False:
                 return
-            entry = waiting[0]
-            entry[1].append(reply)
-            if len(entry[1]) == entry[0]:
-                waiting.popleft()
-                if not entry[2].done():
-                    errors = [r for r in entry[1] if isinstance(r, ReplyError)]
-                    if errors:
-                        entry[2].set_exception(errors[0])
-                        if any(readonly(e) for e in errors):  # a demoted primary: drop it
-                            self.lost = NotPrimary("the server answered READONLY")
-                            self.transport.close()
-                    else:
-                        entry[2].set_result(entry[1])
+            self.answered(reply)
+
+    def answered(self, reply):
+        """``reply`` is the next one the oldest waiting batch is owed."""
+        waiting = self.waiting
+        entry = waiting[0]
+        entry[1].append(reply)
+        if len(entry[1]) == entry[0]:
+            waiting.popleft()
+            if not entry[2].done():
+                errors = [r for r in entry[1] if isinstance(r, ReplyError)]
+                if errors:
+                    entry[2].set_exception(errors[0])
+                    if any(readonly(e) for e in errors):  # a demoted primary: drop it
+                        self.lost = NotPrimary("the server answered READONLY")
+                        self.transport.close()
+                else:
+                    entry[2].set_result(entry[1])
 
     def _check(self):
         self.watchdog = None
@@ -194,6 +198,8 @@ class _Protocol(asyncio.Protocol):
 
 class Line:
     """A lazily (re)connected pipelined connection bound to the running event loop."""
+
+    protocol = _Protocol  # what each connection speaks: ``protocol(loop, timeout)``
 
     def __init__(self, url, timeout=15.0, on_connect=None):
         #: ``await on_connect(send)`` on each new connection before any batch goes out on it;
@@ -302,7 +308,7 @@ class Line:
         context = ssl_context(self.verify_mode)
         host, port = (await self._discover()) if self.sentinel else (self.host, self.port)
         _, protocol = await asyncio.wait_for(
-            loop.create_connection(lambda: _Protocol(loop, self.timeout), host, port,
+            loop.create_connection(lambda: self.protocol(loop, self.timeout), host, port,
                                    ssl=context),
             self.timeout,
         )
@@ -317,7 +323,7 @@ class Line:
         try:
             if setup:
                 replies = await protocol.send(pack(*setup), len(setup))
-                if self.sentinel and replies[-1][0] != "master":
+                if self.sentinel and replies[-1][0] not in ("master", b"master"):
                     raise NotPrimary(f"{host}:{port} is a {replies[-1][0]}, not the primary")
             if self.on_connect is not None:
                 await self.on_connect(lambda *commands: protocol.send(pack(*commands),

@@ -15,7 +15,14 @@ from a2ui.infra import groups, shared
 from a2ui.mcp.adapter import ADAPTER
 from a2ui.mcp.watch import WatchedSession, Watcher
 from a2ui.push import direct
-from tests.wsutil import connect_agent, connect_user, init_session, recv, send
+from tests.wsutil import (
+    connect_agent,
+    connect_user,
+    init_session,
+    publishes_through_send_group,
+    recv,
+    send,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,6 +39,7 @@ def layer_sends(monkeypatch):
         await original(group, event)
 
     monkeypatch.setattr(groups, "send_group", spy)
+    publishes_through_send_group(monkeypatch)
     return sent
 
 

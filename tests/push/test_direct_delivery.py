@@ -13,7 +13,14 @@ from django.test import override_settings
 from a2ui.consumers.base import DirectDeliveryMixin, JsonRpcConsumer
 from a2ui.infra import groups, shared
 from a2ui.push import direct
-from tests.wsutil import connect_agent, connect_user, init_session, recv, send
+from tests.wsutil import (
+    connect_agent,
+    connect_user,
+    init_session,
+    publishes_through_send_group,
+    recv,
+    send,
+)
 
 
 class Standin:
@@ -211,6 +218,7 @@ def layer_sends(monkeypatch):
             await original(group, event)
 
     monkeypatch.setattr(groups, "send_group", spy)
+    publishes_through_send_group(monkeypatch)
     return sent
 
 

@@ -29,6 +29,7 @@ from a2ui.push import entry as pushentry
 from a2ui.push import sessions as session_actions
 from a2ui.sessions import lifecycle as sessions
 from tests.sessionops import Ops, all_events, surface_create
+from tests.wsutil import publishes_through_send_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,6 +59,7 @@ class Recorder:
             await real(group, message)
 
         monkeypatch.setattr(layer, "group_send", group_send)
+        publishes_through_send_group(monkeypatch)
 
     def start(self):
         self.messages, self.on = [], True

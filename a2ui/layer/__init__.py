@@ -1,35 +1,40 @@
 """The default channel layer with Redis (``a2ui.apps.default_channel_layers``): channels-redis's
 PUBLISH/SUBSCRIBE layer, each channel's queue a ``LeanQueue`` (``a2ui.leanqueue``: every idle
-socket holds one).
+socket holds one), its connections lean on the hot path:
 
-Each shard's subscription says when it reconnects (:class:`Shard`): whatever was published while
-it was away never reached this process, and ``a2ui.consumers.seqwatch`` resyncs the sockets that
-miss a number at once instead of after its grace.
+* **publishing** through the push path's own pipelined connection (``redisline``): a push's
+  PUBLISH goes out in the write of the sequence numbers beside it (``LeanLoopLayer.publisher``);
+* **receiving** on one subscribed connection per loop (``a2ui.layer.shards.LineShard``), each
+  message handed over in the read's callback; a session event goes straight to the consumers
+  registered here for direct pushes (``LeanLoopLayer.hand_over``), as a push from this process
+  does, instead of each socket's queue and dispatch loop.
+
+Each shard's subscription says when it reconnects: whatever was published while it was away
+never reached this process, and ``a2ui.consumers.seqwatch`` resyncs the sockets that miss a
+number at once instead of after its grace.
 
 It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscribe_to_channel``
 and ``.channels``, ``RedisPubSubChannelLayer._get_layer`` and ``._layers``,
 ``RedisSingleShardConnection._do_receiving`` and ``._pubsub``,
 ``channels_redis.utils._wrap_close``). Should an upgrade remove any of them, the stock loop
-layer is used (plain ``asyncio.Queue`` per channel), with one WARNING; tests/consumers/test_leanqueue.py
-names what is missing.
+layer is used (plain ``asyncio.Queue`` per channel), with one WARNING;
+tests/consumers/test_leanqueue.py names what is missing.
 """
 
 import asyncio
 import collections
 import logging
-import time
 
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
 from a2ui.core import events
 from a2ui.infra import eager, groups, memory, redisline, shared
+from a2ui.layer.shards import LineShard, Shard
 from a2ui.leanqueue import LeanQueue
 from a2ui.push import direct
 
 log = logging.getLogger("a2ui.layer")
-#: channels-redis's own logger: ``a2ui.apps`` filters its outage tracebacks to one line.
-layer_log = logging.getLogger("channels_redis.pubsub")
 
 
 def missing_internals():
@@ -42,100 +47,6 @@ def missing_internals():
               (utils, "_wrap_close")]
     return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in wanted
             if not hasattr(owner, name)]
-
-
-#: The receive loop's wait after a failed read, doubled on each failure up to the cap
-#: (channels-redis waits 1 s each time: up to a second more before a subscription comes back
-#: after a restart or a failover).
-RETRY_FIRST_SECONDS = 0.05
-RETRY_CAP_SECONDS = 0.5
-#: A failed read is logged at most this often (channels-redis logs one a second).
-LOG_EVERY_SECONDS = 1.0
-
-
-def next_retry(delay):
-    """The wait after a failed read that followed a wait of ``delay`` (0: none yet)."""
-    return min(max(delay * 2, RETRY_FIRST_SECONDS), RETRY_CAP_SECONDS)
-
-
-def subscription_restored():
-    """This loop's subscription reconnected (its channels subscribed again)."""
-    from a2ui.consumers import seqwatch
-
-    seqwatch.subscription_restored()
-
-
-class Shard(pubsub.RedisSingleShardConnection):
-    """channels-redis's shard, whose subscription says when it comes back.
-
-    redis-py reconnects a ``PubSub`` in place and subscribes its channels again, inside a read
-    (its retry) or on the next one after a failed read: either way through the connection's
-    connect callbacks, where this one is registered after redis-py's own (so the channels are
-    subscribed again before it runs). It calls :func:`subscription_restored`. A connection that
-    is replaced by a new one counts as well.
-
-    The receive loop is channels-redis's with a short backoff after a failure
-    (:func:`next_retry`) instead of a fixed second, and a ``TimeoutError`` from a read counted
-    as a failure (channels-redis re-raises it, which ends its receive task for good: nothing
-    subscribed would be received again).
-    """
-
-    def __init__(self, host, channel_layer):
-        super().__init__(host, channel_layer)
-        self._watched = None  # the PubSub connection whose reconnects call _reconnected
-
-    async def subscribe(self, channel):
-        await super().subscribe(channel)
-        self._watch_connection()
-
-    def _watch_connection(self):
-        connection = getattr(self._pubsub, "connection", None)
-        if connection is None or connection is self._watched:
-            return
-        replaced, self._watched = self._watched is not None, connection
-        connection.register_connect_callback(self._reconnected)
-        if replaced:
-            subscription_restored()
-
-    def _reconnected(self, connection):
-        if connection is self._watched and self._pubsub is not None and self._pubsub.subscribed:
-            subscription_restored()
-
-    async def flush(self):
-        await super().flush()
-        self._watched = None
-
-    def _receive_message(self, message):
-        if message is None:
-            return
-        name = message["channel"]
-        if isinstance(name, bytes):
-            name = name.decode()
-        layer = self.channel_layer
-        if not (name.startswith(layer.session_groups) and layer.hand_over(name, message["data"])):
-            super()._receive_message(message)
-
-    async def _do_receiving(self):
-        delay, logged = 0, -LOG_EVERY_SECONDS
-        while True:
-            try:
-                if self._pubsub and self._pubsub.subscribed:
-                    message = await self._pubsub.get_message(
-                        ignore_subscribe_messages=True, timeout=0.1)
-                    self._watch_connection()
-                    self._receive_message(message)
-                else:
-                    await asyncio.sleep(0.1)
-                delay = 0
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # Redis away (a2ui.apps makes each record one line)
-                now = time.monotonic()
-                if now - logged >= LOG_EVERY_SECONDS:  # as often as channels-redis's loop
-                    logged = now
-                    layer_log.exception("Unexpected exception in receive task")
-                delay = next_retry(delay)
-                await asyncio.sleep(delay)
 
 
 class LeanLoopLayer(RedisPubSubLoopLayer):
@@ -155,13 +66,23 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
 
     def __init__(self, *args, line_url=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self._shards = [Shard(shard.host, self) for shard in self._shards]
-        self._leaving = collections.deque()
-        self._leaver = None
         #: Publishes go through the loop's pipelined connection to this URL (one shard only).
         self._line_url = line_url if len(self._shards) == 1 else None
+        self._shards = [self._shard(shard.host) for shard in self._shards]
+        self._leaving = collections.deque()
+        self._leaver = None
         self._line = None  # the Line, once asked for; False: none (redis-py publishes)
         self._own_line = False  # the Line is this layer's (not the push path's): it closes it
+
+    def _shard(self, host):
+        """The subscribed connection to ``host``: one ``redissub`` connection for the layer's
+        URL when ``redisline`` takes it, else channels-redis's redis-py shard."""
+        if self._line_url:
+            try:
+                return LineShard(self._line_url, self, shared.REDIS_TIMEOUT_SECONDS)
+            except ValueError:  # a URL only redis-py takes (unix://)
+                pass
+        return Shard(host, self)
 
     # Publishing ------------------------------------------------------------------------------
 
@@ -217,6 +138,21 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         self._own_line = False
 
     # Receiving -------------------------------------------------------------------------------
+
+    def received(self, name, data):
+        """A message published to ``name`` (a channel or a group's channel) reached this loop:
+        a session event goes to the consumers registered for direct pushes
+        (:meth:`hand_over`), the rest to each channel's queue as channels-redis does."""
+        if name.startswith(self.session_groups) and self.hand_over(name, data):
+            return
+        queue = self.channels.get(name)
+        if queue is not None:
+            queue.put_nowait(data)
+            return
+        for channel in self.groups.get(name, ()):
+            queue = self.channels.get(channel)
+            if queue is not None:
+                queue.put_nowait(data)
 
     def hand_over(self, name, data):
         """Deliver a message published to a session's group (``name``, its Redis channel) to
