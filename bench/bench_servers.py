@@ -63,11 +63,18 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = A2UI_APP.replace(".application", ":application")
 CAP = str(2 * 1024 * 1024)  # a2ui.serving.websocket_hard_cap() of the default payload limit
 PY = sys.executable
+#: ``daphne-uvloop``: a2ui_serve with uvloop's event loop under Twisted's asyncio reactor (the
+#: policy set before daphne.server makes its loop): how much of a difference is the loop's.
+ON_UVLOOP = ("import asyncio, runpy, sys, uvloop; "
+             "asyncio.set_event_loop_policy(uvloop.EventLoopPolicy()); "
+             "sys.argv[0] = 'manage.py'; runpy.run_path('manage.py', run_name='__main__')")
 
 #: name -> the server's command line for a port. Daphne is the reference (the first column).
 SERVERS = {
     "daphne": lambda port: [PY, "manage.py", "a2ui_serve", "-v", "0", "-b", HOST, "-p",
                             str(port), A2UI_APP],
+    "daphne-uvloop": lambda port: [PY, "-c", ON_UVLOOP, "a2ui_serve", "-v", "0", "-b", HOST,
+                                   "-p", str(port), A2UI_APP],
     "uvicorn": lambda port: [PY, "-m", "uvicorn", APP, "--host", HOST, "--port", str(port),
                              "--loop", "asyncio", "--http", "h11", "--ws", "websockets",
                              "--ws-max-size", CAP, "--no-access-log", "--log-level", "warning"],
