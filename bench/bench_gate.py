@@ -262,6 +262,18 @@ def report(results, args):
             lines.append(f"| {procs} | {n} | {cell(echo, 'rate')} | {med(echo, 'cpu_us'):.0f} | "
                          f"{med(results[('current', procs, n)], 'rate') / e:.0%} | "
                          f"{med(results[('baseline', procs, n)], 'rate') / e:.0%} |")
+    if 1 in args.procs and 2 in args.procs:
+        lines += ["", "The published path against the local one: each tree's server CPU per "
+                  "message with 2 processes over 1 (the aim: <= 1.30), and its rate with 2 "
+                  "processes over 1 (the aim: >= 1.00)",
+                  "| sessions | current CPU 2/1 | baseline CPU 2/1 | current rate 2/1 | "
+                  "baseline rate 2/1 |", "|---:|---:|---:|---:|---:|"]
+        for n in args.sessions:
+            ratios = []
+            for key in ("cpu_us", "rate"):
+                for tree in ("current", "baseline"):
+                    ratios.append(med(results[(tree, 2, n)], key) / med(results[(tree, 1, n)], key))
+            lines.append(f"| {n} | " + " | ".join(f"{r:.2f}" for r in ratios) + " |")
     return "\n".join(lines), failed
 
 

@@ -17,6 +17,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from a2ui.conf import a2ui_settings
+from a2ui.consumers import dispatch as dispatching
 from a2ui.infra import memory, outages, prom
 
 try:  # what Daphne raises for a send racing the peer's close, before websocket.disconnect
@@ -167,7 +168,7 @@ class SafeSocketMixin:
             return message
 
         try:
-            return await super().__call__(scope, watched, send)
+            return await dispatching.run_consumer(self, scope, watched, send)
         except asyncio.CancelledError:
             # Daphne cancels an application still running ``application_close_timeout`` (10 s)
             # after its client left. Under a mass close thousands of disconnects queue behind

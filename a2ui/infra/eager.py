@@ -15,11 +15,18 @@ import asyncio
 
 def start(coro):
     """Run ``coro`` now; returns None if it finished, else the task that finishes it."""
+    done, value = run(coro)
+    return None if done else value
+
+
+def run(coro):
+    """Run ``coro`` now: ``(True, its result)`` if it finished, else ``(False, the task that
+    finishes it)`` (whose result is the coroutine's)."""
     try:
         waiting = coro.send(None)
-    except StopIteration:
-        return None
-    return asyncio.get_running_loop().create_task(_resume(coro, waiting))
+    except StopIteration as stop:
+        return True, stop.value
+    return False, asyncio.get_running_loop().create_task(_resume(coro, waiting))
 
 
 async def _resume(coro, waiting):
@@ -37,12 +44,12 @@ async def _resume(coro, waiting):
             if waiting is None or not waiting.cancelled():  # this task was cancelled: pass it on
                 try:
                     waiting = coro.throw(asyncio.CancelledError())
-                except StopIteration:
-                    return
+                except StopIteration as stop:
+                    return stop.value
                 continue
         except BaseException:  # noqa: S110 - the coroutine reads the outcome itself, next
             pass
         try:
             waiting = coro.send(None)
-        except StopIteration:
-            return
+        except StopIteration as stop:
+            return stop.value
