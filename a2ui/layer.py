@@ -8,7 +8,8 @@ miss a number at once instead of after its grace.
 
 It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscribe_to_channel``
 and ``.channels``, ``RedisPubSubChannelLayer._get_layer`` and ``._layers``,
-``RedisSingleShardConnection._do_receiving`` and ``._pubsub``,
+``RedisSingleShardConnection._do_receiving``, ``._receive_message``, ``._ensure_redis``,
+``._ensure_receiver``, ``._lock``, ``._subscribed_to`` and ``._pubsub``,
 ``channels_redis.utils._wrap_close``). Should an upgrade remove any of them, the stock loop
 layer is used (plain ``asyncio.Queue`` per channel), with one WARNING; tests/consumers/test_leanqueue.py
 names what is missing.
@@ -39,6 +40,8 @@ def missing_internals():
               (pubsub.RedisPubSubChannelLayer, "_get_layer"),
               (pubsub.RedisSingleShardConnection, "_do_receiving"),
               (pubsub.RedisSingleShardConnection, "_receive_message"),
+              (pubsub.RedisSingleShardConnection, "_ensure_redis"),
+              (pubsub.RedisSingleShardConnection, "_ensure_receiver"),
               (utils, "_wrap_close")]
     return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in wanted
             if not hasattr(owner, name)]
@@ -51,6 +54,11 @@ RETRY_FIRST_SECONDS = 0.05
 RETRY_CAP_SECONDS = 0.5
 #: A failed read is logged at most this often (channels-redis logs one a second).
 LOG_EVERY_SECONDS = 1.0
+
+
+def _retrieved(future):
+    if not future.cancelled():
+        future.exception()  # a caller that went is not reported as an unretrieved failure
 
 
 def next_retry(delay):
@@ -83,10 +91,47 @@ class Shard(pubsub.RedisSingleShardConnection):
     def __init__(self, host, channel_layer):
         super().__init__(host, channel_layer)
         self._watched = None  # the PubSub connection whose reconnects call _reconnected
+        self._unsubscribing = []  # (channel, future) of the UNSUBSCRIBEs asked for, not sent
+        self._unsubscriber = None
 
     async def subscribe(self, channel):
+        await self._unsubscribe_pending()  # an UNSUBSCRIBE asked for before goes first
         await super().subscribe(channel)
         self._watch_connection()
+
+    async def unsubscribe(self, channel):
+        """channels-redis's, the channels asked for in one turn (or while the last UNSUBSCRIBE
+        was being sent) in one command: a closing socket leaves its own channel and its
+        token's and session's groups, three commands through redis-py each (its lock, retry
+        wrapper, encoding and a write) when 10,000 sockets close at once. The caller waits for
+        its channel's; a SUBSCRIBE asked for later goes after it."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        future.add_done_callback(_retrieved)
+        self._unsubscribing.append((channel, future))
+        if self._unsubscriber is None or self._unsubscriber.done():
+            self._unsubscriber = loop.create_task(self._unsubscribe_pending())
+        await asyncio.shield(future)
+
+    async def _unsubscribe_pending(self):
+        while self._unsubscribing:
+            batch, self._unsubscribing = self._unsubscribing, []
+            async with self._lock:
+                names = list(dict.fromkeys(c for c, _ in batch if c in self._subscribed_to))
+                try:
+                    if names:
+                        self._ensure_redis()
+                        self._ensure_receiver()
+                        await self._pubsub.unsubscribe(*names)
+                        self._subscribed_to.difference_update(names)
+                except Exception as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+            for _, future in batch:
+                if not future.done():
+                    future.set_result(None)
 
     def _watch_connection(self):
         connection = getattr(self._pubsub, "connection", None)
@@ -284,12 +329,15 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
     async def _unsubscribe_leaving(self):
         failed, last = 0, None
         while self._leaving:
-            channel = self._leaving.popleft()
-            try:
-                await self._get_shard(channel).unsubscribe(channel)
-            except Exception as exc:  # Redis away: it stays subscribed, as channels-redis
-                failed += 1        # leaves a channel whose unsubscribe failed; said once a round
-                last = exc
+            channels = list(self._leaving)
+            self._leaving.clear()
+            done = await asyncio.gather(  # one UNSUBSCRIBE for them all (Shard.unsubscribe)
+                *(self._get_shard(channel).unsubscribe(channel) for channel in channels),
+                return_exceptions=True)
+            for exc in done:  # Redis away: it stays subscribed, as channels-redis leaves a
+                if isinstance(exc, Exception):  # channel whose unsubscribe failed; said once
+                    failed += 1
+                    last = exc
         if failed:
             log.warning("a2ui: %d channel(s) not unsubscribed (%s)", failed, last)
 
