@@ -347,25 +347,7 @@ class PubSubChannelLayer(RedisPubSubChannelLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        memory.register(self.registries)
-
-    def registries(self):
-        """What grows with the sockets of the running loop's layer (``memory.shrink``): its
-        channels and groups, and per shard the subscribed names and redis-py's ``PubSub``
-        channel tables."""
-        try:
-            layer = self._layers.get(asyncio.get_running_loop())
-        except RuntimeError:
-            return []
-        if layer is None:
-            return []
-        found = [getattr(layer, "channels", None), getattr(layer, "groups", None)]
-        for shard in getattr(layer, "_shards", ()):
-            found.append(getattr(shard, "_subscribed_to", None))
-            client = getattr(shard, "_pubsub", None)
-            found += [getattr(client, "channels", None),
-                      getattr(client, "pending_unsubscribe_channels", None)]
-        return [c for c in found if c is not None]
+        memory.watch("channels_redis", self)  # its tables shrunk at the collection
 
     def _loop_layer_class(self):
         missing = missing_internals()
