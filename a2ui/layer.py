@@ -105,13 +105,18 @@ class Shard(pubsub.RedisSingleShardConnection):
         token's and session's groups, three commands through redis-py each (its lock, retry
         wrapper, encoding and a write) when 10,000 sockets close at once. The caller waits for
         its channel's; a SUBSCRIBE asked for later goes after it."""
+        await self.unsubscribe_soon(channel)
+
+    def unsubscribe_soon(self, channel):
+        """:meth:`unsubscribe` asked for now: the future of its UNSUBSCRIBE (a caller that stops
+        waiting for it does not take the channel out)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         future.add_done_callback(_retrieved)
         self._unsubscribing.append((channel, future))
         if self._unsubscriber is None or self._unsubscriber.done():
             self._unsubscriber = loop.create_task(self._unsubscribe_pending())
-        await asyncio.shield(future)
+        return future
 
     async def _unsubscribe_pending(self):
         while self._unsubscribing:
@@ -326,13 +331,19 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
             self._leaver = loop.create_task(self._unsubscribe_leaving())
             memory.finishing(self._leaver)
 
+    def _unsubscribe_soon(self, channel):
+        shard = self._get_shard(channel)
+        if isinstance(shard, Shard):
+            return shard.unsubscribe_soon(channel)
+        return asyncio.ensure_future(shard.unsubscribe(channel))
+
     async def _unsubscribe_leaving(self):
         failed, last = 0, None
         while self._leaving:
             channels = list(self._leaving)
             self._leaving.clear()
             done = await asyncio.gather(  # one UNSUBSCRIBE for them all (Shard.unsubscribe)
-                *(self._get_shard(channel).unsubscribe(channel) for channel in channels),
+                *(self._unsubscribe_soon(channel) for channel in channels),
                 return_exceptions=True)
             for exc in done:  # Redis away: it stays subscribed, as channels-redis leaves a
                 if isinstance(exc, Exception):  # channel whose unsubscribe failed; said once

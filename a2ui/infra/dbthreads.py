@@ -217,7 +217,7 @@ def batched(run_many, most=500):
         waiting.items.append((item, future))
         if waiting.task is None:
             waiting.task = loop.create_task(flush(waiting))
-        return await asyncio.shield(future)
+        return await future
 
     return one
 
