@@ -46,7 +46,8 @@ from bench_push import (  # noqa: E402
     server_env,
 )
 
-#: ``--series``: print the RSS and the server's CPU time every second after the close.
+#: ``--series``: print the RSS and the server's CPU time every second after the close (the CPU
+#: from the close to the last reading is printed in any case).
 SERIES = False
 
 
@@ -423,6 +424,7 @@ async def measure(server, protocol, toks, settle_seconds, after_seconds):
     conns = await open_idle(server.port, protocol, toks)
     opened = time.monotonic() - t0
     at = await settle(pid, settle_seconds)
+    cpu0 = cpu_seconds(pid)
     t0 = time.monotonic()
     closing = asyncio.Semaphore(CLOSE_CONCURRENCY)
 
@@ -443,13 +445,15 @@ async def measure(server, protocol, toks, settle_seconds, after_seconds):
         if SERIES:
             print(f"  {series[-1][0]:5.0f} s after close: RSS {series[-1][1] / 1024:7.1f} MB, "
                   f"server CPU {cpu_seconds(pid):7.1f} s", flush=True)
+    cpu1 = cpu_seconds(pid)
     await probe(pid, "after")
     after = series[-1][1]
     back = next((t for t, kb in series if kb <= 1.10 * before), None)
     return {"protocol": protocol, "sockets": len(conns), "before_kb": before, "at_kb": at,
             "after_kb": after, "kb_per_socket": per_socket(before, at, len(conns)),
             "return_ratio": after / before, "open_seconds": opened, "back_seconds": back,
-            "after_seconds": series[-1][0], "peak_after_kb": max(kb for _, kb in series)}
+            "after_seconds": series[-1][0], "peak_after_kb": max(kb for _, kb in series),
+            "close_cpu": cpu1 - cpu0}
 
 
 async def measure_push(server, toks, agent_key, pushes, redis_url, window=20):
@@ -595,7 +599,8 @@ def main():
             print(f"  {protocol}: {row['sockets']} idle opened in {row['open_seconds']:.1f} s; "
                   f"RSS {row['before_kb'] / 1024:.1f} -> {row['at_kb'] / 1024:.1f} -> "
                   f"{row['after_kb'] / 1024:.1f} MB {row['after_seconds']:.0f} s after close "
-                  f"(peak {row['peak_after_kb'] / 1024:.1f}; {back})", flush=True)
+                  f"(peak {row['peak_after_kb'] / 1024:.1f}; {back}); server CPU from the close "
+                  f"to the last reading {row['close_cpu']:.1f} s", flush=True)
             print_probes()
             server.stop()
             server = None

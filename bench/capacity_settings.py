@@ -26,52 +26,17 @@ import memprobe  # noqa: E402
 memprobe.install()
 
 # ``A2UI_BENCH_MEMORY_SKIP=step,...``: the collection after a close without the named steps that
-# reach into a library's private tables (a2ui.infra.memory), to measure what each one pays.
+# reach into a library's internals (``a2ui.infra.memory.PRIVATE_STEPS``), to measure what each one
+# pays (docs/performance.md, "Memory after close: what the collection does").
 import os  # noqa: E402
 
 _SKIP = {s for s in os.environ.get("A2UI_BENCH_MEMORY_SKIP", "").split(",") if s}
 if _SKIP:
-    import asyncio
-    import sys
-    import types
-    import weakref
-
     from a2ui.infra import memory
 
-    def _step_tables():
-        found = {}
-        if "asyncio" in _SKIP:
-            loop = asyncio.get_running_loop()
-            found["asyncio"] = [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key]
-        if "anyio" in _SKIP:
-            anyio = sys.modules.get("anyio._backends._asyncio")
-            found["anyio"] = [getattr(getattr(anyio, "_task_states", None), "data", None)]
-        if "twisted" in _SKIP:
-            reactor = sys.modules.get("twisted.internet.reactor")
-            found["twisted"] = [getattr(reactor, "_readers", None),
-                                getattr(reactor, "_writers", None)]
-        if "weakref" in _SKIP:
-            found["weakref"] = [weakref.finalize._registry]
-        return {id(t) for tables in found.values() for t in tables if t is not None}
-
-    def _owner_skipped(owner):
-        from a2ui.layer import PubSubChannelLayer
-        from a2ui.mcp.manager import SessionManager
-        return (("channels_redis" in _SKIP and isinstance(owner, PubSubChannelLayer))
-                or ("mcp" in _SKIP and isinstance(owner, SessionManager)))
-
-    def _shrink_registries():
-        skipped = _step_tables()
-        for ref in list(memory.REGISTRIES):
-            containers = ref()
-            if containers is None or _owner_skipped(getattr(containers, "__self__", None)):
-                continue
-            for container in containers():
-                if isinstance(container, dict | set) and id(container) not in skipped:
-                    memory.shrink(container)
-
-    memory.shrink_registries = _shrink_registries
-    if "psycopg" in _SKIP:
-        memory.forget_parsed_statements = lambda: None
-    if "typecache" in _SKIP:
-        memory.sys = types.SimpleNamespace(modules=sys.modules, _clear_type_cache=lambda: None)
+    _unknown = _SKIP - set(memory.PRIVATE_STEPS)
+    if _unknown:
+        raise SystemExit(f"A2UI_BENCH_MEMORY_SKIP: no step {', '.join(sorted(_unknown))}; the "
+                         f"steps: {', '.join(memory.PRIVATE_STEPS)}")
+    for _name in _SKIP:
+        del memory.PRIVATE_STEPS[_name]

@@ -92,7 +92,7 @@ def subscription_restored():
 
 async def _watch(wake):
     suspects, resyncing, failing, clock, lost = {}, {}, False, Clock(), False
-    while direct.registered():
+    while direct.any_registered():
         try:
             async with asyncio.timeout(INTERVAL_SECONDS):
                 await wake.wait()
@@ -124,16 +124,15 @@ class Clock:
     def forget(self):
         self.buckets = None
 
-    async def moved(self, entries, suspects):
-        """The ``(session_hex, consumers)`` of ``entries`` to read this round."""
+    async def read(self):
+        """Read the clock: the buckets that moved since the last read (a set), or None when
+        every session is to be read (the first read, or a new epoch)."""
         epoch, buckets = await shared.sequence_clock()
         before, self.buckets = (self.buckets if epoch == self.epoch else None), buckets
         self.epoch = epoch
         if before is None:
-            return entries
-        return [(session_hex, consumers) for session_hex, consumers in entries
-                if any(c in suspects for c in consumers)
-                or before.get(bucket := shared.clock_bucket(session_hex)) != buckets.get(bucket)]
+            return None
+        return {b for b in before.keys() | buckets.keys() if before.get(b) != buckets.get(b)}
 
 
 async def check(suspects, resyncing, clock=None, *, lost=False):
@@ -146,18 +145,18 @@ async def check(suspects, resyncing, clock=None, *, lost=False):
     socket missing a number is resynced now, or, if busy, once idle, without the grace.
     """
     loop = asyncio.get_running_loop()
+    moved = None if clock is None else await clock.read()
+    if moved is not None and not moved and not suspects:
+        return {}  # an idle round: no session to read, and none is looked at
     entries = []
     for session_hex, consumers in direct.registered():
         mine = [c for c in consumers
                 if c.loop is loop and getattr(c, "epoch", None) is not None]
-        if mine:
+        if mine and (moved is None or shared.clock_bucket(session_hex) in moved
+                     or any(c in suspects for c in mine)):
             entries.append((session_hex, mine))
     if not entries:
         return {}
-    if clock is not None:
-        entries = await clock.moved(entries, suspects)
-        if not entries:
-            return {}
     states = await shared.sequence_states([session_hex for session_hex, _ in entries])
     for consumer in [c for c, task in resyncing.items() if task.done()]:
         del resyncing[consumer]

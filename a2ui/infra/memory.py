@@ -82,6 +82,7 @@ def collect():
     counts.collections += 1
     forget_caches()
     shrink_registries()
+    run_private_steps()
     gc.collect()
     _trim()
 
@@ -102,25 +103,6 @@ def forget_caches():
         forget()
     urllib.parse.clear_cache()  # urlsplit's LRU: every socket's handshake URL
     re.purge()
-    sys._clear_type_cache()  # attribute names looked up per message (handler names ...)
-    forget_parsed_statements()
-
-
-def forget_parsed_statements():
-    """psycopg's parsed statements: an LRU of 128 per kind, whose entries are each query's
-    text cut at its placeholders. Statements whose text grows with a list (Django writes an
-    ``IN`` list or an OR of keys out in full) fill it while many sockets are busy: the
-    heartbeat batches of AG-UI 1.0 runs written so (one text per batch size, up to a thousand
-    parts; one text on PostgreSQL now, ``runs.heartbeat_many``) left 1,300 parts scattered
-    over about 1,200 pages at 2,000 runs."""
-    try:
-        from psycopg import _queries
-    except ImportError:
-        return
-    for name in ("_query2pg", "_query2pg_client"):
-        cache_clear = getattr(getattr(_queries, name, None), "cache_clear", None)
-        if cache_clear is not None:
-            cache_clear()
 
 
 #: Functions emptying a cache of what busy sockets left behind, called at each collection
@@ -164,32 +146,6 @@ def shrink(container):
     container.update(entries)
 
 
-def library_registries():
-    """The tables of the standard library and Twisted that grow with the open sockets and
-    keep their peak size: asyncio's set of every task (a task or more per socket), the
-    running loop's selector's map of descriptors, Twisted's reactor's readers and writers,
-    anyio's state of each task (MCP's sessions run in its task groups) and
-    ``weakref.finalize``'s registry (a cap's lease is finalized: ``a2ui.infra.caps``).
-    At 1,500 AG-UI sockets these held 0.6 MB of empty tables after the close."""
-    found = [getattr(weakref.finalize, "_registry", None)]
-    tasks = getattr(asyncio.tasks, "_all_tasks", None)  # a WeakSet up to Python 3.11
-    found.append(getattr(tasks, "data", None))
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    found.append(getattr(getattr(loop, "_selector", None), "_fd_to_key", None))
-    anyio = sys.modules.get("anyio._backends._asyncio")  # its state of every task it ran
-    found.append(getattr(getattr(anyio, "_task_states", None), "data", None))
-    reactor = sys.modules.get("twisted.internet.reactor")
-    if reactor is not None:
-        found += [getattr(reactor, "_readers", None), getattr(reactor, "_writers", None)]
-    return [c for c in found if isinstance(c, dict | set)]
-
-
-register(library_registries)
-
-
 def shrink_registries():
     for ref in list(REGISTRIES):
         containers = ref()
@@ -201,6 +157,132 @@ def shrink_registries():
                     shrink(container)
         except Exception:  # a registry gone or changed shape: nothing to give back there
             pass
+
+
+# The libraries' internals -------------------------------------------------------------------
+#
+# The steps below are the only places where the collection reaches into a library's private
+# parts: tables that grow with the sockets and keep their peak size once empty (shrunk in
+# place), and caches. What each pays is in docs/performance.md ("Memory after close: what the
+# collection does"), measured with the step dropped (bench/capacity_settings.py,
+# ``A2UI_BENCH_MEMORY_SKIP``); tests/infra/test_soak_memory.py has a test per library that fails
+# when the internal a step relies on changes. At run time a step whose internal is gone or
+# changed is skipped: there is nothing to give back there.
+
+#: name -> step (a function of no arguments), each run at every collection.
+PRIVATE_STEPS = {}
+
+#: step name -> the objects its step looks into (held weakly; :func:`watch`).
+_WATCHED = {"channels_redis": weakref.WeakSet(), "mcp": weakref.WeakSet()}
+
+
+def watch(step, owner):
+    """Have the step ``step`` look into ``owner`` (a channel layer, an MCP session manager)
+    at each collection; held weakly."""
+    _WATCHED[step].add(owner)
+
+
+def _step(name):
+    def add(function):
+        PRIVATE_STEPS[name] = function
+        return function
+    return add
+
+
+def _shrink_all(tables):
+    for table in tables:
+        if isinstance(table, dict | set):
+            shrink(table)
+
+
+def run_private_steps():
+    for step in list(PRIVATE_STEPS.values()):
+        try:
+            step()
+        except Exception:  # an internal gone or changed shape: nothing to give back there
+            pass
+
+
+@_step("asyncio")
+def _asyncio():
+    """asyncio's set of every task (a task or more per socket; a ``WeakSet`` up to Python 3.11)
+    and the running loop's selector's map of descriptors."""
+    _shrink_all([asyncio.tasks._all_tasks.data,
+                 asyncio.get_running_loop()._selector._fd_to_key])
+
+
+@_step("twisted")
+def _twisted():
+    """Twisted's reactor's readers and writers (Daphne's connections)."""
+    reactor = sys.modules.get("twisted.internet.reactor")
+    if reactor is not None:
+        _shrink_all([reactor._readers, reactor._writers])
+
+
+@_step("weakref")
+def _weakref():
+    """``weakref.finalize``'s registry (a cap's lease is finalized: ``a2ui.infra.caps``)."""
+    _shrink_all([weakref.finalize._registry])
+
+
+@_step("anyio")
+def _anyio():
+    """anyio's state of every task it ran (MCP's sessions run in its task groups)."""
+    backend = sys.modules.get("anyio._backends._asyncio")
+    if backend is not None:
+        _shrink_all([backend._task_states.data])
+
+
+@_step("channels_redis")
+def _channels_redis():
+    """channels-redis's PUBLISH/SUBSCRIBE layer of the running loop (``a2ui.layer``): its
+    channels and groups, and per shard the names subscribed and redis-py's ``PubSub`` tables of
+    channels."""
+    loop = asyncio.get_running_loop()
+    for owner in list(_WATCHED["channels_redis"]):
+        layer = owner._layers.get(loop)
+        if layer is None:
+            continue
+        tables = [layer.channels, layer.groups]
+        for shard in layer._shards:
+            tables.append(shard._subscribed_to)
+            pubsub = getattr(shard, "_pubsub", None)  # a redis-py shard's (a2ui.layer.shards)
+            if pubsub is not None:
+                tables += [pubsub.channels, pubsub.pending_unsubscribe_channels]
+        _shrink_all(tables)
+
+
+@_step("mcp")
+def _mcp():
+    """The MCP SDK's session manager's tables of sessions and owners (``a2ui.mcp.manager``),
+    and anyio's sets of tasks of the task group every session runs in and of its cancel scope
+    (3.2 MB of empty tables after 10,000 sessions)."""
+    for manager in list(_WATCHED["mcp"]):
+        tables = [manager._server_instances, manager._session_owners]
+        group = manager._task_group
+        if group is not None:
+            tables += [group._tasks, group.cancel_scope._tasks]
+        _shrink_all(tables)
+
+
+@_step("psycopg")
+def _psycopg():
+    """psycopg's parsed statements: an LRU of 128 per kind, whose entries are each query's
+    text cut at its placeholders. Statements whose text grows with a list (Django writes an
+    ``IN`` list or an OR of keys out in full) fill it while many sockets are busy: the
+    heartbeat batches of AG-UI 1.0 runs written so (one text per batch size, up to a thousand
+    parts; one text on PostgreSQL now, ``runs.heartbeat_many``) left 1,300 parts scattered
+    over about 1,200 pages at 2,000 runs."""
+    queries = sys.modules.get("psycopg._queries")
+    if queries is not None:
+        queries._query2pg.cache_clear()
+        queries._query2pg_client.cache_clear()
+
+
+@_step("typecache")
+def _typecache():
+    """CPython's cache of attribute lookups per type (names looked up per message)."""
+    sys._clear_type_cache()
 
 
 def _malloc_trim():

@@ -93,6 +93,18 @@ class Subscriber(redisline.Line):
         if protocol is not None and protocol.lost is None:  # else: not subscribed anywhere now
             await self.execute(("UNSUBSCRIBE", channel))
 
+    def unsubscribe_soon(self, channel):
+        """:meth:`unsubscribe` without a coroutine: the future of the UNSUBSCRIBE's reply (done
+        at once when there is nothing to send: not subscribed, or no connection open)."""
+        future = None
+        if channel in self.channels:
+            self.channels.discard(channel)
+            future = self.send_soon(("UNSUBSCRIBE", channel))
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(None)
+        return future
+
     async def _open(self):
         protocol = await super()._open()
         if self.channels:  # a new connection: every channel again, before anything else

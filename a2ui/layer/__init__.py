@@ -15,7 +15,8 @@ number at once instead of after its grace.
 
 It overrides private parts of channels-redis 4.x (``RedisPubSubLoopLayer._subscribe_to_channel``
 and ``.channels``, ``RedisPubSubChannelLayer._get_layer`` and ``._layers``,
-``RedisSingleShardConnection._do_receiving`` and ``._pubsub``,
+``RedisSingleShardConnection._do_receiving``, ``._receive_message``, ``._ensure_redis``,
+``._ensure_receiver``, ``._lock``, ``._subscribed_to`` and ``._pubsub``,
 ``channels_redis.utils._wrap_close``). Should an upgrade remove any of them, the stock loop
 layer is used (plain ``asyncio.Queue`` per channel), with one WARNING;
 tests/consumers/test_leanqueue.py names what is missing.
@@ -44,6 +45,8 @@ def missing_internals():
               (pubsub.RedisPubSubChannelLayer, "_get_layer"),
               (pubsub.RedisSingleShardConnection, "_do_receiving"),
               (pubsub.RedisSingleShardConnection, "_receive_message"),
+              (pubsub.RedisSingleShardConnection, "_ensure_redis"),
+              (pubsub.RedisSingleShardConnection, "_ensure_receiver"),
               (utils, "_wrap_close")]
     return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in wanted
             if not hasattr(owner, name)]
@@ -230,15 +233,24 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
             self._leaver = loop.create_task(self._unsubscribe_leaving())
             memory.finishing(self._leaver)
 
+    def _unsubscribe_soon(self, channel):
+        shard = self._get_shard(channel)
+        soon = getattr(shard, "unsubscribe_soon", None)  # a2ui's shards; else a task
+        return soon(channel) if soon is not None else asyncio.ensure_future(
+            shard.unsubscribe(channel))
+
     async def _unsubscribe_leaving(self):
         failed, last = 0, None
         while self._leaving:
-            channel = self._leaving.popleft()
-            try:
-                await self._get_shard(channel).unsubscribe(channel)
-            except Exception as exc:  # Redis away: it stays subscribed, as channels-redis
-                failed += 1        # leaves a channel whose unsubscribe failed; said once a round
-                last = exc
+            channels = list(self._leaving)
+            self._leaving.clear()
+            done = await asyncio.gather(  # one UNSUBSCRIBE for them all (Shard.unsubscribe)
+                *(self._unsubscribe_soon(channel) for channel in channels),
+                return_exceptions=True)
+            for exc in done:  # Redis away: it stays subscribed, as channels-redis leaves a
+                if isinstance(exc, Exception):  # channel whose unsubscribe failed; said once
+                    failed += 1
+                    last = exc
         if failed:
             log.warning("a2ui: %d channel(s) not unsubscribed (%s)", failed, last)
 
@@ -248,25 +260,7 @@ class PubSubChannelLayer(RedisPubSubChannelLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        memory.register(self.registries)
-
-    def registries(self):
-        """What grows with the sockets of the running loop's layer (``memory.shrink``): its
-        channels and groups, and per shard the subscribed names and redis-py's ``PubSub``
-        channel tables."""
-        try:
-            layer = self._layers.get(asyncio.get_running_loop())
-        except RuntimeError:
-            return []
-        if layer is None:
-            return []
-        found = [getattr(layer, "channels", None), getattr(layer, "groups", None)]
-        for shard in getattr(layer, "_shards", ()):
-            found.append(getattr(shard, "_subscribed_to", None))
-            client = getattr(shard, "_pubsub", None)
-            found += [getattr(client, "channels", None),
-                      getattr(client, "pending_unsubscribe_channels", None)]
-        return [c for c in found if c is not None]
+        memory.watch("channels_redis", self)  # its tables shrunk at the collection
 
     def _loop_layer_class(self):
         missing = missing_internals()

@@ -41,15 +41,12 @@ class SessionManager(StreamableHTTPSessionManager):
         super().__init__(*args, **kwargs)
         self._leases = {}  # MCP session id -> its cap lease
         memory.register(self.registries)
+        memory.watch("mcp", self)
 
     def registries(self):
-        """What grows with the sessions (``memory.shrink``): the SDK's tables of sessions and
-        owners, the leases, and the sets of tasks of the task group every session runs in
-        (anyio's, and its cancel scope's): 3.2 MB of empty tables after 10,000 sessions."""
-        group = self._task_group
-        scope = getattr(group, "cancel_scope", None)
-        return [self._server_instances, self._session_owners, self._leases,
-                getattr(group, "_tasks", None), getattr(scope, "_tasks", None)]
+        """What grows with the sessions (``memory.shrink``): the leases. The SDK's tables and
+        anyio's are shrunk by the collection's ``mcp`` step (``memory.watch``)."""
+        return [self._leases]
 
     def _admit_session(self, requestor):
         """The SDK's ``_admit_session`` with our transport and the session's own event store."""

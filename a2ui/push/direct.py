@@ -73,6 +73,11 @@ def consumers_of(session_hex):
     return _sessions.get(session_hex, ())
 
 
+def any_registered():
+    """True while a consumer is registered here (of any session)."""
+    return bool(_sessions)
+
+
 def registered():
     """``[(session hex, [consumers])]`` of every session with a consumer registered here."""
     return [(key, list(consumers)) for key, consumers in _sessions.items()]

@@ -30,6 +30,7 @@ clients are now, and each client is sent what it declared (``a2ui.v09.Tracker``)
 import json
 import logging
 import time
+import uuid
 from collections import Counter
 
 from channels.db import database_sync_to_async
@@ -38,6 +39,7 @@ from django.db import transaction
 from a2ui.conf import a2ui_settings
 from a2ui.infra import caps, dbthreads, outages, prom, shared
 from a2ui.models import A2UISessionLog
+from a2ui.sessions import sql as session_sql
 
 log = logging.getLogger("a2ui.services")
 
@@ -151,7 +153,7 @@ async def aleave(session_id, lease, remember=True):
     try:
         if remember:
             protocol, catalogs = lease.declaration
-            await dbthreads.run(_remember, session_id, protocol, catalogs)
+            await _remember((session_id, protocol, catalogs, time.time()))
     except Exception:
         outages.warning(log, "remembering a leaving client",
                         "a2ui: a leaving client of session %s was not remembered for its resume",
@@ -178,17 +180,36 @@ def resumable(entries):
     ]
 
 
-def _remember(session_id, protocol, catalogs):
+def remember_many(leaving):
+    """Remember leaving clients with their sessions: ``leaving`` is ``[(session_id, protocol,
+    catalogs, left_at)]`` (a session may come more than once, in the order they left). One
+    transaction for them all: the live sessions' rows read and locked, then written; a session
+    no longer live is left as it is (nothing to resume). Returns a None per client."""
+    added = {}
+    for session_id, protocol, catalogs, left_at in leaving:
+        sid = session_id if isinstance(session_id, uuid.UUID) else uuid.UUID(str(session_id))
+        added.setdefault(sid, []).append(
+            {"protocol": protocol, "catalogs": normalize(catalogs), "left_at": left_at})
+    on_postgresql = dbthreads.vendor() == "postgresql"
     with transaction.atomic():
-        rows = list(A2UISessionLog.objects.select_for_update(no_key=True)
-                    .filter(pk=session_id, state__in=A2UISessionLog.LIVE_STATES)
-                    .values_list("resumable_clients", flat=True)[:1])
-        if not rows:
-            return  # closed meanwhile: nothing to resume
-        entries = resumable(rows[0]) + [
-            {"protocol": protocol, "catalogs": normalize(catalogs), "left_at": time.time()}]
-        A2UISessionLog.objects.filter(pk=session_id).update(
-            resumable_clients=entries[-MAX_RESUMABLE:])
+        if on_postgresql:
+            rows = session_sql.lock_resumable(list(added))
+        else:
+            rows = dict(A2UISessionLog.objects.select_for_update(no_key=True)
+                        .filter(pk__in=list(added), state__in=A2UISessionLog.LIVE_STATES)
+                        .order_by("pk").values_list("pk", "resumable_clients"))
+        entries = {sid: (resumable(rows[sid]) + added[sid])[-MAX_RESUMABLE:] for sid in rows}
+        if entries and on_postgresql:
+            session_sql.set_resumable(entries)
+        elif entries:
+            for sid, kept in entries.items():
+                A2UISessionLog.objects.filter(pk=sid).update(resumable_clients=kept)
+    return [None] * len(leaving)
+
+
+#: One client's :func:`remember_many`, batched with those of the clients leaving beside it (a
+#: mass close: one transaction for hundreds of them).
+_remember = dbthreads.batched(remember_many)
 
 
 def _take_resumable(session_id, protocol):

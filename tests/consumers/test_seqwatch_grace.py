@@ -119,8 +119,8 @@ class EveryRound:
     def forget(self):
         pass
 
-    async def moved(self, entries, suspects):
-        return entries
+    async def read(self):
+        return None
 
 
 async def test_a_restored_subscription_wakes_the_watch(watched, monkeypatch):

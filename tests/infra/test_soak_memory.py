@@ -258,24 +258,66 @@ def test_registries_are_shrunk_at_the_collection_and_held_weakly():
     memory.REGISTRIES.pop()
 
 
-async def test_the_channel_layer_and_the_server_name_what_grows_with_sockets():
+async def test_the_server_names_its_table_of_connections():
     import sys
 
     from a2ui import serving
+
+    server = serving.build_server(lambda *a: None, ["tcp:port=0"])
+    assert server.registries() == []  # until it runs
+    server.connections = {f"c{i}": None for i in range(5000)}
+    peak = sys.getsizeof(server.connections)
+    server.connections.clear()
+    assert server.registries()[0] is server.connections
+    memory.shrink_registries()
+    assert sys.getsizeof(server.connections) < peak / 50
+
+
+# The collection's steps that rely on a library's internals (memory.PRIVATE_STEPS): a test per
+# library, which fails when the internal its step relies on changes.
+
+
+def step(name):
+    memory.PRIVATE_STEPS[name]()
+
+
+def grown_then_shrunk(tables, empty, name):
+    """``tables`` keep their peak once ``empty()`` emptied them; the step ``name`` gives it
+    back in place."""
+    import sys
+
+    peaks = [sys.getsizeof(t) for t in tables]
+    empty()
+    gc.collect()
+    assert [sys.getsizeof(t) for t in tables] == peaks  # CPython never shrinks them
+    step(name)
+    after = [sys.getsizeof(t) for t in tables]
+    assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
+
+
+async def test_channels_redis_layer_tables_are_shrunk():
+    """channels-redis's loop layer (channels, groups, its shards' subscribed names) and
+    redis-py's ``PubSub`` (channels, channels waiting for their unsubscribe confirmation)."""
+    import redis.asyncio
+
     from a2ui.layer import PubSubChannelLayer
 
     layer = PubSubChannelLayer(hosts=["redis://127.0.0.1:1/0"])  # never connected
     loop_layer = layer._get_layer()
-    loop_layer.channels.update({f"specific.{i}": None for i in range(5000)})
-    peak = sys.getsizeof(loop_layer.channels)
-    loop_layer.channels.clear()
-    assert loop_layer.channels in layer.registries()
-    server = serving.build_server(lambda *a: None, ["tcp:port=0"])
-    assert server.registries() == []  # until it runs
-    server.connections = {}
-    assert server.registries()[0] is server.connections
-    memory.shrink_registries()
-    assert sys.getsizeof(loop_layer.channels) < peak / 50
+    shard = loop_layer._shards[0]
+    shard._pubsub = redis.asyncio.Redis(host="127.0.0.1", port=1).pubsub()  # not connected
+    names = [f"specific.{i}" for i in range(5000)]
+    tables = [loop_layer.channels, loop_layer.groups, shard._subscribed_to,
+              shard._pubsub.channels, shard._pubsub.pending_unsubscribe_channels]
+    for table in tables:
+        table.update(dict.fromkeys(names) if isinstance(table, dict) else names)
+
+    def empty():  # one by one, as the sockets leave (clear() would free the table)
+        for table in tables:
+            for name in names:
+                table.pop(name) if isinstance(table, dict) else table.discard(name)
+
+    grown_then_shrunk(tables, empty, "channels_redis")
 
 
 def test_the_collection_forgets_psycopgs_parsed_statements():
@@ -286,9 +328,23 @@ def test_the_collection_forgets_psycopgs_parsed_statements():
     _queries._query2pg(b"SELECT %s, %s", "utf-8")
     _queries._query2pg_client(b"SELECT %s", "utf-8")
     assert _queries._query2pg.cache_info().currsize > 0
-    memory.forget_caches()
+    step("psycopg")
     assert _queries._query2pg.cache_info().currsize == 0
     assert _queries._query2pg_client.cache_info().currsize == 0
+
+
+def test_the_type_cache_is_cleared():
+    """CPython's cache of attribute lookups per type: the step fails if ``sys._clear_type_cache``
+    goes (CPython may replace it)."""
+    import sys
+
+    assert callable(sys._clear_type_cache)
+    step("typecache")
+
+
+def test_every_step_has_its_test():
+    assert set(memory.PRIVATE_STEPS) == {"asyncio", "twisted", "weakref", "anyio",
+                                         "channels_redis", "mcp", "psycopg", "typecache"}
 
 
 def registered():
@@ -300,58 +356,125 @@ def among(table, containers):
     return any(table is c for c in containers)  # not ==: empty tables are all equal
 
 
-async def test_the_librarys_tables_that_grow_with_sockets_are_shrunk():
-    """asyncio's set of every task, the loop's selector map, ``weakref.finalize``'s registry
-    (a cap's lease) and the caps' live leases keep their peak table once the sockets closed;
-    the collection gives each back (``memory.library_registries``)."""
+async def test_asyncios_set_of_tasks_and_the_selectors_map_are_shrunk():
+    import asyncio
+    import socket
+
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(asyncio.sleep(0)) for _ in range(3000)]
+    pairs = [socket.socketpair() for _ in range(200)]
+    for a, _ in pairs:
+        loop.add_reader(a.fileno(), lambda: None)
+    tables = [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key]
+    assert len(tables[0]) >= 3000 and len(tables[1]) >= 200  # they are what grew
+
+    async def ended():
+        for task in tasks:
+            await task
+
+    await ended()
+
+    def empty():
+        tasks.clear()
+        for a, b in pairs:
+            loop.remove_reader(a.fileno())
+            a.close()
+            b.close()
+
+    grown_then_shrunk(tables, empty, "asyncio")
+    assert tables[0] is asyncio.tasks._all_tasks.data
+    assert tables[1] is loop._selector._fd_to_key
+
+
+async def test_twisteds_readers_and_writers_are_shrunk(monkeypatch):
+    """The reactor Daphne runs on (``AsyncioSelectorReactor``), made here, not installed."""
     import asyncio
     import socket
     import sys
+
+    from twisted.internet.asyncioreactor import AsyncioSelectorReactor
+
+    class Descriptor:
+        def __init__(self, sock):
+            self.sock = sock
+
+        def fileno(self):
+            return self.sock.fileno()
+
+        def doRead(self):
+            pass
+
+        doWrite = doRead
+
+        def logPrefix(self):
+            return "test"
+
+        def connectionLost(self, reason):
+            pass
+
+    reactor = AsyncioSelectorReactor(asyncio.get_running_loop())
+    monkeypatch.setitem(sys.modules, "twisted.internet.reactor", reactor)
+    pairs = [socket.socketpair() for _ in range(500)]
+    descriptors = [Descriptor(a) for a, _ in pairs]
+    for d in descriptors:
+        reactor.addReader(d)
+        reactor.addWriter(d)
+    tables = [reactor._readers, reactor._writers]
+    assert len(tables[0]) >= 500 and len(tables[1]) >= 500  # they are what grew
+
+    def empty():
+        for d in descriptors:
+            reactor.removeReader(d)
+            reactor.removeWriter(d)
+        for a, b in pairs:
+            a.close()
+            b.close()
+
+    grown_then_shrunk(tables, empty, "twisted")
+
+
+def test_weakref_finalizes_registry_is_shrunk():
+    """A cap's lease has a finalizer (``a2ui.infra.caps``)."""
     import weakref
+
+    class Thing:
+        pass
+
+    things = [Thing() for _ in range(3000)]
+    finalizers = [weakref.finalize(t, int) for t in things]
+    tables = [weakref.finalize._registry]
+    assert len(tables[0]) >= 3000  # it is what grew
+
+    def empty():
+        for f in finalizers:
+            f.detach()
+
+    grown_then_shrunk(tables, empty, "weakref")
+
+
+def test_the_caps_live_leases_are_shrunk():
+    import sys
 
     from a2ui.infra import leases
 
     class Thing:
         pass
 
-    loop = asyncio.get_running_loop()
-    tasks = [loop.create_task(asyncio.sleep(0)) for _ in range(3000)]
     things = [Thing() for _ in range(3000)]
-    finalizers = [weakref.finalize(t, int) for t in things]
     for i, thing in enumerate(things):
         leases._live[f"lease-{i}"] = thing
-    pairs = [socket.socketpair() for _ in range(200)]
-    for a, _ in pairs:
-        loop.add_reader(a.fileno(), lambda: None)
-    all_tasks = asyncio.tasks._all_tasks.data
-    fd_map = loop._selector._fd_to_key
-    tables = [all_tasks, fd_map, weakref.finalize._registry, leases._live.data]
-    assert all(among(table, registered()) for table in tables)
-    peaks = [sys.getsizeof(t) for t in tables]
-    for task in tasks:
-        await task
-    del tasks, task
-    for f in finalizers:
-        f.detach()
-    del things, finalizers
-    for a, b in pairs:
-        loop.remove_reader(a.fileno())
-        a.close()
-        b.close()
+    table = leases._live.data
+    assert among(table, registered())
+    peak = sys.getsizeof(table)
+    things.clear()
     gc.collect()
-    assert [sys.getsizeof(t) for t in tables] == peaks  # CPython never shrinks them
     memory.shrink_registries()
-    after = [sys.getsizeof(t) for t in tables]
-    assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
-    assert all(table is same for table, same in zip(
-        [asyncio.tasks._all_tasks.data, loop._selector._fd_to_key, weakref.finalize._registry,
-         leases._live.data], tables, strict=True))
+    assert sys.getsizeof(table) < peak / 4 and table is leases._live.data
 
 
-async def test_the_mcp_session_managers_tables_and_anyios_task_states_are_shrunk():
-    """Each MCP session runs in the session manager's anyio task group: the group's and its
-    cancel scope's sets of tasks, anyio's state of each task and the manager's tables of
-    sessions keep their peak once the sessions ended (3.2 MB after 10,000)."""
+async def sessions_in_a_task_group(n):
+    """``n`` MCP sessions run and ended in the session manager's anyio task group: what grew
+    (the manager, the group and its cancel scope, anyio's task states) while they ran."""
     import sys
 
     import anyio
@@ -362,20 +485,41 @@ async def test_the_mcp_session_managers_tables_and_anyios_task_states_are_shrunk
     manager = SessionManager(app=None)
 
     async def one(i):
-        manager._server_instances[f"s{i}"] = i
         await anyio.sleep(0)
-        del manager._server_instances[f"s{i}"]
+        del manager._server_instances[f"s{i}"], manager._session_owners[f"s{i}"]
 
     async with anyio.create_task_group() as group:
         manager._task_group = group
-        for i in range(3000):
+        for i in range(n):
+            manager._server_instances[f"s{i}"] = manager._session_owners[f"s{i}"] = i
             group.start_soon(one, i)
-        await anyio.sleep(0)
-        tables = [manager._server_instances, group._tasks, group.cancel_scope._tasks,
-                  anyio_asyncio._task_states.data]
-        assert all(among(t, registered()) for t in tables)
-        peaks = [sys.getsizeof(t) for t in tables]
-    gc.collect()
-    memory.shrink_registries()
+        tables = {"mcp": [manager._server_instances, manager._session_owners, group._tasks,
+                          group.cancel_scope._tasks],
+                  "anyio": [anyio_asyncio._task_states.data]}
+        assert all(len(t) >= n for ts in tables.values() for t in ts)  # they are what grew
+        peaks = {name: [sys.getsizeof(t) for t in ts] for name, ts in tables.items()}
+    return manager, tables, peaks
+
+
+def shrunk(tables, peaks, name):
+    import sys
+
+    assert [sys.getsizeof(t) for t in tables] == peaks  # CPython never shrinks them
+    step(name)
     after = [sys.getsizeof(t) for t in tables]
     assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
+
+
+async def test_the_mcp_session_managers_tables_are_shrunk():
+    """Each MCP session runs in the session manager's anyio task group: the SDK's tables of
+    sessions and owners, the group's and its cancel scope's sets of tasks keep their peak once
+    the sessions ended (3.2 MB after 10,000, with anyio's task states)."""
+    manager, tables, peaks = await sessions_in_a_task_group(3000)
+    gc.collect()
+    shrunk(tables["mcp"], peaks["mcp"], "mcp")
+
+
+async def test_anyios_task_states_are_shrunk():
+    manager, tables, peaks = await sessions_in_a_task_group(3000)
+    gc.collect()
+    shrunk(tables["anyio"], peaks["anyio"], "anyio")
