@@ -173,12 +173,12 @@ def shrink_registries():
 PRIVATE_STEPS = {}
 
 #: step name -> the objects its step looks into (held weakly; :func:`watch`).
-_WATCHED = {"channels_redis": weakref.WeakSet(), "mcp": weakref.WeakSet()}
+_WATCHED = {"channels_redis": weakref.WeakSet()}
 
 
 def watch(step, owner):
-    """Have the step ``step`` look into ``owner`` (a channel layer, an MCP session manager)
-    at each collection; held weakly."""
+    """Have the step ``step`` look into ``owner`` (a channel layer) at each collection; held
+    weakly."""
     _WATCHED[step].add(owner)
 
 
@@ -225,14 +225,6 @@ def _weakref():
     _shrink_all([weakref.finalize._registry])
 
 
-@_step("anyio")
-def _anyio():
-    """anyio's state of every task it ran (MCP's sessions run in its task groups)."""
-    backend = sys.modules.get("anyio._backends._asyncio")
-    if backend is not None:
-        _shrink_all([backend._task_states.data])
-
-
 @_step("channels_redis")
 def _channels_redis():
     """channels-redis's PUBLISH/SUBSCRIBE layer of the running loop (``a2ui.layer``): its
@@ -249,19 +241,6 @@ def _channels_redis():
             pubsub = getattr(shard, "_pubsub", None)  # a redis-py shard's (a2ui.layer.shards)
             if pubsub is not None:
                 tables += [pubsub.channels, pubsub.pending_unsubscribe_channels]
-        _shrink_all(tables)
-
-
-@_step("mcp")
-def _mcp():
-    """The MCP SDK's session manager's tables of sessions and owners (``a2ui.mcp.manager``),
-    and anyio's sets of tasks of the task group every session runs in and of its cancel scope
-    (3.2 MB of empty tables after 10,000 sessions)."""
-    for manager in list(_WATCHED["mcp"]):
-        tables = [manager._server_instances, manager._session_owners]
-        group = manager._task_group
-        if group is not None:
-            tables += [group._tasks, group.cancel_scope._tasks]
         _shrink_all(tables)
 
 

@@ -41,11 +41,9 @@ class SessionManager(StreamableHTTPSessionManager):
         super().__init__(*args, **kwargs)
         self._leases = {}  # MCP session id -> its cap lease
         memory.register(self.registries)
-        memory.watch("mcp", self)
 
     def registries(self):
-        """What grows with the sessions (``memory.shrink``): the leases. The SDK's tables and
-        anyio's are shrunk by the collection's ``mcp`` step (``memory.watch``)."""
+        """What grows with the sessions (``memory.shrink``): the leases."""
         return [self._leases]
 
     def _admit_session(self, requestor):

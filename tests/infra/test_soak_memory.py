@@ -343,8 +343,8 @@ def test_the_type_cache_is_cleared():
 
 
 def test_every_step_has_its_test():
-    assert set(memory.PRIVATE_STEPS) == {"asyncio", "twisted", "weakref", "anyio",
-                                         "channels_redis", "mcp", "psycopg", "typecache"}
+    assert set(memory.PRIVATE_STEPS) == {"asyncio", "twisted", "weakref", "channels_redis",
+                                         "psycopg", "typecache"}
 
 
 def registered():
@@ -470,56 +470,3 @@ def test_the_caps_live_leases_are_shrunk():
     gc.collect()
     memory.shrink_registries()
     assert sys.getsizeof(table) < peak / 4 and table is leases._live.data
-
-
-async def sessions_in_a_task_group(n):
-    """``n`` MCP sessions run and ended in the session manager's anyio task group: what grew
-    (the manager, the group and its cancel scope, anyio's task states) while they ran."""
-    import sys
-
-    import anyio
-    from anyio._backends import _asyncio as anyio_asyncio
-
-    from a2ui.mcp.manager import SessionManager
-
-    manager = SessionManager(app=None)
-
-    async def one(i):
-        await anyio.sleep(0)
-        del manager._server_instances[f"s{i}"], manager._session_owners[f"s{i}"]
-
-    async with anyio.create_task_group() as group:
-        manager._task_group = group
-        for i in range(n):
-            manager._server_instances[f"s{i}"] = manager._session_owners[f"s{i}"] = i
-            group.start_soon(one, i)
-        tables = {"mcp": [manager._server_instances, manager._session_owners, group._tasks,
-                          group.cancel_scope._tasks],
-                  "anyio": [anyio_asyncio._task_states.data]}
-        assert all(len(t) >= n for ts in tables.values() for t in ts)  # they are what grew
-        peaks = {name: [sys.getsizeof(t) for t in ts] for name, ts in tables.items()}
-    return manager, tables, peaks
-
-
-def shrunk(tables, peaks, name):
-    import sys
-
-    assert [sys.getsizeof(t) for t in tables] == peaks  # CPython never shrinks them
-    step(name)
-    after = [sys.getsizeof(t) for t in tables]
-    assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
-
-
-async def test_the_mcp_session_managers_tables_are_shrunk():
-    """Each MCP session runs in the session manager's anyio task group: the SDK's tables of
-    sessions and owners, the group's and its cancel scope's sets of tasks keep their peak once
-    the sessions ended (3.2 MB after 10,000, with anyio's task states)."""
-    manager, tables, peaks = await sessions_in_a_task_group(3000)
-    gc.collect()
-    shrunk(tables["mcp"], peaks["mcp"], "mcp")
-
-
-async def test_anyios_task_states_are_shrunk():
-    manager, tables, peaks = await sessions_in_a_task_group(3000)
-    gc.collect()
-    shrunk(tables["anyio"], peaks["anyio"], "anyio")
