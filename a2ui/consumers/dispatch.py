@@ -4,7 +4,7 @@ and a wait per message.
 Channels' ``await_many_dispatch`` makes a new task for the next ``receive()`` after every
 message and waits on both sources with ``asyncio.wait`` (a future and two done-callbacks): about
 10-15 us per message, paid by every frame an agent sends. Here the next ``receive()`` is run at
-once (``a2ui.infra.eager``): when a message is already queued it comes back in the same turn and
+once (``a2ui.consumers.eager``): when a message is already queued it comes back in the same turn and
 is dispatched; only a receive that has to wait becomes a task, and only then does the loop wait.
 Messages are dispatched one at a time, in each source's order, as Channels does; a source whose
 message is ready is not starved by the other (each pass takes what both have ready).
@@ -17,7 +17,7 @@ from asgiref.sync import async_to_sync
 from channels.exceptions import StopConsumer
 from channels.layers import get_channel_layer
 
-from a2ui.infra import eager
+from a2ui.consumers import eager
 
 
 async def dispatch_many(sources, dispatch):

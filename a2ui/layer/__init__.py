@@ -29,8 +29,9 @@ import logging
 from channels_redis import pubsub, utils
 from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
+from a2ui.consumers import eager
 from a2ui.core import events
-from a2ui.infra import eager, groups, memory, redisline, shared
+from a2ui.infra import groups, memory, redisline, shared
 from a2ui.layer.shards import LineShard, Shard
 from a2ui.leanqueue import LeanQueue
 from a2ui.push import direct
@@ -78,7 +79,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         self._own_line = False  # the Line is this layer's (not the push path's): it closes it
 
     def _shard(self, host):
-        """The subscribed connection to ``host``: one ``redissub`` connection for the layer's
+        """The subscribed connection to ``host``: one ``a2ui.layer.subscriber`` connection for the layer's
         URL when ``redisline`` takes it, else channels-redis's redis-py shard."""
         if self._line_url:
             try:
@@ -161,7 +162,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         """Deliver a message published to a session's group (``name``, its Redis channel) to
         the consumers here registered for direct pushes (``a2ui.push.direct``) the way a push
         from this process reaches them: deserialized once, handed to each consumer's
-        ``take_direct`` at once (``a2ui.infra.eager``), without its channel's queue and
+        ``take_direct`` at once (``a2ui.consumers.eager``), without its channel's queue and
         dispatch loop (a task, a wait and a deserialization per socket per push).
 
         A consumer whose queue holds anything gets it queued behind that, as do consumers not

@@ -2,7 +2,7 @@
 (``a2ui.layer.LeanLoopLayer``).
 
 * :class:`LineShard` (the default layer, whose URL ``redisline`` takes): subscriptions on one
-  ``a2ui.infra.redissub.Subscriber`` connection, each chunk read handed over message by message
+  ``a2ui.layer.subscriber.Subscriber`` connection, each chunk read handed over message by message
   in the connection's own callback; publishes go through the layer's pipelined connection.
 * :class:`Shard`: channels-redis's redis-py shard (its ``PubSub`` read one message per call),
   for hosts only redis-py takes, with the same reconnect rules.
@@ -18,7 +18,7 @@ import time
 
 from channels_redis import pubsub
 
-from a2ui.infra import redissub
+from a2ui.layer.subscriber import Subscriber
 
 #: channels-redis's own logger: ``a2ui.apps`` filters its outage tracebacks to one line.
 layer_log = logging.getLogger("channels_redis.pubsub")
@@ -162,7 +162,7 @@ class Shard(pubsub.RedisSingleShardConnection):
 
 
 class LineShard:
-    """A shard whose subscription is one ``redissub.Subscriber`` connection (no redis-py).
+    """A shard whose subscription is one ``subscriber.Subscriber`` connection (no redis-py).
 
     Each message read is handed to the loop's layer at once (``LeanLoopLayer.received``); a
     lost connection is revived at once, then after :func:`next_retry`'s waits, with every
@@ -171,7 +171,7 @@ class LineShard:
     def __init__(self, url, channel_layer, timeout):
         self.host = url
         self.channel_layer = channel_layer
-        self._subscriber = redissub.Subscriber(
+        self._subscriber = Subscriber(
             url, channel_layer.received, lambda: subscription_restored(), next_retry, timeout)
 
     @property
@@ -193,6 +193,6 @@ class LineShard:
     async def flush(self):
         subscriber = self._subscriber
         subscriber.close()
-        self._subscriber = redissub.Subscriber(
+        self._subscriber = Subscriber(
             self.host, self.channel_layer.received, lambda: subscription_restored(), next_retry,
             subscriber.timeout)

@@ -1,4 +1,4 @@
-"""``a2ui.infra.eager.start``: a coroutine run in the caller's turn, a task only if it waits,
+"""``a2ui.consumers.eager.start``: a coroutine run in the caller's turn, a task only if it waits,
 and then the same outcome a task would have given it."""
 
 import asyncio
@@ -6,7 +6,7 @@ import contextvars
 
 import pytest
 
-from a2ui.infra import eager
+from a2ui.consumers import eager
 
 seen = contextvars.ContextVar("seen", default=None)
 

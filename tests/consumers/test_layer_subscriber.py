@@ -1,4 +1,4 @@
-"""``a2ui.infra.redissub.Subscriber``: one subscribed connection, every message of a read handed
+"""``a2ui.layer.subscriber.Subscriber``: one subscribed connection, every message of a read handed
 over in order, every channel subscribed again on a new connection. Against a redis-server of
 the test's own."""
 
@@ -6,7 +6,7 @@ import asyncio
 
 import redis
 
-from a2ui.infra import redissub
+from a2ui.layer import subscriber as redissub
 from tests.redisserver import own_redis  # noqa: F401 (fixture)
 
 
