@@ -171,8 +171,12 @@ class LineShard:
     def __init__(self, url, channel_layer, timeout):
         self.host = url
         self.channel_layer = channel_layer
-        self._subscriber = Subscriber(
-            url, channel_layer.received, lambda: subscription_restored(), next_retry, timeout)
+        self.timeout = timeout
+        self._subscriber = self._new_subscriber()
+
+    def _new_subscriber(self):
+        return Subscriber(self.host, self.channel_layer.received,
+                          lambda: subscription_restored(), next_retry, self.timeout)
 
     @property
     def _subscribed_to(self):
@@ -191,8 +195,5 @@ class LineShard:
         return self._subscriber.unsubscribe_soon(channel)
 
     async def flush(self):
-        subscriber = self._subscriber
-        subscriber.close()
-        self._subscriber = Subscriber(
-            self.host, self.channel_layer.received, lambda: subscription_restored(), next_retry,
-            subscriber.timeout)
+        self._subscriber.close()
+        self._subscriber = self._new_subscriber()

@@ -86,16 +86,12 @@ class Subscriber(redisline.Line):
             raise
 
     async def unsubscribe(self, channel):
-        if channel not in self.channels:
-            return
-        self.channels.discard(channel)
-        protocol = self._protocol
-        if protocol is not None and protocol.lost is None:  # else: not subscribed anywhere now
-            await self.execute(("UNSUBSCRIBE", channel))
+        await self.unsubscribe_soon(channel)
 
     def unsubscribe_soon(self, channel):
         """:meth:`unsubscribe` without a coroutine: the future of the UNSUBSCRIBE's reply (done
-        at once when there is nothing to send: not subscribed, or no connection open)."""
+        at once when there is nothing to send: not subscribed, or no connection open, so not
+        subscribed anywhere now)."""
         future = None
         if channel in self.channels:
             self.channels.discard(channel)
