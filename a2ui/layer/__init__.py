@@ -135,6 +135,13 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         return future
 
     async def flush(self):
+        # Before the connections close (at the end of an ``async_to_sync`` loop, too): a
+        # pending unsubscribe is moot once they do, and left pending it outlives its loop.
+        leaver, self._leaver = self._leaver, None
+        self._leaving.clear()
+        if leaver is not None and not leaver.done():
+            leaver.cancel()
+            await asyncio.gather(leaver, return_exceptions=True)
         await super().flush()
         line, self._line = self._line, None
         if line and self._own_line:

@@ -183,9 +183,11 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
             raise
         self.opened(sid)
         buffer.add(sid)
-        await self.send_json({"version": PROTOCOL_VERSION, "session": {
+        state = await self.read_state()  # before the hello: a push its client sends after it
+        await self.send_json({"version": PROTOCOL_VERSION, "session": {  # arrives live
             "sessionId": str(sid), "resumed": resumed}})
-        await self.send_state()
+        for message in state:
+            await self.send_json(message)
         self.start_stream()
         await self.announce(session, resumed, capabilities)
 
@@ -204,11 +206,15 @@ class A2UIV09Consumer(SessionSocket, DirectDeliveryMixin, SafeSocketMixin,
 
     # Outbound --------------------------------------------------------------------------------
 
-    async def send_state(self):
+    async def read_state(self):
+        """The session's state as frames (the tracker and view reset to it)."""
         seq, states = await surface_service.aload(self.session_id)
         snap = await sessions.asnapshot(self.session_id)
-        for message in self.tracker.resync(seq, states) + self.view.reset(
-                snap.components, snap.requests):
+        return self.tracker.resync(seq, states) + self.view.reset(snap.components,
+                                                                 snap.requests)
+
+    async def send_state(self):
+        for message in await self.read_state():
             await self.send_json(message)
 
     async def show(self, kind, message):

@@ -160,3 +160,33 @@ async def test_on_redis_a_channel_cancelled_twice_leaves_no_subscription(redis_s
     finally:
         await client.aclose()
         await lay.flush()
+
+
+@pytest.mark.parametrize("shard_kind", [shards.LineShard, shards.Shard])
+def test_a_loop_ending_with_a_receive_pending_leaves_nothing_behind(redis_server, shard_kind):
+    """A loop of its own (``async_to_sync``'s, ``asyncio.run``'s) ends with a receive still
+    waiting: its cancel queues the channel's unsubscribe while the loop closes, and the
+    layer's flush at the close must finish that, not leave a pending task and an unretrieved
+    future to be logged whenever the collector finds them (as they were, in another test)."""
+    import gc
+
+    from a2ui.apps import default_channel_layers
+
+    config = default_channel_layers(redis_server.url(0))["default"]["CONFIG"]
+    if shard_kind is shards.Shard:
+        del config["line_url"]
+    lay = layer.PubSubChannelLayer(**config)
+    left = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: left.append(context["message"]))
+        name = await lay.new_channel()
+        asyncio.ensure_future(lay.receive(name))  # still waiting when main returns
+        await asyncio.sleep(0.2)
+        return lay._get_layer()
+
+    loop_layer = asyncio.run(main())
+    gc.collect()
+    assert left == []
+    assert loop_layer._leaver is None or loop_layer._leaver.done()
