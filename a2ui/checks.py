@@ -133,13 +133,41 @@ def _check_redis_url():
     from a2ui.infra import redisurl
 
     url = a2ui_settings.REDIS_URL
+    shards = a2ui_settings.REDIS_SHARDS
     if not url:
-        return []
+        return [Error("A2UI['REDIS_SHARDS'] is set but A2UI['REDIS_URL'] is not.",
+                      hint="Set A2UI['REDIS_URL'] too (it keeps what is not a session's and "
+                           "may be one of the shards; docs/settings.md).",
+                      id="a2ui.E024")] if shards else []
     try:
         redisurl.check(url)
     except ValueError as exc:
         return [Error(f"A2UI['REDIS_URL'] is not usable: {exc}",
                       hint="See docs/settings.md, \"Redis URLs\".", id="a2ui.E009")]
+    return _check_shards(shards)
+
+
+def _check_shards(shards):
+    from a2ui.infra import redisurl
+    from a2ui.infra.redisstate.sharded import shard_list
+
+    hint = "See docs/operations.md, \"Several Redis servers\"."
+    if not shards:
+        return []
+    if not isinstance(shards, list | tuple | dict):
+        return [Error("A2UI['REDIS_SHARDS'] must be a list of Redis URLs or a dict of name to "
+                      "URL.", hint=hint, id="a2ui.E024")]
+    named = shard_list(shards)
+    names, urls = [n for n, _ in named], [u for _, u in named]
+    if len(set(names)) != len(names) or len(set(urls)) != len(urls):
+        return [Error("A2UI['REDIS_SHARDS'] names a shard (or a URL) twice.", hint=hint,
+                      id="a2ui.E024")]
+    for name, url in named:
+        try:
+            redisurl.check(url)
+        except (ValueError, TypeError) as exc:
+            return [Error(f"A2UI['REDIS_SHARDS'] {name!r} is not usable: {exc}", hint=hint,
+                          id="a2ui.E024")]
     return []
 
 

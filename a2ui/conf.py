@@ -94,6 +94,10 @@ DEFAULTS: dict[str, Any] = {
     # Redis for what several processes share (sequence numbers, rate limits, the live-session
     # cache). None: process-local fallbacks, correct only with one process (the in-memory layer).
     "REDIS_URL": os.environ.get("REDIS_URL") or None,
+    # Several Redis servers (docs/operations.md): each session's state and group on one of
+    # these (rendezvous hashing), the rest on REDIS_URL. URLs, or a dict of name to URL;
+    # A2UI_REDIS_SHARDS in the environment: URLs separated by whitespace.
+    "REDIS_SHARDS": os.environ.get("A2UI_REDIS_SHARDS", "").split(),
     # Prometheus metrics (a2ui.infra.prom, docs/operations.md "Metrics"): on/off (off, the
     # default until their cost on the push path is measured on a quiet machine: no cost;
     # A2UI_PROMETHEUS=1 turns them on), the directory several processes share (None: PROMETHEUS_MULTIPROC_DIR from the

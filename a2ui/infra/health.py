@@ -4,14 +4,16 @@
   outage of the database or Redis never makes an orchestrator restart healthy processes; the
   one figure is the loop's lag (how long a callback waited for its turn).
 * **Readiness** (:func:`readiness`): the process can serve: the database answers ``SELECT 1``,
-  Redis (``A2UI['REDIS_URL']``, when set) answers ``PING`` on the connection the per-message
-  commands use, the channel layer's Redis servers answer ``PING``, and the process is not
-  shutting down (:func:`start_draining`, called when SIGTERM stops ``a2ui_serve``).
+  Redis (``A2UI['REDIS_URL']``, when set, and every shard of ``A2UI['REDIS_SHARDS']``) answers
+  on the connection the per-message commands use, and the live processes place sessions over
+  the same Redis servers as this one (``redisstate.agree``: the one key a probe writes), the
+  channel layer's Redis servers answer ``PING``, and the process is not shutting down
+  (:func:`start_draining`, called when SIGTERM stops ``a2ui_serve``).
 
 Probes come every second or so from several places. A readiness result is kept for
 ``A2UI['HEALTH_CACHE_SECONDS']`` per process, probes arriving meanwhile share one run of the
 checks, and each check is bounded by ``A2UI['HEALTH_CHECK_TIMEOUT_SECONDS']``: a hung server
-makes readiness fail in that time, not hang. Nothing is written. The database query runs on a
+makes readiness fail in that time, not hang. The database query runs on a
 thread of its own (not the per-message threads a busy process queues on); a query still
 stuck after its timeout is waited for by the next runs, never started twice.
 
@@ -143,7 +145,7 @@ async def check_database():
 async def check_redis():
     from a2ui.infra import shared
 
-    await shared.backend().execute(("PING",))
+    await shared.backend().agree()  # PING, and the processes agree on the Redis shards
 
 
 def channel_layer_hosts():

@@ -3,6 +3,7 @@ process's dicts (the embedded default). One interface: ``acquire(keys, limits, m
 ttl_ms)`` (0, or the 1-based index of the full scope), ``release``, ``refresh``, ``alive``,
 ``count``, ``members``."""
 
+import asyncio
 import time
 
 from a2ui.infra import shared
@@ -127,15 +128,24 @@ class RedisLeases:
             for key in lease.keys():
                 keys.append(key)
                 members.append(lease.id)
-        if keys:
-            await self.redis.execute(("EVAL", REFRESH_SCRIPT, len(keys), *keys, ttl_ms, SINCE,
-                                      *members))
+        if keys:  # one script per server the keys live on (A2UI['REDIS_SHARDS'])
+            await asyncio.gather(*(
+                redis.execute(("EVAL", REFRESH_SCRIPT, len(part), *(keys[i] for i in part),
+                               ttl_ms, SINCE, *(members[i] for i in part)))
+                for redis, part in self.redis.split(keys)))
 
     async def alive(self, keys, ttl_ms=None):
-        reply, = await self.redis.execute(("EVAL", ALIVE_SCRIPT, len(keys), *keys, SINCE))
-        *counts, since, now = reply
-        settled = ttl_ms is None or _age_ms(since, now) >= ttl_ms
-        return [True if int(n) else (False if settled else None) for n in counts]
+        out = [None] * len(keys)
+        parts = self.redis.split(keys)
+        replies = await asyncio.gather(*(
+            redis.execute(("EVAL", ALIVE_SCRIPT, len(part), *(keys[i] for i in part), SINCE))
+            for redis, part in parts))
+        for (_, part), (reply,) in zip(parts, replies, strict=True):
+            *counts, since, now = reply
+            settled = ttl_ms is None or _age_ms(since, now) >= ttl_ms
+            for i, n in zip(part, counts, strict=True):
+                out[i] = True if int(n) else (False if settled else None)
+        return out
 
     async def count(self, key):
         _, count = await self.redis.execute(

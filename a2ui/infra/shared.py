@@ -2,7 +2,9 @@
 
 One backend, chosen once from the settings (and again when a test changes them):
 
-* ``A2UI['REDIS_URL']`` set: ``a2ui.infra.redisstate.RedisBackend``. Sequence numbers,
+* ``A2UI['REDIS_URL']`` set: ``a2ui.infra.redisstate.RedisBackend`` (with
+  ``A2UI['REDIS_SHARDS']``, ``a2ui.infra.redisstate.sharded.ShardedBackend``: each session's
+  state on its shard). Sequence numbers,
   open-socket counts, rate-limit windows and the live-session cache are Redis keys, reached
   without a thread hop through one pipelined connection per event loop (``redisline``).
 * not set: ``LocalBackend``, process-local dicts, correct only for one process (the embedded
@@ -38,7 +40,11 @@ def backend():
     if _chosen:
         return _chosen[0]
     url = a2ui_settings.REDIS_URL
-    if url:
+    if url and a2ui_settings.REDIS_SHARDS:
+        from a2ui.infra.redisstate.sharded import ShardedBackend
+
+        chosen = ShardedBackend(url, a2ui_settings.REDIS_SHARDS)
+    elif url:
         chosen = redisstate.RedisBackend(url)
     else:
         chosen = local
@@ -62,9 +68,10 @@ def hot_line(url):
     ``url`` is ``A2UI['REDIS_URL']`` and it takes one, else None: the channel layer publishes
     through it (``a2ui.layer``), so a push's PUBLISH shares the write of its sequence number."""
     chosen = backend()
-    if isinstance(chosen, redisstate.RedisBackend) and chosen.url == url:
-        return chosen.line()
-    return None
+    if isinstance(chosen, redisstate.RedisBackend):
+        return chosen.line() if chosen.url == url else None
+    line_for = getattr(chosen, "line_for", None)  # several servers (A2UI['REDIS_SHARDS'])
+    return line_for(url) if line_for is not None else None
 
 
 def redis_client():

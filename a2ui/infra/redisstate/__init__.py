@@ -26,6 +26,7 @@ import weakref
 import zlib
 
 from a2ui.conf import a2ui_settings
+from a2ui.core.shardmap import shard_name
 from a2ui.infra import redisline, redisurl
 from a2ui.infra.localstate import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
@@ -118,6 +119,31 @@ def clock_bucket(session_hex):
     return _BUCKET_NAMES[zlib.crc32(session_hex.encode()) % CLOCK_BUCKETS]
 
 
+#: The shard names the live processes place sessions by (on the main server): set by the first
+#: process that checks, kept alive by every process's readiness checks (``agree``).
+SHARDS_KEY = "a2ui:shards"
+SHARDS_TTL = 60
+
+
+class ShardsDiffer(RuntimeError):
+    """Processes running beside this one place sessions over other Redis servers."""
+
+
+async def agree(main, names):
+    """Check that the shards the live processes use (``SHARDS_KEY`` on ``main``) are
+    ``names``, recording them when none are: ``ShardsDiffer`` otherwise. Two lists at once
+    would place a session's state and group on two servers, one for each kind of process
+    (docs/operations.md, "Several Redis servers": change the list with every process stopped)."""
+    listed = " ".join(sorted(names))
+    _, recorded = await main.execute(("SET", SHARDS_KEY, listed, "NX", "EX", SHARDS_TTL),
+                                     ("GET", SHARDS_KEY))
+    if recorded != listed:
+        raise ShardsDiffer(f"the processes running now place sessions over other Redis servers "
+                           f"({recorded!r}, this process: {listed!r})")
+    await main.execute(("EXPIRE", SHARDS_KEY, SHARDS_TTL))
+
+
+
 class _LoopConnections:
     """The hot-path line and the redis-py client of one event loop."""
 
@@ -205,6 +231,16 @@ class RedisBackend:
     async def execute(self, *commands):
         """Run ``commands`` (tuples) in one round trip; their replies, decoded, as a list."""
         return await self._connections().execute(commands)
+
+    async def agree(self):
+        """Readiness: this server answers, and every live process places sessions as this
+        one does (``sharded.agree``: one server, named by its URL)."""
+        await agree(self, [shard_name(self.url)])
+
+    def split(self, keys):
+        """``[(backend, [positions in keys])]`` by server: all here (``ShardedBackend``'s has
+        one group per server)."""
+        return [(self, list(range(len(keys))))]
 
     def redis_client(self):
         return self._connections().client()
