@@ -24,17 +24,28 @@ def redis_layer_host(redis_url):
                       retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 1))
 
 
-def default_channel_layers(redis_url):
+def default_channel_layers(redis_url, shards=()):
     """The layer a2ui uses when the project defines none: Redis PUBLISH/SUBSCRIBE when
     ``A2UI['REDIS_URL']`` is set (what several Daphne processes need), else in-memory. At most
     once, like every channel layer: sequence numbers and resync cover a lost message. The Redis
-    layer is channels-redis's with a lighter queue per channel (``a2ui.layer``)."""
+    layer is channels-redis's with a lighter queue per channel (``a2ui.layer``). With
+    ``shards`` (``A2UI['REDIS_SHARDS']``) it has a host per shard, and a session's group is on
+    the server that holds the session's state (``a2ui.core.shardmap``)."""
     if not redis_url:
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    if shards:
+        from a2ui.infra.redisstate.sharded import shard_list
+
+        named = shard_list(shards)
+        return {"default": {"BACKEND": "a2ui.layer.PubSubChannelLayer",
+                            "CONFIG": {"hosts": [redis_layer_host(url) for _, url in named],
+                                       "prefix": pubsub_prefix(redis_url),
+                                       "line_urls": [url for _, url in named],
+                                       "shard_names": [name for name, _ in named]}}}
     return {"default": {"BACKEND": "a2ui.layer.PubSubChannelLayer",
                         "CONFIG": {"hosts": [redis_layer_host(redis_url)],
                                    "prefix": pubsub_prefix(redis_url),
-                                   "line_url": redis_url}}}
+                                   "line_urls": [redis_url]}}}
 
 
 def pubsub_prefix(redis_url):
@@ -82,4 +93,5 @@ class A2UIConfig(AppConfig):
             layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
-            settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL)
+            settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL,
+                                                             a2ui_settings.REDIS_SHARDS)

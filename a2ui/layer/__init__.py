@@ -31,6 +31,7 @@ from channels_redis.pubsub import RedisPubSubChannelLayer, RedisPubSubLoopLayer
 
 from a2ui.consumers import eager
 from a2ui.core import events
+from a2ui.core.shardmap import ShardMap
 from a2ui.infra import groups, memory, redisline, shared
 from a2ui.layer.shards import LineShard, Shard
 from a2ui.leanqueue import LeanQueue
@@ -48,7 +49,7 @@ def missing_internals():
               (pubsub.RedisSingleShardConnection, "_receive_message"),
               (pubsub.RedisSingleShardConnection, "_ensure_redis"),
               (pubsub.RedisSingleShardConnection, "_ensure_receiver"),
-              (utils, "_wrap_close")]
+              (utils, "_wrap_close"), (utils, "_consistent_hash")]
     return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in wanted
             if not hasattr(owner, name)]
 
@@ -68,49 +69,72 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
     channels handed to it, in order (``a2ui.infra.memory`` waits for it before collecting).
     """
 
-    def __init__(self, *args, line_url=None, **kwargs):
+    def __init__(self, *args, line_url=None, line_urls=None, shard_names=None, **kwargs):
         super().__init__(*args, **kwargs)
-        #: Publishes go through the loop's pipelined connection to this URL (one shard only).
-        self._line_url = line_url if len(self._shards) == 1 else None
-        self._shards = [self._shard(shard.host) for shard in self._shards]
+        n = len(self._shards)
+        urls = list(line_urls or ([line_url] if line_url else []))
+        #: Each shard's URL, for its subscribed connection and the pipelined connection its
+        #: publishes go through (None: redis-py's, as channels-redis does).
+        self._line_urls = urls if len(urls) == n else [None] * n
+        #: A session group's shard: rendezvous hashing of the session over the shards' names,
+        #: as ``a2ui.infra.shared`` places the session's state (A2UI['REDIS_SHARDS']); any
+        #: other name by channels-redis's hash.
+        self._map = ShardMap(shard_names) if shard_names and n > 1 else None
+        self._shards = [self._shard(shard.host, url)
+                        for shard, url in zip(self._shards, self._line_urls, strict=True)]
         self._leaving = collections.deque()
         self._leaver = None
-        self._line = None  # the Line, once asked for; False: none (redis-py publishes)
-        self._own_line = False  # the Line is this layer's (not the push path's): it closes it
+        self._lines = [None] * n  # each shard's Line, once asked for; False: none (redis-py)
+        self._own_lines = set()  # the shards whose Line is this layer's: it closes them
 
-    def _shard(self, host):
-        """The subscribed connection to ``host``: one ``a2ui.layer.subscriber`` connection for the layer's
-        URL when ``redisline`` takes it, else channels-redis's redis-py shard."""
-        if self._line_url:
+    def _shard(self, host, url):
+        """The subscribed connection to ``host``: one ``a2ui.layer.subscriber`` connection to
+        ``url`` when ``redisline`` takes it, else channels-redis's redis-py shard."""
+        if url:
             try:
-                return LineShard(self._line_url, self, shared.REDIS_TIMEOUT_SECONDS)
+                return LineShard(url, self, shared.REDIS_TIMEOUT_SECONDS)
             except ValueError:  # a URL only redis-py takes (unix://)
                 pass
         return Shard(host, self)
 
+    def _shard_index(self, name):
+        if self._map is not None and name.startswith(self.session_groups):
+            return self._map.index(name[len(self.session_groups):])
+        return utils._consistent_hash(name, len(self._shards))
+
+    def _get_shard(self, channel_or_group_name):
+        shards = self._shards
+        if len(shards) == 1:
+            return shards[0]
+        return shards[self._shard_index(channel_or_group_name)]
+
     # Publishing ------------------------------------------------------------------------------
 
-    def publisher(self):
-        """The ``redisline.Line`` this loop publishes through, or None (the shard's redis-py
-        client). With the default layer it is the connection the push path's sequence numbers
-        use (``shared.line``), so a push's PUBLISH goes out in the same write as the commands
-        of the pushes beside it: no lock, no second connection, one system call per turn."""
-        if self._line is None:
-            line = shared.hot_line(self._line_url) if self._line_url else None
-            if line is None and self._line_url:
+    def publisher(self, index=0):
+        """The ``redisline.Line`` this loop publishes to shard ``index`` through, or None (the
+        shard's redis-py client). With the default layer it is the connection the push path's
+        sequence numbers use on that server (``shared.hot_line``), so a push's PUBLISH goes
+        out in the same write as the commands of the pushes beside it: no lock, no second
+        connection, one system call per turn."""
+        line = self._lines[index]
+        if line is None:
+            url = self._line_urls[index]
+            line = shared.hot_line(url) if url else None
+            if line is None and url:
                 try:
-                    line = redisline.Line(self._line_url, shared.REDIS_TIMEOUT_SECONDS)
-                    self._own_line = True
+                    line = redisline.Line(url, shared.REDIS_TIMEOUT_SECONDS)
+                    self._own_lines.add(index)
                 except ValueError:  # a URL only redis-py takes (unix://)
                     line = None
-            self._line = line or False
-        return self._line or None
+            line = self._lines[index] = line or False
+        return line or None
 
     async def publish(self, channel, data):
         """PUBLISH ``data`` (serialized) to ``channel``, in the order of this loop's publishes."""
-        line = self.publisher()
+        index = 0 if len(self._shards) == 1 else self._shard_index(channel)
+        line = self.publisher(index)
         if line is None:
-            await self._get_shard(channel).publish(channel, data)
+            await self._shards[index].publish(channel, data)
         else:
             await line.execute(("PUBLISH", channel, data))
 
@@ -128,7 +152,7 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
         the future only (the caller tells the group's sockets to resync: ``push.fanout``)."""
         channel = self._get_group_channel_name(group)
         data = self.channel_layer.serialize(message)
-        line = self.publisher()
+        line = self.publisher(0 if len(self._shards) == 1 else self._shard_index(channel))
         future = None if line is None else line.send_soon(("PUBLISH", channel, data))
         if future is None:
             await self.publish(channel, data)
@@ -143,10 +167,11 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
             leaver.cancel()
             await asyncio.gather(leaver, return_exceptions=True)
         await super().flush()
-        line, self._line = self._line, None
-        if line and self._own_line:
-            line.close()
-        self._own_line = False
+        lines, self._lines = self._lines, [None] * len(self._shards)
+        for index in self._own_lines:
+            if lines[index]:
+                lines[index].close()
+        self._own_lines = set()
 
     # Receiving -------------------------------------------------------------------------------
 

@@ -149,7 +149,7 @@ async def test_publishes_share_the_push_paths_connection(own_redis, settings):  
 
 async def test_without_a_url_redis_py_publishes(own_redis):  # noqa: F811
     config = {**default_channel_layers(own_redis.url())["default"]["CONFIG"]}
-    del config["line_url"]
+    del config["line_urls"]
     lay = layer.PubSubChannelLayer(**config)
     try:
         assert lay._get_layer().publisher() is None

@@ -29,7 +29,7 @@ def restored(monkeypatch):
 def channel_layer(url, shard_kind=shards.LineShard):
     config = default_channel_layers(url)["default"]["CONFIG"]
     if shard_kind is shards.Shard:
-        del config["line_url"]  # what a layer with hosts only redis-py takes runs on
+        del config["line_urls"]  # what a layer with hosts only redis-py takes runs on
     lay = layer.PubSubChannelLayer(**config)
     assert all(type(s) is shard_kind for s in lay._get_layer()._shards)
     return lay

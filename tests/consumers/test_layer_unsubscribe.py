@@ -131,7 +131,7 @@ async def test_on_redis_a_channel_cancelled_twice_leaves_no_subscription(redis_s
 
     config = default_channel_layers(redis_server.url(0))["default"]["CONFIG"]
     if shard_kind is shards.Shard:
-        del config["line_url"]  # what a layer with hosts only redis-py takes runs on
+        del config["line_urls"]  # what a layer with hosts only redis-py takes runs on
     lay = layer.PubSubChannelLayer(**config)
     client = aioredis.Redis.from_url(redis_server.url(0))
     try:
@@ -174,7 +174,7 @@ def test_a_loop_ending_with_a_receive_pending_leaves_nothing_behind(redis_server
 
     config = default_channel_layers(redis_server.url(0))["default"]["CONFIG"]
     if shard_kind is shards.Shard:
-        del config["line_url"]
+        del config["line_urls"]
     lay = layer.PubSubChannelLayer(**config)
     left = []
 
