@@ -2,12 +2,15 @@
 Not a test.
 
     python bench/bench_capacity_sim.py [--procs 2] [--rate 1] [--cpu-share 0.25]
-                                       [--loads 0.5,1,1.5] [--seconds 15]
+                                       [--loads 0.5,1,1.5] [--seconds 15] [--shards 1]
 
 ``--procs`` ``manage.py a2ui_serve`` processes share PostgreSQL and a ``redis-server`` of the
 bench's own, as production's Daphne processes do; people's JSON-RPC sockets are spread over
 every process and so are the agent's sockets (a push reaches a person on another process
-through Redis). Three steps:
+through Redis). ``--shards N`` (N > 1) gives them N Redis servers of the bench's own, the first
+also ``REDIS_URL`` (``A2UI['REDIS_SHARDS']``): the calibration measures each server's part of
+the commands, the model takes the busiest one's, and each server's commands per second are
+checked against the model like their sum. Three steps:
 
 1. **Calibrate** on ``--calibrate-sessions`` sessions: RSS per session; CPU and Redis commands
    per open session per second with no push (timers, sequence watches); then, pushing, the
@@ -59,16 +62,22 @@ from bench_push import (  # noqa: E402
 from capacity_model import capacity, compare  # noqa: E402
 
 
-def redis_usage(url):
-    """(commands processed, input bytes, Redis CPU seconds) of the bench's Redis."""
+def redis_usage(urls):
+    """(commands processed, input bytes, Redis CPU seconds, [commands per server]) of the
+    bench's Redis servers (``--shards``), each reading's 2 INFO commands left out."""
     import redis
 
-    client = redis.Redis.from_url(url)
-    stats, cpu = client.info("stats"), client.info("cpu")
-    commands = sum(v["calls"] for v in client.info("commandstats").values())
-    client.close()
-    return (commands, stats["total_net_input_bytes"],
-            cpu["used_cpu_sys"] + cpu["used_cpu_user"])
+    total, per_server = [0, 0, 0.0], []
+    for url in urls:
+        client = redis.Redis.from_url(url)
+        stats, cpu = client.info("stats"), client.info("cpu")
+        commands = sum(v["calls"] for v in client.info("commandstats").values())
+        client.close()
+        per_server.append(commands)
+        total[0] += commands
+        total[1] += stats["total_net_input_bytes"]
+        total[2] += cpu["used_cpu_sys"] + cpu["used_cpu_user"]
+    return (*total, per_server)
 
 
 class Rig:
@@ -149,24 +158,27 @@ class Rig:
                              return_exceptions=True)
 
 
-async def measured_run(rig, servers, redis_url, rate, seconds):
+async def measured_run(rig, servers, redis_urls, rate, seconds):
     """Push at ``rate`` (0: none) for ``seconds``; what the servers and Redis spent meanwhile."""
     pids = [s.proc.pid for s in servers]
-    cpu0, redis0, t0 = [cpu_seconds(p) for p in pids], redis_usage(redis_url), time.monotonic()
+    cpu0, redis0, t0 = [cpu_seconds(p) for p in pids], redis_usage(redis_urls), time.monotonic()
     if rate:
         sent, took, latencies, lost = await rig.steady(rate, seconds)
     else:
         await asyncio.sleep(seconds)
         sent, took, latencies, lost = 0, seconds, [], 0
-    cpu1, redis1, t1 = [cpu_seconds(p) for p in pids], redis_usage(redis_url), time.monotonic()
+    cpu1, redis1, t1 = [cpu_seconds(p) for p in pids], redis_usage(redis_urls), time.monotonic()
     wall = t1 - t0
+    infos = 4 * len(redis_urls)  # the INFO commands of the two readings, per server
+    per_server = [(b - a - 4) / wall for a, b in zip(redis0[3], redis1[3], strict=True)]
     return {
         "wall": wall, "pushes": sent, "offered_rate": rate, "sent_rate": sent / took,
         "cpu_share": [(b - a) / wall for a, b in zip(cpu0, cpu1, strict=True)],
         "cpu_s": sum(b - a for a, b in zip(cpu0, cpu1, strict=True)),
-        "redis_cmds": redis1[0] - redis0[0] - 4,  # less the 4 INFO of the two readings
+        "redis_cmds": redis1[0] - redis0[0] - infos,
         "redis_bytes": redis1[1] - redis0[1], "redis_cpu_s": redis1[2] - redis0[2],
-        "redis_cmds_per_s": (redis1[0] - redis0[0] - 4) / wall,
+        "redis_cmds_per_s": (redis1[0] - redis0[0] - infos) / wall,
+        "redis_cmds_per_server_s": per_server,
         "p50_ms": pct(latencies, 50) * 1000, "p99_ms": pct(latencies, 99) * 1000,
         "lost": lost, "rss_kb": [rss_kb(p) for p in pids],
     }
@@ -186,10 +198,13 @@ def calibrated(idle, busy, sessions):
             "redis_cmds_per_push": per_push["redis_cmds"],
             "redis_bytes_per_push": per_push["redis_bytes"],
             "redis_cpu_us_per_push": per_push["redis_cpu_s"] * 1e6,
+            # each server's part of the commands (the main one's: its sessions and the rest)
+            "server_shares": [c / (sum(busy["redis_cmds_per_server_s"]) or 1)
+                              for c in busy["redis_cmds_per_server_s"]],
             "p99_ms": busy["p99_ms"]}
 
 
-async def simulate(args, servers, redis_url, agent_key, toks):
+async def simulate(args, servers, redis_urls, agent_key, toks):
     procs = len(servers)
     # 1. calibrate: first use (imports, caches, pools) off the figures, then the memory of
     # --calibrate-sessions sessions, their cost idle, and their cost pushed
@@ -204,12 +219,12 @@ async def simulate(args, servers, redis_url, agent_key, toks):
     await asyncio.sleep(1)
     r1 = [rss_kb(s.proc.pid) for s in servers]
     kb_per_session = sum(b - a for a, b in zip(r0, r1, strict=True)) / n_cal
-    idle = await measured_run(rig, servers, redis_url, 0, args.seconds)
+    idle = await measured_run(rig, servers, redis_urls, 0, args.seconds)
     # CPU per push falls as the rate rises (the event loop batches its reads and writes): the
     # first pass at --calibrate-rate predicts a rate, the second measures at that rate.
     rate = args.calibrate_rate
     for calibration in (1, 2):
-        busy = await measured_run(rig, servers, redis_url, rate, args.seconds)
+        busy = await measured_run(rig, servers, redis_urls, rate, args.seconds)
         cal = calibrated(idle, busy, n_cal)
         cal["kb_per_session"] = kb_per_session
         print(f"calibration {calibration} ({n_cal} sessions on {procs} processes): an open "
@@ -218,14 +233,17 @@ async def simulate(args, servers, redis_url, agent_key, toks):
               f"({rate:,.0f}/s) {cal['cpu_us_per_push']:.0f} us server CPU (all processes), "
               f"{cal['redis_cmds_per_push']:.2f} Redis commands, "
               f"{cal['redis_bytes_per_push']:.0f} B in, {cal['redis_cpu_us_per_push']:.0f} us "
-              f"Redis CPU; {kb_per_session:.0f} KB per session", flush=True)
+              f"Redis CPU; {kb_per_session:.0f} KB per session"
+              + (f"; commands per server {' '.join(f'{x:.0%}' for x in cal['server_shares'])}"
+                 if len(redis_urls) > 1 else ""), flush=True)
         model = capacity(kb_per_session=kb_per_session, base_mb=sum(r0) / procs / 1024,
                          memory_mb=args.memory_mb, cpu_us_per_push=cal["cpu_us_per_push"],
                          pushes_per_session_s=args.rate, cpu_share=args.cpu_share,
                          redis_cmds_per_push=cal["redis_cmds_per_push"],
                          redis_bytes_per_push=cal["redis_bytes_per_push"],
                          cpu_us_per_session_s=cal["cpu_us_per_session_s"],
-                         redis_cmds_per_session_s=cal["redis_cmds_per_session_s"])
+                         redis_cmds_per_session_s=cal["redis_cmds_per_session_s"],
+                         busiest_share=max(cal["server_shares"]))
         per_process = min(model.sessions_per_process, args.max_sessions // procs)
         rate = per_process * procs * args.rate
 
@@ -246,7 +264,7 @@ async def simulate(args, servers, redis_url, agent_key, toks):
     try:
         for load in args.loads:
             rate = n * args.rate * load
-            run = await measured_run(rig, servers, redis_url, rate, args.seconds)
+            run = await measured_run(rig, servers, redis_urls, rate, args.seconds)
             want = {
                 "cpu_share": per_process * (cal["cpu_us_per_session_s"]
                                             + args.rate * load * cal["cpu_us_per_push"]) / 1e6,
@@ -254,11 +272,18 @@ async def simulate(args, servers, redis_url, agent_key, toks):
                                          + args.rate * load * cal["redis_cmds_per_push"]),
                 "base_kb": sum(r0) / procs,
                 "rss_kb": sum(r0) / procs + per_process * kb_per_session}
+            if len(redis_urls) > 1:
+                want["redis_cmds_per_server_s"] = [share * want["redis_cmds_per_s"]
+                                                   for share in cal["server_shares"]]
             rows.append((load, rate, want, run, compare(want, run, args.tolerance)))
             print(f"  load {load}: {rate:,.0f} pushes/s offered, {run['sent_rate']:,.0f} sent; "
                   f"CPU {' '.join(f'{c:.2f}' for c in run['cpu_share'])} of a core (model "
                   f"{want['cpu_share']:.2f}); Redis {run['redis_cmds_per_s']:,.0f} cmd/s (model "
-                  f"{want['redis_cmds_per_s']:,.0f}); p50 {run['p50_ms']:.1f} ms, p99 "
+                  f"{want['redis_cmds_per_s']:,.0f}"
+                  + (f"; per server {' '.join(f'{x:,.0f}' for x in run['redis_cmds_per_server_s'])}"
+                     f", model {' '.join(f'{x:,.0f}' for x in want['redis_cmds_per_server_s'])}"
+                     if len(redis_urls) > 1 else "")
+                  + f"); p50 {run['p50_ms']:.1f} ms, p99 "
                   f"{run['p99_ms']:.1f} ms; lost {run['lost']}", flush=True)
     finally:
         await rig.close()
@@ -300,6 +325,8 @@ def report(args, procs, cal, model, per_process, rows):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--procs", type=int, default=2)
+    p.add_argument("--shards", type=int, default=1,
+                   help="Redis servers of the bench's own; more than 1: A2UI['REDIS_SHARDS']")
     p.add_argument("--rate", type=float, default=1.0, help="pushes per session per second")
     p.add_argument("--cpu-share", type=float, default=0.25,
                    help="the part of a core each server process may spend on pushes")
@@ -317,9 +344,11 @@ def main():
     args = p.parse_args()
 
     limit = raise_nofile(3 * args.max_sessions + 4096)
-    own_redis = OwnRedis()
-    redis_url = f"redis://{HOST}:{own_redis.port}/0"
-    env = server_env(args.database_url, redis_url)
+    own_redis = [OwnRedis() for _ in range(args.shards)]
+    redis_urls = [f"redis://{HOST}:{server.port}/0" for server in own_redis]
+    env = server_env(args.database_url, redis_urls[0])
+    if args.shards > 1:
+        env["A2UI_REDIS_SHARDS"] = " ".join(redis_urls)
     prepare_database(args.database_url, env)
     agent_key, toks = make_fixtures(20 + max(args.calibrate_sessions, args.max_sessions))
     servers = []
@@ -331,15 +360,16 @@ def main():
                 str(port), "a2ui_project.asgi.application"], env, port))
         for s in servers:
             s.wait_ready()
-        print(f"{args.procs} servers (pids {' '.join(str(s.proc.pid) for s in servers)}), own "
-              f"Redis, RLIMIT_NOFILE {limit}, {os.cpu_count()} CPUs, load average "
+        print(f"{args.procs} servers (pids {' '.join(str(s.proc.pid) for s in servers)}), "
+              f"{args.shards} Redis server(s) of its own, RLIMIT_NOFILE {limit}, {os.cpu_count()} CPUs, load average "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         cal, model, per_process, rows = asyncio.run(
-            simulate(args, servers, redis_url, agent_key, toks))
+            simulate(args, servers, redis_urls, agent_key, toks))
     finally:
         for s in servers:
             s.stop()
-        own_redis.stop()
+        for server in own_redis:
+            server.stop()
     ok = report(args, args.procs, cal, model, per_process, rows)
     sys.exit(0 if ok else 1)
 

@@ -58,3 +58,22 @@ def test_an_idle_session_cost_lowers_both_limits():
     # 5,000 sessions: 500 pushes/s x 2 + 5,000 x 0.2 = 2,000 commands/s (50 processes);
     # 250,000 bytes/s (40 processes)
     assert c.processes_per_redis == 40
+
+
+def test_several_redis_servers_serve_as_many_more_processes_as_the_busiest_allows():
+    one = capacity(**BASE)
+    # two shards, the main one taking 60% (its half of the sessions and what is global)
+    two = capacity(**{**BASE, "busiest_share": 0.6})
+    assert two.processes_per_redis == int(one.processes_per_redis / 0.6) == 33
+    assert two.sessions_per_process == one.sessions_per_process
+
+
+def test_compare_checks_each_redis_server_when_there_are_several():
+    from capacity_model import compare
+
+    want = {"cpu_share": 0.25, "redis_cmds_per_s": 1000, "base_kb": 100_000, "rss_kb": 120_000,
+            "redis_cmds_per_server_s": [600, 400]}
+    run = {"cpu_share": [0.22], "redis_cmds_per_s": 1000, "rss_kb": [120_000],
+           "redis_cmds_per_server_s": [620, 380]}
+    assert compare(want, run, 0.25)
+    assert not compare(want, {**run, "redis_cmds_per_server_s": [900, 100]}, 0.25)
