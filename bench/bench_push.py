@@ -248,6 +248,8 @@ async def open_session(url, timeout=60):
         "jsonrpc": "2.0", "id": 1, "method": "a2ui.init",
         "params": {"client_info": {"name": "bench", "version": "1"}}}))
     reply = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+    if "result" not in reply:
+        raise RuntimeError(f"a2ui.init refused: {reply}")
     return ws, reply["result"]["session_id"]
 
 

@@ -192,3 +192,19 @@ def test_a_bad_shard_list_is_a_system_check_error(settings, a2ui, says):
     settings.A2UI = {"REDIS_URL": "redis://h:1/0",
                      "REDIS_SHARDS": {"a": "redis://h:1/0", "b": "redis://g:1/0"}}
     assert [e for e in check_a2ui_settings(None) if e.id == "a2ui.E024"] == []
+
+
+async def test_two_backends_on_one_loop_keep_each_others_connections(two):
+    """Each backend's connections on a loop are closed when the loop shuts down, by a closer
+    the loop keeps: the second backend's must not replace (and so finalize) the first's."""
+    import gc
+
+    from a2ui.infra.redisstate import RedisBackend
+
+    first, second = RedisBackend(two[0].url()), RedisBackend(two[1].url())
+    assert await first.execute(("PING",)) == ["PONG"]
+    assert await second.execute(("PING",)) == ["PONG"]
+    protocol = first.line()._protocol
+    gc.collect()
+    await asyncio.sleep(0.05)
+    assert protocol.lost is None and first.line()._protocol is protocol

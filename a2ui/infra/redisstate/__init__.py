@@ -216,16 +216,22 @@ class RedisBackend:
                 self._loops.pop(closed, None)
             connections = self._loops[loop] = _LoopConnections(self.url)
             # Started here, suspended at its yield: the loop's shutdown_asyncgens() closes it.
-            # Kept alive by the loop itself, so nothing in ``_loops`` refers back to the loop.
+            # Kept alive by the loop itself, so nothing in ``_loops`` refers back to the loop;
+            # one per backend (several with A2UI['REDIS_SHARDS']): a closer that lost its last
+            # reference would be finalized, closing its connections under their users.
             closer = _close_at_shutdown(connections, self._loops)
             try:
                 closer.__anext__().send(None)
             except StopIteration:
                 pass
-            try:
-                loop._a2ui_redis_closer = closer
-            except AttributeError:  # a loop class without instance attributes
-                connections.closer = closer
+            closers = getattr(loop, "_a2ui_redis_closers", None)
+            if closers is None:
+                try:
+                    closers = loop._a2ui_redis_closers = []
+                except AttributeError:  # a loop class without instance attributes
+                    connections.closer = closer
+            if closers is not None:
+                closers.append(closer)
         return connections
 
     async def execute(self, *commands):
