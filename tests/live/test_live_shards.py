@@ -40,6 +40,12 @@ def sharded(request, live_services, transactional_db):
         servers.append(server)
         return server.wait_ready()
 
+    def start_with(**extra):
+        server = DaphneServer(dict(env, **extra), name=chr(ord("A") + len(servers)))
+        servers.append(server)
+        return server.wait_ready()
+
+    start.with_env = start_with
     yield main, other, start
     for server in servers:
         server.stop()
@@ -147,16 +153,18 @@ async def test_a_session_on_the_second_shard_resumes_on_the_other_process(
     shards = ShardMap([shard_name(main.url()), shard_name(other.url())])
     a, b = start(), start()
     bot = await open_agent(a, agent_key)
-    pusher = Pusher(bot)
-    for _ in range(16):
+    pusher, others = Pusher(bot), []
+    for _ in range(16):  # (kept open: a closed tab's session is resumed by the next init)
         tab = await open_user(b, await new_token(user, agent))
         sid = await init_session(tab)
         await bot.recv_until(is_method("session.opened"))
         if shards.index(uuid.UUID(sid).hex) == 1:
             break
-        await tab.close()
+        others.append(tab)
     else:
         pytest.fail("no session on the second shard in 16")
+    for other_tab in others:
+        await other_tab.close()
     screen = Screen(tab)
     await pusher.render(sid, "one")
     await converged({sid: screen}, pusher, time.monotonic())
@@ -170,3 +178,20 @@ async def test_a_session_on_the_second_shard_resumes_on_the_other_process(
     assert uuid.UUID(sid).hex in keys_on(other)
     await screen.close()
     await bot.close()
+
+
+def test_a_process_placing_sessions_otherwise_is_not_ready(sharded):
+    """A process started on the main server alone beside processes on two shards (a rolling
+    deploy that changes ``A2UI['REDIS_SHARDS']``) answers not ready, naming no server, while
+    one with the recorded list is alive; the others stay ready."""
+    from tests.live.test_live_probes import until
+
+    main, other, start = sharded
+    a = start()
+    until(a, "/a2ui/readyz", 200, within=15)
+    b = start.with_env(A2UI_REDIS_SHARDS="")
+    body, _ = until(b, "/a2ui/readyz", 503, within=15)
+    assert body["checks"]["redis"] == {"status": "fail", "error": "ShardsDiffer",
+                                       "latency_ms": body["checks"]["redis"]["latency_ms"]}
+    assert str(other.port) not in str(body) and str(main.port) not in str(body)
+    until(a, "/a2ui/readyz", 200)
