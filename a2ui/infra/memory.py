@@ -169,17 +169,9 @@ def shrink_registries():
 # when the internal a step relies on changes. At run time a step whose internal is gone or
 # changed is skipped: there is nothing to give back there.
 
-#: name -> step (a function of no arguments), each run at every collection.
+#: name -> step (a function of no arguments), each run at every collection. Only the steps that
+#: give back more than 2% of RSS after 10,000 idle clients close (docs/performance.md).
 PRIVATE_STEPS = {}
-
-#: step name -> the objects its step looks into (held weakly; :func:`watch`).
-_WATCHED = {"channels_redis": weakref.WeakSet()}
-
-
-def watch(step, owner):
-    """Have the step ``step`` look into ``owner`` (a channel layer) at each collection; held
-    weakly."""
-    _WATCHED[step].add(owner)
 
 
 def _step(name):
@@ -209,53 +201,6 @@ def _asyncio():
     and the running loop's selector's map of descriptors."""
     _shrink_all([asyncio.tasks._all_tasks.data,
                  asyncio.get_running_loop()._selector._fd_to_key])
-
-
-@_step("twisted")
-def _twisted():
-    """Twisted's reactor's readers and writers (Daphne's connections)."""
-    reactor = sys.modules.get("twisted.internet.reactor")
-    if reactor is not None:
-        _shrink_all([reactor._readers, reactor._writers])
-
-
-@_step("weakref")
-def _weakref():
-    """``weakref.finalize``'s registry (a cap's lease is finalized: ``a2ui.infra.caps``)."""
-    _shrink_all([weakref.finalize._registry])
-
-
-@_step("channels_redis")
-def _channels_redis():
-    """channels-redis's PUBLISH/SUBSCRIBE layer of the running loop (``a2ui.layer``): its
-    channels and groups, and per shard the names subscribed and redis-py's ``PubSub`` tables of
-    channels."""
-    loop = asyncio.get_running_loop()
-    for owner in list(_WATCHED["channels_redis"]):
-        layer = owner._layers.get(loop)
-        if layer is None:
-            continue
-        tables = [layer.channels, layer.groups]
-        for shard in layer._shards:
-            tables.append(shard._subscribed_to)
-            pubsub = getattr(shard, "_pubsub", None)  # a redis-py shard's (a2ui.layer.shards)
-            if pubsub is not None:
-                tables += [pubsub.channels, pubsub.pending_unsubscribe_channels]
-        _shrink_all(tables)
-
-
-@_step("psycopg")
-def _psycopg():
-    """psycopg's parsed statements: an LRU of 128 per kind, whose entries are each query's
-    text cut at its placeholders. Statements whose text grows with a list (Django writes an
-    ``IN`` list or an OR of keys out in full) fill it while many sockets are busy: the
-    heartbeat batches of AG-UI 1.0 runs written so (one text per batch size, up to a thousand
-    parts; one text on PostgreSQL now, ``runs.heartbeat_many``) left 1,300 parts scattered
-    over about 1,200 pages at 2,000 runs."""
-    queries = sys.modules.get("psycopg._queries")
-    if queries is not None:
-        queries._query2pg.cache_clear()
-        queries._query2pg_client.cache_clear()
 
 
 @_step("typecache")

@@ -291,10 +291,6 @@ class LeanLoopLayer(RedisPubSubLoopLayer):
 class PubSubChannelLayer(RedisPubSubChannelLayer):
     """``channels_redis.pubsub.RedisPubSubChannelLayer`` with a ``LeanLoopLayer`` per loop."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        memory.watch("channels_redis", self)  # its tables shrunk at the collection
-
     def _loop_layer_class(self):
         missing = missing_internals()
         if missing:

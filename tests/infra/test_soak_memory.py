@@ -295,44 +295,6 @@ def grown_then_shrunk(tables, empty, name):
     assert all(a < p / 4 for a, p in zip(after, peaks, strict=True)), (after, peaks)
 
 
-async def test_channels_redis_layer_tables_are_shrunk():
-    """channels-redis's loop layer (channels, groups, its shards' subscribed names) and
-    redis-py's ``PubSub`` (channels, channels waiting for their unsubscribe confirmation)."""
-    import redis.asyncio
-
-    from a2ui.layer import PubSubChannelLayer
-
-    layer = PubSubChannelLayer(hosts=["redis://127.0.0.1:1/0"])  # never connected
-    loop_layer = layer._get_layer()
-    shard = loop_layer._shards[0]
-    shard._pubsub = redis.asyncio.Redis(host="127.0.0.1", port=1).pubsub()  # not connected
-    names = [f"specific.{i}" for i in range(5000)]
-    tables = [loop_layer.channels, loop_layer.groups, shard._subscribed_to,
-              shard._pubsub.channels, shard._pubsub.pending_unsubscribe_channels]
-    for table in tables:
-        table.update(dict.fromkeys(names) if isinstance(table, dict) else names)
-
-    def empty():  # one by one, as the sockets leave (clear() would free the table)
-        for table in tables:
-            for name in names:
-                table.pop(name) if isinstance(table, dict) else table.discard(name)
-
-    grown_then_shrunk(tables, empty, "channels_redis")
-
-
-def test_the_collection_forgets_psycopgs_parsed_statements():
-    """psycopg's LRU of parsed statements fills with the batched statements' shapes while many
-    runs are open; the collection empties it (``memory.forget_parsed_statements``)."""
-    from psycopg import _queries
-
-    _queries._query2pg(b"SELECT %s, %s", "utf-8")
-    _queries._query2pg_client(b"SELECT %s", "utf-8")
-    assert _queries._query2pg.cache_info().currsize > 0
-    step("psycopg")
-    assert _queries._query2pg.cache_info().currsize == 0
-    assert _queries._query2pg_client.cache_info().currsize == 0
-
-
 def test_the_type_cache_is_cleared():
     """CPython's cache of attribute lookups per type: the step fails if ``sys._clear_type_cache``
     goes (CPython may replace it)."""
@@ -343,8 +305,7 @@ def test_the_type_cache_is_cleared():
 
 
 def test_every_step_has_its_test():
-    assert set(memory.PRIVATE_STEPS) == {"asyncio", "twisted", "weakref", "channels_redis",
-                                         "psycopg", "typecache"}
+    assert set(memory.PRIVATE_STEPS) == {"asyncio", "typecache"}
 
 
 def registered():
@@ -384,72 +345,6 @@ async def test_asyncios_set_of_tasks_and_the_selectors_map_are_shrunk():
     grown_then_shrunk(tables, empty, "asyncio")
     assert tables[0] is asyncio.tasks._all_tasks.data
     assert tables[1] is loop._selector._fd_to_key
-
-
-async def test_twisteds_readers_and_writers_are_shrunk(monkeypatch):
-    """The reactor Daphne runs on (``AsyncioSelectorReactor``), made here, not installed."""
-    import asyncio
-    import socket
-    import sys
-
-    from twisted.internet.asyncioreactor import AsyncioSelectorReactor
-
-    class Descriptor:
-        def __init__(self, sock):
-            self.sock = sock
-
-        def fileno(self):
-            return self.sock.fileno()
-
-        def doRead(self):
-            pass
-
-        doWrite = doRead
-
-        def logPrefix(self):
-            return "test"
-
-        def connectionLost(self, reason):
-            pass
-
-    reactor = AsyncioSelectorReactor(asyncio.get_running_loop())
-    monkeypatch.setitem(sys.modules, "twisted.internet.reactor", reactor)
-    pairs = [socket.socketpair() for _ in range(500)]
-    descriptors = [Descriptor(a) for a, _ in pairs]
-    for d in descriptors:
-        reactor.addReader(d)
-        reactor.addWriter(d)
-    tables = [reactor._readers, reactor._writers]
-    assert len(tables[0]) >= 500 and len(tables[1]) >= 500  # they are what grew
-
-    def empty():
-        for d in descriptors:
-            reactor.removeReader(d)
-            reactor.removeWriter(d)
-        for a, b in pairs:
-            a.close()
-            b.close()
-
-    grown_then_shrunk(tables, empty, "twisted")
-
-
-def test_weakref_finalizes_registry_is_shrunk():
-    """A cap's lease has a finalizer (``a2ui.infra.caps``)."""
-    import weakref
-
-    class Thing:
-        pass
-
-    things = [Thing() for _ in range(3000)]
-    finalizers = [weakref.finalize(t, int) for t in things]
-    tables = [weakref.finalize._registry]
-    assert len(tables[0]) >= 3000  # it is what grew
-
-    def empty():
-        for f in finalizers:
-            f.detach()
-
-    grown_then_shrunk(tables, empty, "weakref")
 
 
 def test_the_caps_live_leases_are_shrunk():
