@@ -161,7 +161,11 @@ async def check(suspects, resyncing, clock=None, *, lost=False):
     for consumer in [c for c, task in resyncing.items() if task.done()]:
         del resyncing[consumer]
     found = {}
-    for (_, consumers), (seq, epoch) in zip(entries, states, strict=True):
+    for (_, consumers), state in zip(entries, states, strict=True):
+        if state is None:  # its Redis shard did not answer (A2UI['REDIS_SHARDS']): next round
+            found.update((c, suspects[c]) for c in consumers if c in suspects)
+            continue
+        seq, epoch = state
         for consumer in consumers:
             if consumer in resyncing:
                 continue

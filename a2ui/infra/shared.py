@@ -112,7 +112,9 @@ async def current_seq(session_id):
 
 
 async def sequence_states(session_ids):
-    """``[(newest sequence number, epoch or None)]`` for each session, in one round trip."""
+    """``[(newest sequence number, epoch or None)]`` for each session, in one round trip
+    (one per server with ``A2UI['REDIS_SHARDS']``: None for a session whose server failed,
+    while another answered)."""
     return await backend().sequence_states(session_ids)
 
 

@@ -208,3 +208,49 @@ async def test_two_backends_on_one_loop_keep_each_others_connections(two):
     gc.collect()
     await asyncio.sleep(0.05)
     assert protocol.lost is None and first.line()._protocol is protocol
+
+
+async def test_a_shard_away_leaves_the_others_sessions_checked(sharded, two):
+    """While one shard is down the sequence watch goes on for the others' sessions: their
+    states are read, the absent shard's are None (judged when it answers), and the clock's
+    epoch is new at each reading, so every session is read."""
+    from a2ui.consumers import seqwatch
+
+    mine, theirs = split_sessions(sharded, 1)
+    for sid in mine + theirs:
+        await shared.next_seq(sid)
+    epoch, _ = await shared.sequence_clock()
+    two[1].stop()
+    assert await shared.sequence_states([mine[0], theirs[0]]) == [
+        (1, (await shared.current_seq(mine[0]))[1]), None]
+    first, buckets = await shared.sequence_clock()
+    second, _ = await shared.sequence_clock()
+    assert len({epoch, first, second}) == 3
+    assert all(bucket.startswith("0.") for bucket in buckets)
+
+    class Consumer:
+        loop = asyncio.get_running_loop()
+        last_seq, epoch, _deferred, _in_hand, _turn = 1, "e", None, False, None
+
+        def __init__(self):
+            self.taken = []
+
+        async def take_direct(self, message):
+            self.taken.append(message)
+
+    away, here = Consumer(), Consumer()
+    here.epoch = (await shared.current_seq(mine[0]))[1]
+    from a2ui.push import direct
+
+    direct.register(theirs[0], away)
+    direct.register(mine[0], here)
+    try:
+        suspects = {away: (2, 1)}
+        found = await seqwatch.check(suspects, {})
+        assert found == {away: (2, 1)} and away.taken == [] and here.taken == []
+    finally:
+        direct.unregister(theirs[0], away)
+        direct.unregister(mine[0], here)
+    two[0].stop()  # every server away: the round fails as with one server
+    with pytest.raises(ConnectionError):
+        await shared.sequence_states([mine[0], theirs[0]])

@@ -19,7 +19,18 @@ those sessions' sockets resync from the database, as with one server.
 import asyncio
 
 from a2ui.core.shardmap import ShardMap, shard_name
+from a2ui.infra.localstate import new_epoch
 from a2ui.infra.redisstate import RedisBackend, agree, clock_bucket
+
+
+async def _answered(gathered):
+    """The replies of a gather with ``return_exceptions``, None for each server that failed;
+    the first failure raised when every server failed (Redis away altogether)."""
+    replies = await gathered
+    failures = [reply for reply in replies if isinstance(reply, Exception)]
+    if failures and len(failures) == len(replies):
+        raise failures[0]
+    return [None if isinstance(reply, Exception) else reply for reply in replies]
 
 
 def shard_list(shards):
@@ -103,24 +114,29 @@ class ShardedBackend:
         by_shard = {}
         for i, session_hex in enumerate(session_hexes):
             by_shard.setdefault(self.map.index(session_hex), []).append(i)
-        out = [None] * len(session_hexes)
+        out = [None] * len(session_hexes)  # None: its server did not answer
         shards = list(by_shard.items())
-        replies = await asyncio.gather(*(
+        replies = await _answered(asyncio.gather(*(
             self.shards[shard].sequence_states([session_hexes[i] for i in positions])
-            for shard, positions in shards))
+            for shard, positions in shards), return_exceptions=True))
         for (_, positions), states in zip(shards, replies, strict=True):
-            for i, state in zip(positions, states, strict=True):
-                out[i] = state
+            if states is not None:
+                for i, state in zip(positions, states, strict=True):
+                    out[i] = state
         return out
 
     async def sequence_clock(self):
-        clocks = await asyncio.gather(*(shard.sequence_clock() for shard in self.shards))
-        buckets = {}
-        for i, (_, counts) in enumerate(clocks):
-            for bucket, n in counts.items():
+        clocks = await _answered(asyncio.gather(
+            *(shard.sequence_clock() for shard in self.shards), return_exceptions=True))
+        buckets, epochs = {}, []
+        for i, clock in enumerate(clocks):
+            if clock is None:  # a shard away: an epoch never seen, so every session is read
+                epochs.append(new_epoch())
+                continue
+            epochs.append(clock[0])
+            for bucket, n in clock[1].items():
                 buckets[f"{i}.{bucket}"] = n
-        epochs = [epoch for epoch, _ in clocks]
-        return (None if None in epochs else "|".join(epochs)), buckets
+        return "|".join(epochs), buckets
 
     def clock_bucket(self, session_hex):
         return f"{self.map.index(session_hex)}.{clock_bucket(session_hex)}"
