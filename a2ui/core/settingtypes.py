@@ -46,6 +46,7 @@ class Settings:
     TRACING_EXPORTER: str | None
     TRACING_SIMPLE_PROCESSOR: bool
     REDIS_URL: str | None
+    REDIS_SHARDS: Sequence[str] | Mapping[str, str]
     PROMETHEUS: bool
     PROMETHEUS_MULTIPROC_DIR: str | None
     METRICS_TOKEN: str | None
