@@ -26,7 +26,6 @@ import weakref
 import zlib
 
 from a2ui.conf import a2ui_settings
-from a2ui.core.shardmap import shard_name
 from a2ui.infra import redisline, redisurl
 from a2ui.infra.localstate import LIVE_TTL, SEQ_TTL, clients_key, new_epoch
 
@@ -239,9 +238,9 @@ class RedisBackend:
         return await self._connections().execute(commands)
 
     async def agree(self):
-        """Readiness: this server answers, and every live process places sessions as this
-        one does (``sharded.agree``: one server, named by its URL)."""
-        await agree(self, [shard_name(self.url)])
+        """Readiness: this server answers, and no live process places sessions over shards
+        (``agree`` with no names: however each process spells this server's URL)."""
+        await agree(self, [])
 
     def split(self, keys):
         """``[(backend, [positions in keys])]`` by server: all here (``ShardedBackend``'s has
