@@ -20,8 +20,12 @@ document's data block and, on a click or a form submit, posts an action to the h
   Which one: at load the document posts MCP-UI's ``ui-request-render-data`` (with a
   ``messageId``; sent again at 150 and 450 ms); a host that answers it, or sends any MCP-UI
   host message (``ui-lifecycle-iframe-render-data``, ``ui-message-received``,
-  ``ui-message-response``), speaks MCP-UI; a host silent for a second speaks seed 002. An action
-  taken before then waits for the answer, so a host is sent exactly one form of each action.
+  ``ui-message-response``), speaks MCP-UI; a host silent for a second is taken for seed 002. An
+  action taken before then waits for the answer, so a host that answers within the second is
+  sent exactly one form of each action. The guess yields to a late MCP-UI message (a host page
+  busy past the second): the actions sent in seed 002's form and not answered are sent again in
+  MCP-UI's, a tool call under the same id; a ``TOOL_RESULT`` ends the guess.
+  ``<html data-a2ui-host>`` says which (``mcp-ui`` or ``seed``).
   An MCP-UI host also gets ``ui-size-change`` with the document's height.
 * MCP Apps (``mode: "mcp-app"``): JSON-RPC over postMessage (``ui/initialize``, then
   ``tools/call`` and ``ui/open-link``; ``ui/notifications/size-changed`` with the document's

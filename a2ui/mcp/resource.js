@@ -4,8 +4,12 @@
   var pending = {}, next = 1;
   // An MCP-UI host speaks @mcp-ui/client's messages ('mcp-ui') or seed 002's MCP_UI_ACTION
   // ('seed'): the document asks for MCP-UI render data at load; a host that answers it (or sends
-  // any MCP-UI host message) is 'mcp-ui', one silent for PROBE_MS is 'seed'. Actions wait for it.
-  var PROBE_MS = 1000, dialect = null, waiting = [];
+  // any MCP-UI host message) is 'mcp-ui', one silent for PROBE_MS is taken for 'seed'. Actions
+  // wait for it. The guess yields to a late MCP-UI host message (a page busy past PROBE_MS): the
+  // host is 'mcp-ui' from then on, and the actions it was sent in seed 002's form and has not
+  // answered (RESEND at most) are sent again in its own. A seed 002 answer (TOOL_RESULT) ends
+  // the guess. <html data-a2ui-host> says which.
+  var PROBE_MS = 1000, RESEND = 20, dialect = null, guessed = false, waiting = [], resend = [];
   var MCP_UI_HOST = {'ui-lifecycle-iframe-render-data': 1, 'ui-message-received': 1,
                      'ui-message-response': 1};
   function post(message) { window.parent.postMessage(message, '*'); }
@@ -25,30 +29,42 @@
     else post({type: 'ui-size-change', payload: {height: height}});
   }
   function watchSize() { if (window.ResizeObserver) new ResizeObserver(size).observe(document.documentElement); }
-  function decide(which) {
-    if (dialect) return;
+  function decide(which, guess) {
+    var late = dialect === 'seed' && guessed && which === 'mcp-ui';
+    if (dialect && !late) return;
     dialect = which;
+    guessed = !!guess;
+    document.documentElement.setAttribute('data-a2ui-host', which);
     if (which === 'mcp-ui') watchSize();
-    waiting.splice(0).forEach(function (then) { then(); });
+    (late ? resend : waiting).splice(0).forEach(function (then) { then(); });
   }
   function whenDecided(then) { if (dialect) then(); else waiting.push(then); }
+  // Posts an action in the host's form; in seed 002's form while that is a guess, the MCP-UI
+  // form is kept to be sent if the guess turns out wrong.
+  function act(mcpUi, seed) {
+    whenDecided(function () {
+      if (dialect === 'mcp-ui') { post(mcpUi()); return; }
+      post(seed);
+      if (guessed) {
+        resend.push(function () { var m = mcpUi(); if (m) post(m); });
+        if (resend.length > RESEND) resend.shift();
+      }
+    });
+  }
   function callTool(name, args) {
     if (app) return rpc('tools/call', {name: name, arguments: args});
     return new Promise(function (resolve) {
-      whenDecided(function () {
-        var id = 'a2ui-' + (next++);
-        pending[id] = resolve;
-        if (dialect === 'mcp-ui') post({type: 'tool', payload: {toolName: name, params: args}, messageId: id});
-        else post({type: 'MCP_UI_ACTION', action: {type: 'CALL_TOOL', toolName: name, args: args, callbackId: id}});
-      });
+      var id = 'a2ui-' + (next++);
+      pending[id] = resolve;
+      act(function () {  // none once the seed 002 form was answered
+        return pending[id] && {type: 'tool', payload: {toolName: name, params: args}, messageId: id};
+      }, {type: 'MCP_UI_ACTION', action: {type: 'CALL_TOOL', toolName: name, args: args, callbackId: id}});
     });
   }
   function openLink(url, target) {
     if (app) { rpc('ui/open-link', {url: url}); return; }
-    whenDecided(function () {
-      if (dialect === 'mcp-ui') post({type: 'link', payload: {url: url}, messageId: 'a2ui-' + (next++)});
-      else post({type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url, target: target}});
-    });
+    act(function () { return {type: 'link', payload: {url: url}, messageId: 'a2ui-' + (next++)}; },
+        {type: 'MCP_UI_ACTION', action: {type: 'NAVIGATE', url: url, target: target}});
   }
   window.addEventListener('message', function (event) {
     var m = event.data;
@@ -67,7 +83,8 @@
     if (m.type === 'ui-message-response') {
       var payload = m.payload || {};
       settle(m.messageId, payload.error ? {error: payload.error} : (payload.response || {}));
-    } else if (m.type === 'TOOL_RESULT') {
+    } else if (m.type === 'TOOL_RESULT') {  // a seed 002 host: the guess was right
+      if (dialect === 'seed') { guessed = false; resend = []; }
       settle(m.callbackId, m.error ? {error: m.error} : (m.result || {}));
     }
   });
@@ -84,7 +101,7 @@
         if (!dialect) post({type: 'ui-request-render-data', messageId: 'a2ui-probe-' + delay});
       }, delay);
     });
-    setTimeout(function () { decide('seed'); }, PROBE_MS);
+    setTimeout(function () { decide('seed', true); }, PROBE_MS);
   }
   document.addEventListener('click', function (event) {
     var link = event.target.closest('[data-a2ui-url]');

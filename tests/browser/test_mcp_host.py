@@ -351,6 +351,9 @@ def test_mcp_ui_client_5_renderer_form_and_link(page, mcp_ui_page, person, agent
     mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u)",
                          [token, f"ui://sessions/{sid}/components/f5"])
     frame = mcp_ui_page.frame_locator("#ui")
+    # The renderer answered the document's probe: each action goes out in its form alone (a
+    # host that answers only after the probe's second is test_mcp_ui_client_5_host_answering_late_...).
+    expect(frame.locator("html")).to_have_attribute("data-a2ui-host", "mcp-ui")
     frame.get_by_label("City").fill("Oslo")
     frame.get_by_label("Nights").fill("3")
     frame.get_by_role("button", name="Submit").click()
@@ -360,7 +363,9 @@ def test_mcp_ui_client_5_renderer_form_and_link(page, mcp_ui_page, person, agent
 
     mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u, 'card')",
                          [token, f"ui://sessions/{sid}/components/c5"])
-    mcp_ui_page.frame_locator("#card").get_by_role("button", name="Open").click()
+    card = mcp_ui_page.frame_locator("#card")
+    expect(card.locator("html")).to_have_attribute("data-a2ui-host", "mcp-ui")
+    card.get_by_role("button", name="Open").click()
     mcp_ui_page.wait_for_function("window.hostLog.some((e) => 'openLink' in e)")
     assert _host_log(mcp_ui_page, "openLink") == ["https://example.com/docs"]
     assert [a["type"] for a in _host_log(mcp_ui_page, "action")] == ["tool", "link"]
@@ -446,3 +451,71 @@ def test_a_tool_call_shows_the_session_app_whose_button_answers_the_agent_once(
     assert any(e.get("appCall") == "session_view" for e in log)
     assert not [e for e in log if "refusedAppCall" in e]
     assert not page.watch.errors and not host_page.evaluate("window.__cspViolations")
+
+
+# A host that answers late (its page busy past the probe's second: a long render, a slow
+# machine), made exact: the page holds every message the frame posts until the test lets them
+# through, in order, to the renderer. The frame's probe goes unanswered, it takes the host for
+# seed 002's and sends its first action as MCP_UI_ACTION; the renderer, once it gets the
+# messages, answers the probe (and hands that action to onUIAction, which ignores it); from that
+# answer on the frame speaks MCP-UI and sends the action again in its MCP-UI form.
+HOLD = """() => {
+  window.held = [];
+  window.addEventListener('message', (event) => {
+    if (window.held && event.isTrusted) { event.stopImmediatePropagation(); window.held.push(event); }
+  }, true);
+}"""
+RELEASE = """() => {
+  const held = window.held;
+  window.held = null;
+  for (const e of held) {
+    window.dispatchEvent(new MessageEvent('message', {data: e.data, origin: e.origin, source: e.source}));
+  }
+}"""
+HELD_ACTION = "window.held.some((e) => e.data && e.data.type === 'MCP_UI_ACTION')"
+
+
+def test_mcp_ui_client_5_host_answering_late_gets_each_action_in_its_form(
+        page, mcp_ui_page, person, agent):
+    sid = open_client(page)
+    agent.call("render", sid, "form", {"title": "Trip", "fields": FIELDS}, component_id="fb")
+    agent.call("render", sid, "card", {"title": "Docs", "actions": [
+        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
+        component_id="cb")
+    token = mcp_token(person, agent)
+    mcp_ui_page.evaluate(HOLD)
+    mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u)",
+                         [token, f"ui://sessions/{sid}/components/fb"])
+    frame = mcp_ui_page.frame_locator("#ui")
+    expect(frame.locator("html")).to_have_attribute("data-a2ui-host", "seed")  # the guess
+    frame.get_by_label("City").fill("Oslo")
+    frame.get_by_label("Nights").fill("3")
+    frame.get_by_role("button", name="Submit").click()
+    mcp_ui_page.wait_for_function(HELD_ACTION)
+    expect(frame.locator("#a2ui-status")).to_have_text("Sending...")
+    mcp_ui_page.evaluate(RELEASE)
+    expect(frame.locator("#a2ui-status")).to_have_text("Sent.")
+    expect(frame.locator("html")).to_have_attribute("data-a2ui-host", "mcp-ui")
+    got = agent.wait_note("user.respond", lambda p: p.get("request_id") == "fb")
+    assert got["session_id"] == sid and got["value"] == {"city": "Oslo", "nights": 3}
+    seed, tool = _host_log(mcp_ui_page, "action")
+    assert seed["type"] == "MCP_UI_ACTION" and seed["action"]["type"] == "CALL_TOOL"
+    assert tool["type"] == "tool" and tool["messageId"] == seed["action"]["callbackId"]
+    assert tool["payload"] == {"toolName": "respond", "params": seed["action"]["args"]}
+
+    mcp_ui_page.evaluate("window.hostLog.length = 0")
+    mcp_ui_page.evaluate(HOLD)
+    mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u, 'card')",
+                         [token, f"ui://sessions/{sid}/components/cb"])
+    card = mcp_ui_page.frame_locator("#card")
+    expect(card.locator("html")).to_have_attribute("data-a2ui-host", "seed")
+    card.get_by_role("button", name="Open").click()
+    mcp_ui_page.wait_for_function(HELD_ACTION)
+    mcp_ui_page.evaluate(RELEASE)
+    mcp_ui_page.wait_for_function("window.hostLog.some((e) => 'openLink' in e)")
+    expect(card.locator("html")).to_have_attribute("data-a2ui-host", "mcp-ui")
+    assert _host_log(mcp_ui_page, "openLink") == ["https://example.com/docs"]
+    assert [a["type"] for a in _host_log(mcp_ui_page, "action")] == ["MCP_UI_ACTION", "link"]
+    assert len([p for m, p in list(agent.notes) if m == "user.respond"
+                and p.get("request_id") == "fb"]) == 1
+    assert not page.watch.errors

@@ -63,6 +63,12 @@ window.addEventListener('message', (event) => {
 </script></body></html>"""
 
 
+# The same host, late: it takes no notice of the frame until window.awake (a page busy past the
+# document's probe), so the document takes it for a seed 002 host first.
+LATE_MCP_UI_HOST = MCP_UI_HOST.replace(
+    "window.received.push(m);", "window.received.push(m);\n  if (!window.awake) return;")
+
+
 def _host(browser, html):
     context = browser.new_context()
     page = context.new_page()
@@ -75,6 +81,13 @@ def _host(browser, html):
 @pytest.fixture
 def host(browser):
     context, page, errors = _host(browser, HOST)
+    yield page, errors
+    context.close()
+
+
+@pytest.fixture
+def late_mcp_ui_host(browser):
+    context, page, errors = _host(browser, LATE_MCP_UI_HOST)
     yield page, errors
     context.close()
 
@@ -172,3 +185,56 @@ def test_an_mcp_ui_host_gets_tool_and_link_actions_and_its_error_is_shown(mcp_ui
     [link] = [m for m in page.evaluate("window.received") if m.get("type") == "link"]
     assert link["payload"] == {"url": "https://example.com/docs"} and link["messageId"]
     assert not [e for e in errors if "Content Security Policy" in e], errors
+
+
+def test_an_mcp_ui_host_that_answers_late_gets_the_action_again_in_its_form(late_mcp_ui_host):
+    """Silent past the probe's second, the host is taken for seed 002's: the submit goes out as
+    MCP_UI_ACTION. Its MCP-UI answer to that (ui-message-received) ends the guess, and the tool
+    call it has not answered is sent again as MCP-UI's ``tool``, under the same id; the host's
+    answer to that one is the frame's."""
+    page, errors = late_mcp_ui_host
+    sid = uuid.uuid4()
+    doc = render.document(sid, {"component_id": "f1", "component_type": "form", "data": {
+        "fields": [{"name": "city", "type": "text", "label": "City"}]}})
+    frame = show(page, doc)
+    frame.locator("html[data-a2ui-host=seed]").wait_for(state="attached")
+    page.evaluate("window.awake = true")
+    frame.locator("input[name=city]").fill("Oslo")
+    frame.locator("button[data-a2ui-submit]").click()
+    frame.locator("#a2ui-status", has_text="Sent.").wait_for()
+    frame.locator("html[data-a2ui-host=mcp-ui]").wait_for(state="attached")
+    received = page.evaluate("window.received")
+    seed, tool = [m for m in received if m.get("type") in ("MCP_UI_ACTION", "tool")]
+    assert seed["action"]["type"] == "CALL_TOOL"
+    assert tool == {"type": "tool", "messageId": seed["action"]["callbackId"], "payload": {
+        "toolName": "respond", "params": seed["action"]["args"]}}
+    assert seed["action"]["args"]["value"] == {"city": "Oslo"}
+    # From then on the frame speaks MCP-UI: the host gets its height, and a second submit is
+    # one tool call.
+    page.wait_for_function("window.received.some((m) => m.type === 'ui-size-change')")
+    page.evaluate("window.received = []")
+    frame.locator("button[data-a2ui-submit]").click()
+    page.wait_for_function("window.received.some((m) => m.type === 'tool')")
+    frame.locator("#a2ui-status", has_text="Sent.").wait_for()
+    assert [m["type"] for m in page.evaluate("window.received")
+            if m.get("type") in ("MCP_UI_ACTION", "tool")] == ["tool"]
+    assert not [e for e in errors if "Content Security Policy" in e], errors
+
+
+def test_a_seed_host_answer_ends_the_guess(host):
+    """A seed 002 host that answered (TOOL_RESULT) is one: a later MCP-UI-looking message
+    neither changes the document's dialect nor sends an action again."""
+    page, errors = host
+    doc = render.document(uuid.uuid4(), {"component_id": "f1", "component_type": "form",
+                                         "data": {"fields": [{"name": "city", "type": "text"}]}})
+    frame = show(page, doc)
+    frame.locator("input[name=city]").fill("Oslo")
+    frame.locator("button[data-a2ui-submit]").click()
+    frame.locator("#a2ui-status", has_text="Sent.").wait_for()
+    page.evaluate("""() => document.getElementById('ui').contentWindow.postMessage(
+        {type: 'ui-message-received', messageId: 'x'}, '*')""")
+    page.wait_for_timeout(300)
+    assert frame.locator("html").get_attribute("data-a2ui-host") == "seed"
+    received = page.evaluate("window.received")
+    assert [m["type"] for m in received if m.get("type") in ("MCP_UI_ACTION", "tool")] == [
+        "MCP_UI_ACTION"]
