@@ -339,15 +339,21 @@ def test_mcp_ui_client_5_renderer_answers_a_request_input(page, mcp_ui_page, per
     assert not page.watch.errors and not mcp_ui_page.evaluate("window.__cspViolations")
 
 
+def _form_and_card(page, person, agent, form_id, card_id):
+    """A session with a form (FIELDS) and a card whose button links to example.com/docs; its
+    id and a person's MCP token."""
+    sid = open_client(page)
+    agent.call("render", sid, "form", {"title": "Trip", "fields": FIELDS}, component_id=form_id)
+    agent.call("render", sid, "card", {"title": "Docs", "actions": [
+        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
+        component_id=card_id)
+    return sid, mcp_token(person, agent)
+
+
 def test_mcp_ui_client_5_renderer_form_and_link(page, mcp_ui_page, person, agent):
     """A form component in @mcp-ui/client 5.x's renderer reaches the agent once as
     ``user.respond``; a card's link is a ``link`` action."""
-    sid = open_client(page)
-    agent.call("render", sid, "form", {"title": "Trip", "fields": FIELDS}, component_id="f5")
-    agent.call("render", sid, "card", {"title": "Docs", "actions": [
-        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
-        component_id="c5")
-    token = mcp_token(person, agent)
+    sid, token = _form_and_card(page, person, agent, "f5", "c5")
     mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u)",
                          [token, f"ui://sessions/{sid}/components/f5"])
     frame = mcp_ui_page.frame_locator("#ui")
@@ -477,12 +483,7 @@ HELD_ACTION = "window.held.some((e) => e.data && e.data.type === 'MCP_UI_ACTION'
 
 def test_mcp_ui_client_5_host_answering_late_gets_each_action_in_its_form(
         page, mcp_ui_page, person, agent):
-    sid = open_client(page)
-    agent.call("render", sid, "form", {"title": "Trip", "fields": FIELDS}, component_id="fb")
-    agent.call("render", sid, "card", {"title": "Docs", "actions": [
-        {"label": "Open", "action": "navigate", "url": "https://example.com/docs"}]},
-        component_id="cb")
-    token = mcp_token(person, agent)
+    sid, token = _form_and_card(page, person, agent, "fb", "cb")
     mcp_ui_page.evaluate(HOLD)
     mcp_ui_page.evaluate("([t, u]) => mcpUiHost.mountMcpUi5(t, u)",
                          [token, f"ui://sessions/{sid}/components/fb"])
