@@ -93,5 +93,8 @@ class A2UIConfig(AppConfig):
             layer_log.addFilter(outages.LibraryTracebacks("channel layer receive"))
 
         if not hasattr(settings, "CHANNEL_LAYERS"):
-            settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL,
-                                                             a2ui_settings.REDIS_SHARDS)
+            try:
+                settings.CHANNEL_LAYERS = default_channel_layers(a2ui_settings.REDIS_URL,
+                                                                 a2ui_settings.REDIS_SHARDS)
+            except (ValueError, TypeError):  # an unusable Redis URL: the system checks say which
+                pass

@@ -157,17 +157,17 @@ def _check_shards(shards):
     if not isinstance(shards, list | tuple | dict):
         return [Error("A2UI['REDIS_SHARDS'] must be a list of Redis URLs or a dict of name to "
                       "URL.", hint=hint, id="a2ui.E024")]
+    for key, url in shards.items() if isinstance(shards, dict) else enumerate(shards):
+        try:
+            redisurl.check(url)
+        except ValueError as exc:
+            return [Error(f"A2UI['REDIS_SHARDS'][{key!r}] is not usable: {exc}", hint=hint,
+                          id="a2ui.E024")]
     named = shard_list(shards)
     names, urls = [n for n, _ in named], [u for _, u in named]
     if len(set(names)) != len(names) or len(set(urls)) != len(urls):
         return [Error("A2UI['REDIS_SHARDS'] names a shard (or a URL) twice.", hint=hint,
                       id="a2ui.E024")]
-    for name, url in named:
-        try:
-            redisurl.check(url)
-        except (ValueError, TypeError) as exc:
-            return [Error(f"A2UI['REDIS_SHARDS'] {name!r} is not usable: {exc}", hint=hint,
-                          id="a2ui.E024")]
     return []
 
 
@@ -222,7 +222,8 @@ def check_host_project(app_configs, **kwargs):
         for name, why in REQUIRED_APPS.items() if not apps.is_installed(name)
     ]
     layers = getattr(settings, "CHANNEL_LAYERS", None)
-    if not isinstance(layers, dict) or "default" not in layers:
+    # (none when A2UI['REDIS_URL'] or its shards are unusable: a2ui.E009 and E024 say so)
+    if (not isinstance(layers, dict) or "default" not in layers) and not _check_redis_url():
         errors.append(Error(
             "CHANNEL_LAYERS has no 'default' layer: every a2ui WebSocket would fail.",
             hint="Remove CHANNEL_LAYERS to get a2ui's default (in-memory, or Redis when "

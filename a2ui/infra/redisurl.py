@@ -157,14 +157,29 @@ def database(url):
 
 
 def check(url):
-    """Raise ValueError when ``url`` is not a Redis URL this project can use."""
+    """Raise ValueError when ``url`` is not a Redis URL this project can use (its message names
+    the URL without its password)."""
+    if not isinstance(url, str):
+        raise ValueError(f"a Redis URL is a string, not {type(url).__name__}")
     if is_sentinel(url):
         parse_sentinel(url)
         return
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises for a port out of range or not a number)
+    except ValueError as exc:
+        raise ValueError(f"{exc} in {redact(url)}") from None
+    scheme = parts.scheme.lower()
     if scheme not in ("redis", "rediss", "unix"):
         raise ValueError(f"unsupported Redis URL scheme {scheme!r}: redis://, rediss://, "
                          "unix://, redis+sentinel:// or rediss+sentinel://")
+    if scheme == "unix":
+        if not parts.path:
+            raise ValueError(f"a unix:// URL names its socket's path: {redact(url)}")
+        return
+    db = parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
+    if not db.isdigit():
+        raise ValueError(f"the database is not a number in {redact(url)}")
 
 
 # redis-py clients --------------------------------------------------------------------------------

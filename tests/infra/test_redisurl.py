@@ -1,12 +1,17 @@
 """a2ui.infra.redisurl (Sentinel URLs, parsed in one place) and redisline's Sentinel discovery
 against scripted sentinels and servers (a real failover: tests/live/test_live_sentinel.py)."""
 
+import os
+from pathlib import Path
+
 import pytest
 
 from a2ui.apps import default_channel_layers, pubsub_prefix
 from a2ui.infra import redisline, redisurl
 from tests.infra.test_redisline import ScriptedRedis, counter
 from tests.redisserver import own_redis  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_sentinel_url_names_its_sentinels_service_database_and_credentials():
@@ -140,6 +145,46 @@ def test_a_malformed_redis_url_is_a_system_check_error(settings):
     assert len(errors) == 1 and "names its service" in errors[0].msg
     settings.A2UI = {"REDIS_URL": "redis+sentinel://h:26379/mymaster/0"}
     assert [e for e in check_a2ui_settings(None) if e.id == "a2ui.E009"] == []
+
+
+@pytest.mark.parametrize("url, says", [
+    ("redis://[::1:6379/0", "Invalid IPv6 URL in redis://[::1:6379/0"),
+    ("redis://u:secret@h:99999/0", "Port out of range 0-65535 in redis://u:***@h:99999/0"),
+    ("redis://h:abc/0", "Port could not be cast to integer"),
+    ("redis://h:6379/x", "the database is not a number"),
+    ("redis://h:6379/0?db=x", "the database is not a number"),
+    ("unix://", "names its socket's path"),
+    ("http://h:6379/0", "unsupported Redis URL scheme 'http'"),
+])
+def test_each_unusable_redis_url_is_said_without_its_password(url, says):
+    with pytest.raises(ValueError) as raised:
+        redisurl.check(url)
+    assert says in str(raised.value) and "secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("url", [
+    "redis://h", "redis://h:6379", "redis://h:6379/", "redis://u:p@h:6379/3", "rediss://h/1",
+    "redis://h:6379?db=2", "redis://[::1]:6379/0", "unix:///run/redis.sock?db=1",
+    "redis+sentinel://h:26379/mymaster/0",
+])
+def test_redis_urls_that_redis_py_takes_pass(url):
+    redisurl.check(url)
+
+
+def test_an_unusable_redis_url_is_a_check_error_not_a_startup_traceback(tmp_path):
+    """Django starts (the app's ready() builds no layer from it) and every command that runs
+    the system checks stops with a2ui.E009 alone."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "REDIS_URL": "redis://u:secret@[::1:6379/0",
+           "DJANGO_SETTINGS_MODULE": "a2ui_project.settings"}
+    env.pop("A2UI_REDIS_SHARDS", None)
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "a2ui.E009" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "a2ui.E011" not in done.stderr and "secret" not in done.stderr
 
 
 async def test_a_data_set_with_another_history_re_epochs_every_counter(own_redis):  # noqa: F811

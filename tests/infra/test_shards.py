@@ -183,7 +183,12 @@ async def test_readiness_fails_when_a_shard_is_down(sharded, two):
     ({"REDIS_URL": "redis://h:1/0", "REDIS_SHARDS": ["redis://h:1/0", "redis://u:p@h:1/0"]},
      "twice"),
     ({"REDIS_URL": "redis://h:1/0", "REDIS_SHARDS": {"a": "redis://h:1/0", "b": "http://x"}},
-     "'b' is not usable"),
+     "['b'] is not usable"),
+    ({"REDIS_URL": "redis://h:1/0", "REDIS_SHARDS": ["redis://h:1/0", "redis://[::1:6379/0"]},
+     "[1] is not usable: Invalid IPv6 URL in redis://[::1:6379/0"),
+    ({"REDIS_URL": "redis://h:1/0", "REDIS_SHARDS": ["redis://u:pw@h:99999/0"]},
+     "[0] is not usable: Port out of range 0-65535 in redis://u:***@h:99999/0"),
+    ({"REDIS_URL": "redis://h:1/0", "REDIS_SHARDS": ["redis://h:1/0", 5]}, "is a string"),
 ])
 def test_a_bad_shard_list_is_a_system_check_error(settings, a2ui, says):
     from a2ui.checks import check_a2ui_settings
