@@ -125,11 +125,17 @@ def _fresh_redis():
 @pytest.fixture(scope="session", autouse=True)
 def _db_threads_closed_before_teardown(django_db_setup):
     """The per-message database threads (a2ui.infra.dbthreads) hold connections to the test
-    database; close them before pytest-django drops it."""
+    database, and so may asgiref's one thread for ``sync_to_async`` outside a request (a
+    connection it took from psycopg's pool stays out of it, and closing the pool leaves such
+    a connection open); close them before pytest-django drops the database."""
     yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
     from a2ui.infra import dbthreads
 
     dbthreads.shutdown()
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(DRAIN_TIMEOUT)
 
 
 @pytest.fixture(scope="session", autouse=True)
