@@ -179,7 +179,8 @@ def test_an_unusable_redis_url_is_a_check_error_not_a_startup_traceback(tmp_path
 
     env = {**os.environ, "REDIS_URL": "redis://u:secret@[::1:6379/0",
            "DJANGO_SETTINGS_MODULE": "a2ui_project.settings"}
-    env.pop("A2UI_REDIS_SHARDS", None)
+    for name in ("A2UI_REDIS_SHARDS", "PYTEST_XDIST_WORKER", "A2UI_TEST_WORKER_REDIS"):
+        env.pop(name, None)  # (the test project's settings give an xdist worker its own db)
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
