@@ -151,9 +151,13 @@ def database(url):
     """The database number ``url`` selects (0 when it names none)."""
     if is_sentinel(url):
         return parse_sentinel(url).db
-    parts = urlsplit(url)
-    db = parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
+    db = _database_text(urlsplit(url))
     return int(db) if db.isdigit() else 0
+
+
+def _database_text(parts):
+    """The database a split ``redis://`` URL names: ``?db=``, else its path, else "0"."""
+    return parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
 
 
 def check(url):
@@ -177,8 +181,7 @@ def check(url):
         if not parts.path:
             raise ValueError(f"a unix:// URL names its socket's path: {redact(url)}")
         return
-    db = parse_qs(parts.query).get("db", [""])[0] or parts.path.strip("/") or "0"
-    if not db.isdigit():
+    if not _database_text(parts).isdigit():
         raise ValueError(f"the database is not a number in {redact(url)}")
 
 
