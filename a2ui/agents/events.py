@@ -58,6 +58,8 @@ class AgentEvents:
         self.mode = events
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
+        # each session told once, as the backlog's session.resumed or its own notice
+        self.told_once = sessions.ToldOnce()
 
     async def start(self) -> Self:
         if self.channel is None:
@@ -72,8 +74,8 @@ class AgentEvents:
                 # As a socket is: the live sessions nobody else of the agent holds, first.
                 self.backlog = [
                     {"method": "session.resumed", "params": p}
-                    for p in await sessions.aannouncements(self.agent_id, self.channel,
-                                                           self.mode, listening_since)
+                    for p in self.told_once.announce(await sessions.aannouncements(
+                        self.agent_id, self.channel, self.mode, listening_since))
                     if self.session_id is None or p["session_id"] == self.session_id]
         return self
 
@@ -106,7 +108,8 @@ class AgentEvents:
             params = event["params"]
             if self.session_id is not None and params.get("session_id") != self.session_id:
                 continue
-            if await agentroute.atake(self.agent_id, self.channel, self.mode, event):
+            if (await agentroute.atake(self.agent_id, self.channel, self.mode, event)
+                    and self.told_once.relayed(event["method"], params)):
                 return self.item(event)
 
     def item(self, event: dict[str, Any]) -> AgentEvent:

@@ -87,6 +87,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         self.groups.append(group)
         # The agent's events come through this process's relay of its group (agentroute).
         listening_since = timezone.now()
+        self.told_once = sessions.ToldOnce()  # each session told once, by relay or announcement
         await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
                                     self.events, self.agent_event)
         # The agent's people are told it is online if this is its first socket or listener.
@@ -101,13 +102,15 @@ class A2UIAgentConsumer(JsonRpcConsumer):
             await self.send_obj(jsonrpc.notification("a2ui.pending", {"outcomes": waiting}))
         # The live sessions no other socket of the agent holds: this one's now (an agent
         # started after its people opened their pages finds them).
-        for params in await sessions.aannouncements(self.agent.id, self.channel_name,
-                                                     self.events, listening_since):
+        for params in self.told_once.announce(await sessions.aannouncements(
+                self.agent.id, self.channel_name, self.events, listening_since)):
             await self.send_obj(jsonrpc.notification("session.resumed", params))
 
     cap_lease = None  # the agent key's place among its sockets (a2ui.infra.caps)
 
     liveness = None  # a2ui.jsonrpc.liveness.Liveness once connected
+
+    told_once = None  # a2ui.sessions.lifecycle.ToldOnce once connecting
 
     async def disconnect(self, code):
         for timer in getattr(self, "timers", {}).values():
@@ -276,6 +279,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
     async def agent_event(self, event):
         """A session event this socket gets (handed over by ``agentroute``'s relay)."""
+        if self.told_once and not self.told_once.relayed(event["method"], event["params"]):
+            return  # the session was announced to this socket as it connected
         await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
 
     async def a2ui_close(self, event):

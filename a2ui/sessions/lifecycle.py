@@ -6,6 +6,7 @@ session whose sockets are all gone is closed after ``RESUME_WINDOW_SECONDS``; an
 longer than ``SESSION_INACTIVITY_TIMEOUT_SECONDS`` times out.
 """
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -17,6 +18,7 @@ from a2ui.compliance import audit
 from a2ui.conf import a2ui_settings
 from a2ui.consent import choices as consent
 from a2ui.core.errors import DomainError, Fault
+from a2ui.core.events import Notice
 from a2ui.core.states import SESSIONS
 from a2ui.infra import dbthreads, shared
 from a2ui.models import A2UISessionLog, PendingRequest, RenderedComponent, Surface
@@ -189,6 +191,48 @@ async def aannouncements(agent_id, channel, mode, before):
     found = await database_sync_to_async(_announcements)(agent_id, before)
     return [params for params in found if await agentroute.atake(
         agent_id, channel, mode, {"method": "session.resumed", "params": params})]
+
+
+class ToldOnce:
+    """Each session told once to a socket (or listener) that just connected.
+
+    The person's socket tells the agent ``session.opened`` (or ``resumed``) after its
+    ``a2ui.init`` is answered; an agent socket that connects in between is handed that notice
+    by its relay and finds the session among its :func:`aannouncements` too. Whichever comes
+    first is told: :meth:`relayed` says whether a notice the relay hands over is new,
+    :meth:`announce` drops the announcements already told. A notice of an announced session
+    relayed within ``REPEAT_SECONDS`` of the announcement is its repeat (the same session, live,
+    seconds before; a person who reloads the page in that time is not told again). Holds the
+    notices of the connect until the announcements are sent, then the ``ANNOUNCE_LIMIT``
+    announced ids for ``REPEAT_SECONDS`` at most."""
+
+    METHODS = frozenset({Notice.SESSION_OPENED, Notice.SESSION_RESUMED})
+    REPEAT_SECONDS = 10.0
+
+    def __init__(self):
+        self.early = set()  # told by the relay before the announcements were sent
+        self.announced = None  # then: the ids announced, whose relayed notice is a repeat
+        self.until = 0.0
+
+    def relayed(self, method, params):
+        if method not in self.METHODS:
+            return True
+        sid = params.get("session_id")
+        if self.announced is None:
+            self.early.add(sid)
+            return True
+        if self.announced and time.monotonic() > self.until:
+            self.announced = set()
+        if sid in self.announced:
+            self.announced.discard(sid)
+            return False
+        return True
+
+    def announce(self, found):
+        told = [params for params in found if params["session_id"] not in self.early]
+        self.announced, self.early = {params["session_id"] for params in told}, set()
+        self.until = time.monotonic() + self.REPEAT_SECONDS
+        return told
 
 
 def person_sessions(user_id, agent_id):

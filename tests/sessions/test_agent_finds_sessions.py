@@ -12,10 +12,34 @@ from tests.wsutil import connect_agent, connect_user, init_session, recv, recv_u
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture
+def held_notice(monkeypatch):
+    """The person's socket tells the agent ``session.opened`` only when the test says so: an
+    agent that connects in between finds the session among its announcements too. Yields
+    ``(release, told)``: set ``release`` to let the notice go; ``told`` is set once it went."""
+    import asyncio
+
+    from a2ui.consumers.socket import SessionSocket
+
+    release, told = asyncio.Event(), asyncio.Event()
+    announce = SessionSocket.announce
+
+    async def held(self, *args, **kwargs):
+        await release.wait()
+        await announce(self, *args, **kwargs)
+        told.set()
+
+    monkeypatch.setattr(SessionSocket, "announce", held)
+    return release, told
+
+
 async def test_a_socket_that_connects_later_is_told_of_the_live_sessions(
-        stream_token, agent_key):
+        stream_token, agent_key, held_notice):
+    release, told = held_notice
     person = await connect_user(stream_token)
-    sid = await init_session(person)  # no agent yet: nobody is told
+    sid = await init_session(person)
+    release.set()
+    await told.wait()  # no agent yet: nobody is told
     bot = await connect_agent(agent_key)
     second = observer = None
     try:
@@ -61,9 +85,12 @@ async def test_a_closed_session_is_not_told(stream_token, agent_key):
         await bot.disconnect()
 
 
-async def test_a_python_listener_is_told_first(stream_token, agent):
+async def test_a_python_listener_is_told_first(stream_token, agent, held_notice):
+    release, told = held_notice
     person = await connect_user(stream_token)
     sid = await init_session(person)
+    release.set()
+    await told.wait()  # no listener yet: nobody is told
     try:
         async with agents.events(agent) as events:
             told = await events.next(timeout=3)
@@ -71,3 +98,92 @@ async def test_a_python_listener_is_told_first(stream_token, agent):
             assert told["params"]["session_id"] == sid
     finally:
         await person.disconnect()
+
+
+async def test_a_notice_relayed_after_the_announcement_is_not_told_again(
+        stream_token, agent_key, held_notice):
+    release, told = held_notice
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    bot = await connect_agent(agent_key)
+    try:
+        resumed = await recv(bot)
+        assert resumed["method"] == "session.resumed" and resumed["params"]["session_id"] == sid
+        release.set()
+        await told.wait()
+        assert await bot.receive_nothing(timeout=0.3)  # not session.opened as well
+        await send(person, {"jsonrpc": "2.0", "id": 9, "method": "user.cancel",
+                            "params": {"task_id": "t1"}})
+        cancel = await recv_until(bot, lambda m: m.get("method") == "user.cancel")
+        assert cancel["params"]["session_id"] == sid
+        # A notice of the session after that one is told (it is not a repeat of the connect's).
+        await session_actions.aclose_session(sid, reason="done")
+        closed = await recv_until(bot, lambda m: m.get("method") == "session.closed")
+        assert closed["params"]["session_id"] == sid
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
+
+
+async def test_a_notice_relayed_before_the_announcement_is_told_once(
+        stream_token, agent_key, held_notice, monkeypatch):
+    """The notice reaches the socket while it looks its sessions up: it is told as
+    ``session.opened``, and not announced as ``session.resumed`` after it."""
+    import asyncio
+
+    from a2ui.sessions import lifecycle
+
+    release, told = held_notice
+    lookup = lifecycle.aannouncements
+
+    async def notice_first(*args, **kwargs):
+        release.set()
+        await told.wait()
+        await asyncio.sleep(0.2)  # the relay hands the notice to the socket
+        return await lookup(*args, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "aannouncements", notice_first)
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    bot = await connect_agent(agent_key)
+    try:
+        opened = await recv(bot)
+        assert opened["method"] == "session.opened" and opened["params"]["session_id"] == sid
+        assert await bot.receive_nothing(timeout=0.3)  # not session.resumed as well
+    finally:
+        await bot.disconnect()
+        await person.disconnect()
+
+
+async def test_a_python_listener_is_told_a_session_once(stream_token, agent, held_notice):
+    release, told = held_notice
+    person = await connect_user(stream_token)
+    sid = await init_session(person)
+    try:
+        async with agents.events(agent) as events:
+            first = await events.next(timeout=3)
+            assert first["method"] == "session.resumed" and first["params"]["session_id"] == sid
+            release.set()
+            await told.wait()
+            with pytest.raises(TimeoutError):
+                await events.next(timeout=0.5)
+    finally:
+        await person.disconnect()
+
+
+def test_told_once_takes_a_notice_as_a_repeat_only_soon_after_the_announcement(monkeypatch):
+    from a2ui.sessions import lifecycle
+
+    now = [100.0]
+    monkeypatch.setattr(lifecycle.time, "monotonic", lambda: now[0])
+    told = lifecycle.ToldOnce()
+    assert told.relayed("session.opened", {"session_id": "early"})  # before the announcements
+    assert told.relayed("user.cancel", {"session_id": "a"})
+    assert [p["session_id"] for p in told.announce(
+        [{"session_id": "early"}, {"session_id": "a"}, {"session_id": "b"}])] == ["a", "b"]
+    assert not told.relayed("session.opened", {"session_id": "a"})  # its repeat
+    assert told.relayed("session.resumed", {"session_id": "a"})  # once only
+    assert told.relayed("session.opened", {"session_id": "c"})  # not announced
+    now[0] += lifecycle.ToldOnce.REPEAT_SECONDS + 1
+    assert told.relayed("session.resumed", {"session_id": "b"})  # a reload, later: told
+    assert told.announced == set()
