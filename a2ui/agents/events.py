@@ -59,7 +59,7 @@ class AgentEvents:
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
         # each session told once, as the backlog's session.resumed or its own notice
-        self.told_once = sessions.ToldOnce()
+        self.told_once = sessions.ToldOnce(0.0)
 
     async def start(self) -> Self:
         if self.channel is None:
@@ -67,6 +67,7 @@ class AgentEvents:
             # channel of another prefix would wait behind the sockets' reader forever.
             self.channel = await self.layer.new_channel()
             listening_since = timezone.now()
+            self.told_once = sessions.ToldOnce(listening_since.timestamp())
             await agentroute.ajoin(self.channel, self.mode)
             await self.layer.group_add(self.group, self.channel)
             await presence.ajoin(self.agent_id, self.channel)  # the agent's people are told
@@ -109,7 +110,7 @@ class AgentEvents:
             if self.session_id is not None and params.get("session_id") != self.session_id:
                 continue
             if (await agentroute.atake(self.agent_id, self.channel, self.mode, event)
-                    and self.told_once.relayed(event["method"], params)):
+                    and self.told_once.relayed(event)):
                 return self.item(event)
 
     def item(self, event: dict[str, Any]) -> AgentEvent:

@@ -30,6 +30,14 @@ class SessionSocket(SessionListener):
     limit, the cap, the handshake deadline, the idle watchdog, the opened/resumed notice to the
     agent and the consent gate."""
 
+    #: When the socket connected (wall clock, seconds): before it opened or resumed a session.
+    #: Its notice to the agent carries it (``a2ui.sessions.lifecycle.ToldOnce``).
+    began = 0.0
+
+    async def websocket_connect(self, message):
+        self.began = time.time()
+        await super().websocket_connect(message)
+
     # Inbound ---------------------------------------------------------------------------------
 
     async def check_rate(self):
@@ -172,6 +180,7 @@ class SessionSocket(SessionListener):
                 "capabilities": capabilities,
                 "consents_missing": list(self.missing_consents),
             },
+            since=self.began,
         )
 
     async def disconnect(self, code):

@@ -42,13 +42,17 @@ def token_group(jti):
     return f"a2ui.t.{uuid.UUID(str(jti)).hex}"
 
 
-async def tell_agent(agent_id, method, params):
+async def tell_agent(agent_id, method, params, since=None):
     """Tell the agent ``agent_id`` (if any) of something in one of its sessions: the one way
     every session notice and person input reaches an agent (``agent_event`` to its group; its
     relay in each process hands it to the socket holding the session,
-    ``a2ui.sessions.agentroute``)."""
+    ``a2ui.sessions.agentroute``). ``since``: for a session's opened/resumed notice, when the
+    person's socket connected (``a2ui.sessions.lifecycle.ToldOnce``)."""
     if agent_id:
-        await send_group(agent_group(agent_id), agent_event(method, params))
+        event = agent_event(method, params)
+        if since is not None:
+            event["since"] = since
+        await send_group(agent_group(agent_id), event)
 
 
 #: The seam of remote agents (``a2ui.remote.runtime``, set once per process): ``await

@@ -87,7 +87,8 @@ class A2UIAgentConsumer(JsonRpcConsumer):
         self.groups.append(group)
         # The agent's events come through this process's relay of its group (agentroute).
         listening_since = timezone.now()
-        self.told_once = sessions.ToldOnce()  # each session told once, by relay or announcement
+        # each session told once, by its notice or the announcement
+        self.told_once = sessions.ToldOnce(listening_since.timestamp())
         await agentroute.asubscribe(groups.agent_group(self.agent.id), self.channel_name,
                                     self.events, self.agent_event)
         # The agent's people are told it is online if this is its first socket or listener.
@@ -279,7 +280,7 @@ class A2UIAgentConsumer(JsonRpcConsumer):
 
     async def agent_event(self, event):
         """A session event this socket gets (handed over by ``agentroute``'s relay)."""
-        if self.told_once and not self.told_once.relayed(event["method"], event["params"]):
+        if self.told_once and not self.told_once.relayed(event):
             return  # the session was announced to this socket as it connected
         await self.send_obj(jsonrpc.notification(event["method"], event["params"]))
 

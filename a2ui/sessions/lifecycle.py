@@ -194,36 +194,38 @@ async def aannouncements(agent_id, channel, mode, before):
 
 
 class ToldOnce:
-    """Each session told once to a socket (or listener) that just connected.
+    """Each session told once to an agent socket (or listener) as it connects.
 
-    The person's socket tells the agent ``session.opened`` (or ``resumed``) after its
-    ``a2ui.init`` is answered; an agent socket that connects in between is handed that notice
-    by its relay and finds the session among its :func:`aannouncements` too. Whichever comes
-    first is told: :meth:`relayed` says whether a notice the relay hands over is new,
-    :meth:`announce` drops the announcements already told. A notice of an announced session
-    relayed within ``REPEAT_SECONDS`` of the announcement is its repeat (the same session, live,
-    seconds before; a person who reloads the page in that time is not told again). Holds the
-    notices of the connect until the announcements are sent, then the ``ANNOUNCE_LIMIT``
-    announced ids for ``REPEAT_SECONDS`` at most."""
+    The person's socket tells the agent ``session.opened`` (or ``resumed``) after it answers
+    ``a2ui.init``; an agent socket that connects in between is handed that notice by its relay
+    and finds the session among its :func:`aannouncements` too. Whichever comes first is told:
+    :meth:`announce` drops the sessions whose notice came first, and :meth:`relayed` drops the
+    notice of an announced session whose person's socket connected before the agent's socket
+    began to listen (``since``: the notice's ``since``, ``listening``: the agent's, wall clock).
+    A notice of a socket that connected later (a reload, a resume on another process) is told.
+    Holds the ids of the connect's notices until the announcements are sent, then the
+    announced ids (``ANNOUNCE_LIMIT`` at most) for ``REPEAT_SECONDS``."""
 
     METHODS = frozenset({Notice.SESSION_OPENED, Notice.SESSION_RESUMED})
-    REPEAT_SECONDS = 10.0
+    REPEAT_SECONDS = 60.0  # a repeat is on its way as the socket connects; this bounds memory
 
-    def __init__(self):
+    def __init__(self, listening):
+        self.listening = listening
         self.early = set()  # told by the relay before the announcements were sent
-        self.announced = None  # then: the ids announced, whose relayed notice is a repeat
+        self.announced = None  # then: the ids announced
         self.until = 0.0
 
-    def relayed(self, method, params):
-        if method not in self.METHODS:
+    def relayed(self, event):
+        """False for the repeat of a session's announcement (``event``: the relay's)."""
+        if event.get("method") not in self.METHODS:
             return True
-        sid = params.get("session_id")
+        sid = (event.get("params") or {}).get("session_id")
         if self.announced is None:
             self.early.add(sid)
             return True
         if self.announced and time.monotonic() > self.until:
             self.announced = set()
-        if sid in self.announced:
+        if sid in self.announced and event.get("since", self.listening) < self.listening:
             self.announced.discard(sid)
             return False
         return True

@@ -171,19 +171,26 @@ async def test_a_python_listener_is_told_a_session_once(stream_token, agent, hel
         await person.disconnect()
 
 
-def test_told_once_takes_a_notice_as_a_repeat_only_soon_after_the_announcement(monkeypatch):
+def test_told_once_drops_only_the_notice_of_a_socket_that_connected_before(monkeypatch):
     from a2ui.sessions import lifecycle
+
+    def notice(sid, since=None, method="session.opened"):
+        event = {"type": "a2ui.agent_event", "method": method, "params": {"session_id": sid}}
+        return event if since is None else {**event, "since": since}
 
     now = [100.0]
     monkeypatch.setattr(lifecycle.time, "monotonic", lambda: now[0])
-    told = lifecycle.ToldOnce()
-    assert told.relayed("session.opened", {"session_id": "early"})  # before the announcements
-    assert told.relayed("user.cancel", {"session_id": "a"})
-    assert [p["session_id"] for p in told.announce(
-        [{"session_id": "early"}, {"session_id": "a"}, {"session_id": "b"}])] == ["a", "b"]
-    assert not told.relayed("session.opened", {"session_id": "a"})  # its repeat
-    assert told.relayed("session.resumed", {"session_id": "a"})  # once only
-    assert told.relayed("session.opened", {"session_id": "c"})  # not announced
+    told = lifecycle.ToldOnce(listening=1000.0)
+    assert told.relayed(notice("early", 999.0))  # before the announcements: told, and ...
+    assert told.relayed({"type": "a2ui.agent_event", "method": "user.cancel",
+                         "params": {"session_id": "a"}})
+    assert [p["session_id"] for p in told.announce(  # ... not announced
+        [{"session_id": s} for s in ("early", "a", "b", "c", "d")])] == ["a", "b", "c", "d"]
+    assert not told.relayed(notice("a", 999.0))  # the person's socket connected before: a repeat
+    assert told.relayed(notice("a", 999.0, "session.resumed"))  # once only
+    assert told.relayed(notice("b", 1001.0, "session.resumed"))  # a socket connected later
+    assert told.relayed(notice("c"))  # a notice that does not say when: told
+    assert told.relayed(notice("x", 999.0))  # not announced
     now[0] += lifecycle.ToldOnce.REPEAT_SECONDS + 1
-    assert told.relayed("session.resumed", {"session_id": "b"})  # a reload, later: told
+    assert told.relayed(notice("d", 999.0))  # the ids are let go
     assert told.announced == set()
